@@ -1,0 +1,82 @@
+# stepcast - GNU make is the front door.
+#
+#   make            build libstepcast.a and build/stepcast
+#   make demo       install missing packages, build, run on the bundled example
+#   make test       install missing packages, build, run the test suite
+#   make check      the test suite under ASan + UBSan (build-asan/)
+#   make bench      throughput and memory figures
+#   make fuzz       libFuzzer targets (clang)
+#
+# Variables: CC, BUILD (output folder), SAN=1 (sanitizers), WERROR=1.
+
+CC      ?= cc
+BUILD   ?= build
+OPT     ?= -O2
+CSTD     = -std=c17 -D_GNU_SOURCE
+WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARN    += -Werror
+endif
+ifeq ($(SAN),1)
+OPT      = -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+LDSAN    = -fsanitize=address,undefined
+endif
+CFLAGS  ?=
+CFLAGS  += $(CSTD) $(OPT) -g $(WARN) -Iinclude -fvisibility=hidden -pthread
+LDLIBS   = -lz -lm -pthread $(LDSAN)
+
+LIB_SRC  := $(sort $(wildcard src/*/*.c))
+CLI_SRC  := $(sort $(wildcard cli/*.c))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_SRC := $(sort $(wildcard tests/test_*.c))
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+.PHONY: all deps demo test check bench fuzz clean
+all: $(BUILD)/stepcast
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libstepcast.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/stepcast: $(CLI_OBJ) $(BUILD)/libstepcast.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/%.c tests/testutil.h $(BUILD)/libstepcast.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isrc -o $@ $< $(BUILD)/libstepcast.a $(LDLIBS) -lcmocka
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libstepcast.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isrc -o $@ $< $(BUILD)/libstepcast.a $(LDLIBS)
+
+deps:
+	@sh scripts/install-deps.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/stepcast info examples/megatron-tp8
+
+test: deps
+	@$(MAKE) --no-print-directory all $(TEST_BIN)
+	@sh tests/run.sh $(BUILD)
+
+check: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 all \
+	  $(TEST_SRC:tests/%.c=build-asan/tests/%)
+	@sh tests/run.sh build-asan
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(BENCH_BIN)
+	@sh bench/run.sh $(BUILD)
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

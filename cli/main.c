@@ -1,0 +1,111 @@
+/*
+ * main.c - the stepcast command-line tool: dispatch to subcommands, help,
+ * and the error/exit-code conventions every subcommand follows.
+ */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static int cmd_help(int argc, char **argv);
+static int cmd_version(int argc, char **argv);
+
+static const sc_cli_command commands[] = {
+    {"info", "summarise traces: ranks, events, kernels, collectives, iterations",
+     "stepcast info [--json] TRACE|DIR...", sc_cmd_info},
+    {"help", "show this help, or a command's usage", "stepcast help [COMMAND]", cmd_help},
+    {"version", "print the version", "stepcast version", cmd_version},
+};
+
+const sc_cli_command *sc_cli_find(const char *name) {
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(commands[i].name, name) == 0) return &commands[i];
+    return NULL;
+}
+
+int sc_cli_exit_code(sc_status status) {
+    switch (status) {
+    case SC_OK: return SC_EXIT_OK;
+    case SC_E_USAGE: return SC_EXIT_USAGE;
+    case SC_E_NOMEM:
+    case SC_E_INTERNAL: return SC_EXIT_INTERNAL;
+    default: return SC_EXIT_INPUT;
+    }
+}
+
+int sc_cli_fail(const sc_error *err) {
+    char buf[1024];
+    fprintf(stderr, "stepcast: %s\n", sc_error_format(err, buf, sizeof buf));
+    return sc_cli_exit_code(err->status);
+}
+
+int sc_cli_usage(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "stepcast %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    const sc_cli_command *c = sc_cli_find(cmd);
+    if (c) fprintf(stderr, "usage: %s\n", c->usage);
+    return SC_EXIT_USAGE;
+}
+
+void sc_cli_print_warnings(const sc_traceset *set) {
+    for (size_t i = 0; i < sc_traceset_warning_count(set); i++)
+        fprintf(stderr, "stepcast: warning: %s\n", sc_traceset_warning(set, i));
+}
+
+static void print_help(FILE *out) {
+    fprintf(out,
+            "stepcast %s - replay and predict the step time of distributed training from\n"
+            "PyTorch profiler traces.\n\nusage: stepcast COMMAND [OPTIONS] TRACE|DIR...\n\ncommands:\n",
+            sc_version());
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out,
+            "\ninputs: Kineto (PyTorch profiler) Chrome-trace JSON, .json or .json.gz (detected\n"
+            "by content), one file per rank; a directory means every trace file under it.\n"
+            "\nexit codes: 0 ok, 1 bad or unreadable input, 2 bad command line,\n"
+            "            3 internal error (out of memory, cannot write output, bug)\n");
+}
+
+static int cmd_help(int argc, char **argv) {
+    if (argc > 1) {
+        const sc_cli_command *c = sc_cli_find(argv[1]);
+        if (!c) return sc_cli_usage("help", "unknown command '%s'", argv[1]);
+        printf("%s\n\n%s\n", c->usage, c->summary);
+        return SC_EXIT_OK;
+    }
+    print_help(stdout);
+    return SC_EXIT_OK;
+}
+
+static int cmd_version(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    printf("stepcast %s\n", sc_version());
+    return SC_EXIT_OK;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        print_help(stderr);
+        return SC_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) name = "help";
+    if (strcmp(name, "--version") == 0) name = "version";
+    const sc_cli_command *c = sc_cli_find(name);
+    if (!c) {
+        fprintf(stderr, "stepcast: unknown command '%s' (try 'stepcast help')\n", argv[1]);
+        return SC_EXIT_USAGE;
+    }
+    int rc = c->run(argc - 1, argv + 1);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "stepcast: cannot write to standard output\n");
+        return SC_EXIT_INTERNAL;
+    }
+    return rc;
+}

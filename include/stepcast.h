@@ -1,0 +1,127 @@
+/*
+ * stepcast.h - the one public header of libstepcast.
+ *
+ * stepcast turns PyTorch profiler (Kineto) traces of distributed training into
+ * an execution graph, replays it in a discrete-event simulator and predicts the
+ * step time of configurations nobody has run yet.
+ *
+ * Conventions (as in yyjson and libuv):
+ *   - every public name starts with sc_ (internal ones with sc__);
+ *   - handles are opaque; whoever creates one frees it with the matching _free;
+ *   - fallible functions return an sc_status and fill an sc_error (message,
+ *     file, byte offset) supplied by the caller; the library never prints to
+ *     the terminal and never exits;
+ *   - times are int64 nanoseconds unless a name says otherwise.
+ *
+ * Sections: 1 errors, 2 traces, 3 trace sets, 4 reports.
+ */
+#ifndef STEPCAST_H
+#define STEPCAST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define SC_API __attribute__((visibility("default")))
+#else
+#define SC_API
+#endif
+
+#define SC_VERSION_MAJOR 0
+#define SC_VERSION_MINOR 1
+#define SC_VERSION_PATCH 0
+#define SC_VERSION_STRING "0.1.0"
+
+SC_API const char *sc_version(void);
+
+/* ---------------------------------------------------------------- 1 errors */
+
+typedef enum sc_status {
+    SC_OK = 0,
+    SC_E_IO,       /* a file could not be opened or read */
+    SC_E_PARSE,    /* the bytes are not valid JSON / gzip / protobuf */
+    SC_E_FORMAT,   /* valid syntax, but not the trace format we expect */
+    SC_E_LIMIT,    /* an input exceeds a guard (string length, nesting, memory) */
+    SC_E_NOMEM,    /* an allocation failed */
+    SC_E_USAGE,    /* the caller passed bad arguments */
+    SC_E_GRAPH,    /* the traces cannot form a consistent graph */
+    SC_E_INTERNAL  /* a bug in stepcast */
+} sc_status;
+
+#define SC_NO_OFFSET UINT64_MAX
+
+typedef struct sc_error {
+    sc_status status;
+    uint64_t offset;    /* byte offset into the (decompressed) input, or SC_NO_OFFSET */
+    uint32_t line;      /* 1-based line of the offset, 0 when unknown */
+    uint32_t column;    /* 1-based column of the offset, 0 when unknown */
+    char file[256];     /* the input the error is about, "" when none */
+    char message[512];  /* one line, no trailing newline */
+} sc_error;
+
+/* A short name for a status ("parse error", ...). */
+SC_API const char *sc_status_name(sc_status status);
+
+/* Formats an error as "file:line:column: message" (or "file: offset N: ...")
+ * into buf; returns buf. */
+SC_API const char *sc_error_format(const sc_error *err, char *buf, size_t size);
+
+/* ---------------------------------------------------------------- 2 traces */
+
+typedef struct sc_trace sc_trace;
+
+typedef struct sc_load_options {
+    /* Guards against hostile input; 0 means the default. */
+    uint64_t max_string_bytes; /* default 256 MiB */
+    uint32_t max_depth;        /* default 512 */
+    uint64_t max_event_bytes;  /* one traceEvents element; default 1 GiB */
+} sc_load_options;
+
+/* Reads one Kineto trace (.json or .json.gz, detected by content). */
+SC_API sc_status sc_trace_load(const char *path, const sc_load_options *opts,
+                               sc_trace **out, sc_error *err);
+
+/* Reads a Kineto trace from memory; name is used in error messages. */
+SC_API sc_status sc_trace_load_buffer(const void *data, size_t size, const char *name,
+                                      const sc_load_options *opts, sc_trace **out,
+                                      sc_error *err);
+SC_API void sc_trace_free(sc_trace *trace);
+
+SC_API const char *sc_trace_path(const sc_trace *trace);
+SC_API int64_t sc_trace_rank(const sc_trace *trace);       /* -1 when unknown */
+SC_API int64_t sc_trace_world_size(const sc_trace *trace); /* -1 when unknown */
+SC_API size_t sc_trace_event_count(const sc_trace *trace);
+/* Bytes the trace holds in memory (arenas, arrays, strings). */
+SC_API size_t sc_trace_memory(const sc_trace *trace);
+
+/* --------------------------------------------------------------- 3 trace sets */
+
+/* A job: one trace per rank, ordered by rank. */
+typedef struct sc_traceset sc_traceset;
+
+/* Each path is a trace file or a directory (every .json/.json.gz in it).
+ * Ranks come from distributedInfo.rank, else the file name (rank-N, rank_N,
+ * workerN), else argument order; each fallback adds a warning. */
+SC_API sc_status sc_traceset_load(const char *const *paths, size_t npaths,
+                                  const sc_load_options *opts, sc_traceset **out,
+                                  sc_error *err);
+SC_API void sc_traceset_free(sc_traceset *set);
+SC_API size_t sc_traceset_count(const sc_traceset *set);
+SC_API const sc_trace *sc_traceset_trace(const sc_traceset *set, size_t i);
+SC_API size_t sc_traceset_warning_count(const sc_traceset *set);
+SC_API const char *sc_traceset_warning(const sc_traceset *set, size_t i);
+
+/* --------------------------------------------------------------- 4 reports */
+
+/* `stepcast info`: per-rank summary, as text or JSON, written to out. */
+SC_API sc_status sc_report_info(const sc_traceset *set, FILE *out, int json, sc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STEPCAST_H */

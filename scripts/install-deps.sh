@@ -1,0 +1,21 @@
+#!/bin/sh
+# install-deps.sh - installs the Debian 12 packages stepcast builds and tests
+# with, when they are missing. As root it runs apt-get; otherwise it prints
+# the exact command to run.
+set -eu
+PKGS="build-essential clang zlib1g-dev libcmocka-dev valgrind python3"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" = 0 ]; then
+    echo "install-deps: installing$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends $missing
+else
+    echo "install-deps: missing packages:$missing" >&2
+    echo "run: sudo apt-get install -y$missing" >&2
+    exit 1
+fi

@@ -1,0 +1,126 @@
+/*
+ * base.h - the internal toolbox every stage of stepcast shares.
+ *
+ * Arenas (one per trace, freed at once), growable arrays with 32-bit-friendly
+ * sizes, a string interner that hands out uint32 ids, and helpers that fill an
+ * sc_error. Nothing here knows about traces; it is the layer the readers,
+ * graph and simulator stand on.
+ */
+#ifndef SC_BASE_H
+#define SC_BASE_H
+
+#include "stepcast.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__)
+#define SC__LIKELY(x) __builtin_expect(!!(x), 1)
+#define SC__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define SC__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define SC__LIKELY(x) (x)
+#define SC__UNLIKELY(x) (x)
+#define SC__PRINTF(a, b)
+#endif
+
+#define SC__NONE UINT32_MAX /* "no index" for uint32 indices */
+
+/* ------------------------------------------------------------------ errors */
+
+/* Sets err (if non-NULL) and returns status, so callers can write
+ * `return sc__fail(err, SC_E_PARSE, path, off, "...")`. */
+sc_status sc__fail(sc_error *err, sc_status status, const char *file, uint64_t offset,
+                   const char *fmt, ...) SC__PRINTF(5, 6);
+void sc__error_clear(sc_error *err);
+
+/* ------------------------------------------------------------------ memory */
+
+/* malloc/realloc that return NULL on overflow of n*size. */
+void *sc__alloc_array(size_t n, size_t size);
+void *sc__realloc_array(void *p, size_t n, size_t size);
+
+/* A bump allocator: many small allocations, one free. */
+typedef struct sc__arena_block sc__arena_block;
+typedef struct sc__arena {
+    sc__arena_block *head;
+    size_t used_total; /* bytes handed out + block overhead, for reporting */
+} sc__arena;
+
+void sc__arena_init(sc__arena *a);
+void sc__arena_free(sc__arena *a);
+void *sc__arena_alloc(sc__arena *a, size_t size); /* 8-byte aligned, NULL on OOM */
+char *sc__arena_strndup(sc__arena *a, const char *s, size_t n);
+
+/* A growable array of fixed-size elements. */
+typedef struct sc__vec {
+    void *data;
+    size_t len, cap, elem;
+} sc__vec;
+
+void sc__vec_init(sc__vec *v, size_t elem);
+void sc__vec_free(sc__vec *v);
+bool sc__vec_reserve(sc__vec *v, size_t cap);
+void *sc__vec_push(sc__vec *v); /* pointer to a new zeroed slot, NULL on OOM */
+#define SC__VEC_AT(v, type, i) (((type *)(v)->data)[i])
+
+/* ------------------------------------------------------------------ strings */
+
+/* Interns byte strings: equal strings get equal uint32 ids; id 0 is "". The
+ * bytes live in the interner's arena until sc__intern_free. */
+typedef struct sc__intern {
+    sc__arena arena;
+    const char **strs; /* id -> NUL-terminated bytes */
+    uint32_t *lens;    /* id -> length */
+    uint32_t count, cap;
+    uint32_t *slots; /* open addressing: id+1, 0 = empty */
+    uint32_t *hashes;
+    uint32_t nslots;
+} sc__intern;
+
+bool sc__intern_init(sc__intern *in);
+void sc__intern_free(sc__intern *in);
+/* Returns the id, or SC__NONE on OOM or a string over 4 GiB. */
+uint32_t sc__intern_put(sc__intern *in, const char *s, size_t n);
+/* Returns the id, or SC__NONE when the string was never interned. */
+uint32_t sc__intern_find(const sc__intern *in, const char *s, size_t n);
+static inline const char *sc__intern_str(const sc__intern *in, uint32_t id) {
+    return id < in->count ? in->strs[id] : "";
+}
+static inline uint32_t sc__intern_len(const sc__intern *in, uint32_t id) {
+    return id < in->count ? in->lens[id] : 0;
+}
+size_t sc__intern_memory(const sc__intern *in);
+
+uint32_t sc__hash_bytes(const void *p, size_t n);
+static inline uint64_t sc__hash_u64(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+bool sc__starts_with(const char *s, const char *prefix);
+bool sc__contains(const char *s, const char *needle);
+
+/* A growable text buffer for reports (JSON and text output). */
+typedef struct sc__buf {
+    char *data;
+    size_t len, cap;
+    bool oom;
+} sc__buf;
+
+void sc__buf_init(sc__buf *b);
+void sc__buf_free(sc__buf *b);
+void sc__buf_put(sc__buf *b, const char *s, size_t n);
+void sc__buf_puts(sc__buf *b, const char *s);
+void sc__buf_printf(sc__buf *b, const char *fmt, ...) SC__PRINTF(2, 3);
+/* Appends s as a JSON string literal, quotes included. */
+void sc__buf_json_str(sc__buf *b, const char *s, size_t n);
+
+#endif /* SC_BASE_H */

@@ -1,0 +1,111 @@
+/*
+ * memory.c - overflow-checked allocation, arenas and growable arrays.
+ *
+ * Per-trace data lives in arenas and flat arrays indexed by uint32, so a trace
+ * of millions of events costs a handful of allocations, not millions, and is
+ * freed in one go.
+ */
+#include "base.h"
+
+#include <stdlib.h>
+
+void *sc__alloc_array(size_t n, size_t size) {
+    if (size && n > SIZE_MAX / size) return NULL;
+    return malloc(n * size > 0 ? n * size : 1);
+}
+
+void *sc__realloc_array(void *p, size_t n, size_t size) {
+    if (size && n > SIZE_MAX / size) return NULL;
+    return realloc(p, n * size > 0 ? n * size : 1);
+}
+
+struct sc__arena_block {
+    sc__arena_block *next;
+    size_t used, cap;
+    _Alignas(16) unsigned char data[];
+};
+
+#define SC__ARENA_BLOCK (256u * 1024u)
+
+void sc__arena_init(sc__arena *a) { memset(a, 0, sizeof *a); }
+
+void sc__arena_free(sc__arena *a) {
+    sc__arena_block *b = a->head;
+    while (b) {
+        sc__arena_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    a->head = NULL;
+    a->used_total = 0;
+}
+
+void *sc__arena_alloc(sc__arena *a, size_t size) {
+    size = (size + 7u) & ~(size_t)7u;
+    if (size == 0) size = 8;
+    sc__arena_block *b = a->head;
+    if (!b || b->cap - b->used < size) {
+        size_t cap = size > SC__ARENA_BLOCK / 4 ? size : SC__ARENA_BLOCK;
+        if (cap > SIZE_MAX - sizeof *b) return NULL;
+        sc__arena_block *nb = malloc(sizeof *nb + cap);
+        if (!nb) return NULL;
+        nb->used = 0;
+        nb->cap = cap;
+        a->used_total += sizeof *nb + cap;
+        if (b && cap != SC__ARENA_BLOCK) {
+            /* An oversized block goes behind the current one so the current
+             * block's free space is not wasted. */
+            nb->next = b->next;
+            b->next = nb;
+        } else {
+            nb->next = b;
+            a->head = nb;
+        }
+        b = nb;
+    }
+    void *p = b->data + b->used;
+    b->used += size;
+    return p;
+}
+
+char *sc__arena_strndup(sc__arena *a, const char *s, size_t n) {
+    if (n == SIZE_MAX) return NULL;
+    char *d = sc__arena_alloc(a, n + 1);
+    if (!d) return NULL;
+    if (n) memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+void sc__vec_init(sc__vec *v, size_t elem) {
+    memset(v, 0, sizeof *v);
+    v->elem = elem;
+}
+
+void sc__vec_free(sc__vec *v) {
+    free(v->data);
+    v->data = NULL;
+    v->len = v->cap = 0;
+}
+
+bool sc__vec_reserve(sc__vec *v, size_t cap) {
+    if (cap <= v->cap) return true;
+    size_t ncap = v->cap ? v->cap : 16;
+    while (ncap < cap) {
+        if (ncap > SIZE_MAX / 2) return false;
+        ncap *= 2;
+    }
+    void *p = sc__realloc_array(v->data, ncap, v->elem);
+    if (!p) return false;
+    v->data = p;
+    v->cap = ncap;
+    return true;
+}
+
+void *sc__vec_push(sc__vec *v) {
+    if (v->len == v->cap && !sc__vec_reserve(v, v->len + 1)) return NULL;
+    void *slot = (char *)v->data + v->len * v->elem;
+    memset(slot, 0, v->elem);
+    v->len++;
+    return slot;
+}

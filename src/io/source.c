@@ -1,0 +1,231 @@
+/*
+ * source.c - reading plain and gzip inputs in chunks (zlib inflate).
+ *
+ * Concatenated gzip members (as written by `cat a.gz b.gz` or pigz) are read
+ * as one stream. Errors name the file and the compressed byte offset.
+ */
+#include "source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define SC__ZIN_CHUNK (1u << 20)
+
+static sc_status source_start(sc__source *s, sc_error *err) {
+    /* Peek at the first two bytes to detect gzip. */
+    unsigned char magic[2];
+    size_t have = 0;
+    if (s->fd >= 0) {
+        s->zin = malloc(SC__ZIN_CHUNK);
+        if (!s->zin) return sc__fail(err, SC_E_NOMEM, s->name, SC_NO_OFFSET, "out of memory");
+        s->zin_cap = SC__ZIN_CHUNK;
+        while (have < 2) {
+            ssize_t r = read(s->fd, s->zin + have, s->zin_cap - have);
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0)
+                return sc__fail(err, SC_E_IO, s->name, SC_NO_OFFSET, "cannot read: %s",
+                                strerror(errno));
+            if (r == 0) break;
+            have += (size_t)r;
+        }
+        s->raw_read = have;
+        memcpy(magic, s->zin, have < 2 ? have : 2);
+    } else {
+        have = s->mem_len < 2 ? s->mem_len : 2;
+        memcpy(magic, s->mem, have);
+    }
+    s->gzip = have >= 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    if (s->gzip) {
+        memset(&s->zs, 0, sizeof s->zs);
+        if (inflateInit2(&s->zs, 16 + MAX_WBITS) != Z_OK)
+            return sc__fail(err, SC_E_NOMEM, s->name, SC_NO_OFFSET, "cannot start gzip decoder");
+        s->zinit = true;
+        if (s->fd >= 0) {
+            s->zs.next_in = s->zin;
+            s->zs.avail_in = (uInt)have;
+        } else {
+            s->zs.next_in = (unsigned char *)s->mem;
+            s->zs.avail_in = 0; /* fed in chunks below to stay under uInt */
+        }
+    } else if (s->fd >= 0) {
+        s->mem_pos = 0; /* bytes already in zin that belong to the output */
+        s->mem_len = have;
+    }
+    return SC_OK;
+}
+
+sc_status sc__source_open_file(sc__source *s, const char *path, sc_error *err) {
+    memset(s, 0, sizeof *s);
+    s->name = path;
+    s->fd = open(path, O_RDONLY);
+    if (s->fd < 0)
+        return sc__fail(err, SC_E_IO, path, SC_NO_OFFSET, "cannot open: %s", strerror(errno));
+    sc_status st = source_start(s, err);
+    if (st != SC_OK) sc__source_close(s);
+    return st;
+}
+
+sc_status sc__source_open_mem(sc__source *s, const void *data, size_t size, const char *name,
+                              sc_error *err) {
+    memset(s, 0, sizeof *s);
+    s->name = name;
+    s->fd = -1;
+    s->mem = data;
+    s->mem_len = size;
+    return source_start(s, err);
+}
+
+void sc__source_close(sc__source *s) {
+    if (s->zinit) inflateEnd(&s->zs);
+    if (s->fd >= 0) close(s->fd);
+    free(s->zin);
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+}
+
+static sc_status read_raw(sc__source *s, unsigned char *dst, size_t cap, size_t *got,
+                          sc_error *err) {
+    for (;;) {
+        ssize_t r = read(s->fd, dst, cap);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0)
+            return sc__fail(err, SC_E_IO, s->name, s->raw_read, "cannot read: %s",
+                            strerror(errno));
+        *got = (size_t)r;
+        s->raw_read += (size_t)r;
+        return SC_OK;
+    }
+}
+
+/* Refills zs.next_in with compressed bytes; sets *end at the end of input. */
+static sc_status gz_feed(sc__source *s, bool *end, sc_error *err) {
+    *end = false;
+    if (s->fd >= 0) {
+        size_t got;
+        sc_status st = read_raw(s, s->zin, s->zin_cap, &got, err);
+        if (st != SC_OK) return st;
+        s->zs.next_in = s->zin;
+        s->zs.avail_in = (uInt)got;
+        *end = got == 0;
+    } else {
+        size_t left = s->mem_len - s->mem_pos;
+        size_t take = left < (1u << 30) ? left : (1u << 30);
+        s->zs.next_in = (unsigned char *)s->mem + s->mem_pos;
+        s->zs.avail_in = (uInt)take;
+        s->mem_pos += take;
+        s->raw_read = s->mem_pos;
+        *end = take == 0;
+    }
+    return SC_OK;
+}
+
+static sc_status gz_read(sc__source *s, unsigned char *dst, size_t cap, size_t *got,
+                         sc_error *err) {
+    size_t out = 0;
+    if (cap > (1u << 30)) cap = 1u << 30;
+    while (out < cap && !s->eof) {
+        if (s->zs.avail_in == 0) {
+            bool end;
+            sc_status st = gz_feed(s, &end, err);
+            if (st != SC_OK) return st;
+            if (end)
+                return sc__fail(err, SC_E_PARSE, s->name, s->raw_read,
+                                "truncated gzip stream (ends inside compressed data)");
+        }
+        s->zs.next_out = dst + out;
+        s->zs.avail_out = (uInt)(cap - out);
+        int zr = inflate(&s->zs, Z_NO_FLUSH);
+        out = cap - s->zs.avail_out;
+        if (zr == Z_STREAM_END) {
+            /* Another member may follow; skip trailing zero padding. */
+            while (s->zs.avail_in && *s->zs.next_in == 0) {
+                s->zs.next_in++;
+                s->zs.avail_in--;
+            }
+            if (s->zs.avail_in == 0) {
+                bool end;
+                sc_status st = gz_feed(s, &end, err);
+                if (st != SC_OK) return st;
+                if (end) {
+                    s->eof = true;
+                    break;
+                }
+            }
+            inflateReset(&s->zs);
+            continue;
+        }
+        if (zr == Z_BUF_ERROR && s->zs.avail_in == 0) continue;
+        if (zr != Z_OK)
+            return sc__fail(err, SC_E_PARSE, s->name, s->raw_read - s->zs.avail_in,
+                            "corrupt gzip data: %s", s->zs.msg ? s->zs.msg : "inflate failed");
+    }
+    *got = out;
+    return SC_OK;
+}
+
+sc_status sc__source_read(sc__source *s, void *dst, size_t cap, size_t *got, sc_error *err) {
+    *got = 0;
+    if (s->eof || cap == 0) return SC_OK;
+    if (s->gzip) return gz_read(s, dst, cap, got, err);
+    if (s->fd >= 0) {
+        if (s->mem_pos < s->mem_len) { /* bytes peeked at open */
+            size_t n = s->mem_len - s->mem_pos;
+            if (n > cap) n = cap;
+            memcpy(dst, s->zin + s->mem_pos, n);
+            s->mem_pos += n;
+            *got = n;
+            return SC_OK;
+        }
+        sc_status st = read_raw(s, dst, cap, got, err);
+        if (st == SC_OK && *got == 0) s->eof = true;
+        return st;
+    }
+    size_t n = s->mem_len - s->mem_pos;
+    if (n > cap) n = cap;
+    memcpy(dst, s->mem + s->mem_pos, n);
+    s->mem_pos += n;
+    *got = n;
+    if (n == 0) s->eof = true;
+    return SC_OK;
+}
+
+sc_status sc__source_slurp(const char *path, unsigned char **data, size_t *size, sc_error *err) {
+    sc__source s;
+    *data = NULL;
+    *size = 0;
+    sc_status st = sc__source_open_file(&s, path, err);
+    if (st != SC_OK) return st;
+    size_t cap = 1u << 16, len = 0;
+    unsigned char *buf = malloc(cap);
+    if (!buf) {
+        sc__source_close(&s);
+        return sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
+    }
+    for (;;) {
+        if (len == cap) {
+            unsigned char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                sc__source_close(&s);
+                return sc__fail(err, SC_E_NOMEM, path, len, "out of memory reading input");
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got;
+        st = sc__source_read(&s, buf + len, cap - len, &got, err);
+        if (st != SC_OK) {
+            free(buf);
+            sc__source_close(&s);
+            return st;
+        }
+        if (got == 0) break;
+        len += got;
+    }
+    sc__source_close(&s);
+    *data = buf;
+    *size = len;
+    return SC_OK;
+}

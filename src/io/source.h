@@ -1,0 +1,37 @@
+/*
+ * source.h - a byte source: a plain file, a gzip file or a memory buffer.
+ *
+ * Readers pull decompressed bytes in chunks and never see whether the input
+ * was compressed: gzip is detected by its magic bytes, not by the file name.
+ */
+#ifndef SC_SOURCE_H
+#define SC_SOURCE_H
+
+#include "../base/base.h"
+
+#include <zlib.h>
+
+typedef struct sc__source {
+    const char *name; /* for error messages */
+    int fd;           /* -1 for memory sources */
+    const unsigned char *mem;
+    size_t mem_len, mem_pos;
+    bool gzip, eof, zinit;
+    z_stream zs;
+    unsigned char *zin; /* compressed input chunk */
+    size_t zin_cap;
+    uint64_t raw_read; /* bytes read from the file (compressed size for gzip) */
+} sc__source;
+
+sc_status sc__source_open_file(sc__source *s, const char *path, sc_error *err);
+sc_status sc__source_open_mem(sc__source *s, const void *data, size_t size, const char *name,
+                              sc_error *err);
+/* Reads up to cap decompressed bytes; *got == 0 only at the end of input. */
+sc_status sc__source_read(sc__source *s, void *dst, size_t cap, size_t *got, sc_error *err);
+void sc__source_close(sc__source *s);
+
+/* Reads the whole (decompressed) input into a malloc'ed buffer; for small
+ * inputs such as Chakra files. */
+sc_status sc__source_slurp(const char *path, unsigned char **data, size_t *size, sc_error *err);
+
+#endif

@@ -1,0 +1,106 @@
+/*
+ * json.h - a streaming, validating JSON scanner for trace readers.
+ *
+ * Trace files are hundreds of MB to GB, so no reader builds a DOM. Input
+ * arrives through a sliding window (sc__jwin) over an sc__source; a reader
+ * parses one *unit* at a time (one element of traceEvents, one top-level
+ * member) with the primitives below. When a primitive runs into the end of
+ * the window it returns SC__J_MORE: the reader asks the window to refill,
+ * keeping the bytes from the unit's start, and parses the unit again. Units
+ * have no side effects until they complete, so a retry is always safe.
+ *
+ * The window keeps a NUL sentinel after the last byte: hot loops test for the
+ * sentinel instead of bounds, and a NUL inside the data (invalid JSON) is
+ * told apart from the end by its position.
+ */
+#ifndef SC_JSON_H
+#define SC_JSON_H
+
+#include "../base/base.h"
+#include "../io/source.h"
+
+enum { SC__J_OK = 0, SC__J_MORE = 1, SC__J_ERR = 2 };
+
+typedef struct sc__jwin {
+    sc__source *src;
+    char *buf;        /* cap + 1 bytes; buf[len] == '\0' */
+    size_t len, cap;
+    size_t max_cap;   /* the largest unit we accept */
+    uint64_t base;    /* stream offset of buf[0] */
+    bool eof;
+} sc__jwin;
+
+typedef struct sc__jp {
+    const char *p, *end; /* cursor and sentinel position in the window */
+    sc__jwin *w;
+    sc_error *err;
+    const char *name;      /* input name for errors */
+    char *scratch;         /* unescaped string bytes */
+    size_t scratch_cap;
+    uint64_t max_string;
+    uint32_t max_depth;
+    uint8_t *stack;        /* skip_value's container stack, max_depth bytes */
+} sc__jp;
+
+typedef struct sc__jstr {
+    const char *s;
+    size_t n;
+} sc__jstr;
+
+sc_status sc__jwin_init(sc__jwin *w, sc__source *src, size_t max_unit, sc_error *err);
+void sc__jwin_free(sc__jwin *w);
+/* Keeps bytes from keep_from on, reads more; moves jp->p along. Returns
+ * SC__J_ERR at the end of input (truncated) or on read errors. */
+int sc__jwin_refill(sc__jp *jp, const char *keep_from);
+
+bool sc__jp_init(sc__jp *jp, sc__jwin *w, const char *name, const sc_load_options *opts,
+                 sc_error *err);
+void sc__jp_free(sc__jp *jp);
+
+/* Sets a parse error at the cursor; returns SC__J_ERR. */
+int sc__jp_error(sc__jp *jp, const char *fmt, ...) SC__PRINTF(2, 3);
+int sc__jp_error_at(sc__jp *jp, const char *at, sc_status st, const char *fmt, ...)
+    SC__PRINTF(4, 5);
+uint64_t sc__jp_offset(const sc__jp *jp, const char *at);
+
+/* Skips whitespace; returns the next byte, or 0 at the end of the window
+ * (check jp->p == jp->end). */
+static inline char sc__jp_peek(sc__jp *jp) {
+    const char *p = jp->p;
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
+    jp->p = p;
+    return *p;
+}
+
+/* Consumes the byte c after whitespace or fails. */
+int sc__jp_expect(sc__jp *jp, char c);
+/* Expects ',' or the closer; *done is set at the closer (consumed). */
+int sc__jp_next(sc__jp *jp, char closer, bool *done);
+int sc__jp_string(sc__jp *jp, sc__jstr *out);
+/* A JSON number as int64 (fraction or exponent allowed when integral). */
+int sc__jp_int(sc__jp *jp, int64_t *out);
+/* A JSON number of microseconds as int64 nanoseconds, rounded. */
+int sc__jp_time_ns(sc__jp *jp, int64_t *out);
+int sc__jp_double(sc__jp *jp, double *out);
+/* Skips one value of any type, validating it. */
+int sc__jp_skip(sc__jp *jp);
+/* Skips one value and returns its raw text. */
+int sc__jp_raw(sc__jp *jp, sc__jstr *out);
+/* Accepts an integer given as a number or as a string of digits. */
+int sc__jp_int_lenient(sc__jp *jp, int64_t *out, bool *is_number);
+
+/* Parses decimal or 0x-hex integer text; false when it is not one. */
+bool sc__parse_int_text(const char *s, size_t n, int64_t *out);
+
+static inline bool sc__jstr_eq(sc__jstr s, const char *lit, size_t n) {
+    return s.n == n && memcmp(s.s, lit, n) == 0;
+}
+#define SC__JSTR_EQ(s, lit) sc__jstr_eq((s), (lit), sizeof(lit) - 1)
+
+#define SC__JTRY(x)                       \
+    do {                                  \
+        int sc__r_ = (x);                 \
+        if (sc__r_ != SC__J_OK) return sc__r_; \
+    } while (0)
+
+#endif /* SC_JSON_H */

@@ -1,0 +1,585 @@
+/*
+ * kineto.c - the reader for PyTorch profiler (Kineto) Chrome-trace JSON.
+ *
+ * One file per rank, every format vintage 2022-2026: integer or fractional
+ * microseconds, timestamps relative to baseTimeNanoseconds, metadata before or
+ * after traceEvents, string pids/tids, flows, instants, ROCm traces. The file
+ * streams through a json.h window one unit at a time (a top-level member, or
+ * one element of traceEvents), so memory grows with the events kept, not with
+ * the JSON text. Each event becomes one compact sc__event; the few arguments
+ * later stages need beyond that go to an sc__event_ext.
+ */
+#include "../trace/trace.h"
+#include "json.h"
+
+#include <stdlib.h>
+
+typedef struct kreader {
+    sc__jp jp;
+    sc_trace *t;
+    bool saw_events;
+    bool bare_array; /* the file is [ ...events ] without the wrapping object */
+    bool first_member;
+} kreader;
+
+static inline uint32_t intern(kreader *r, sc__jstr s) {
+    return sc__intern_put(&r->t->strings, s.s, s.n);
+}
+
+static int oom(kreader *r) {
+    return sc__jp_error_at(&r->jp, r->jp.p, SC_E_NOMEM, "out of memory");
+}
+
+static void ext_init(sc__event_ext *x) {
+    memset(x, 0, sizeof *x);
+    x->bytes = x->in_nelems = x->out_nelems = x->seq = x->seq_number = x->fwd_tid = -1;
+    x->rf_id = x->wait_corr = x->wait_event = x->group_size = -1;
+    x->wait_stream = -1;
+    x->coll_name = x->dtype = x->pg_name = x->pg_desc = x->pg_ranks = SC__NONE;
+    x->input_dims = x->input_types = x->label = SC__NONE;
+}
+
+/* A string arg, with the type checked. */
+static int arg_string(kreader *r, uint32_t *out) {
+    sc__jstr s;
+    char c = sc__jp_peek(&r->jp);
+    if (c != '"') {
+        if (r->jp.p >= r->jp.end) return SC__J_MORE;
+        /* Numbers and lists appear where newer versions write strings; keep
+         * their raw text rather than failing. */
+        SC__JTRY(sc__jp_raw(&r->jp, &s));
+    } else {
+        SC__JTRY(sc__jp_string(&r->jp, &s));
+    }
+    *out = intern(r, s);
+    return *out == SC__NONE ? oom(r) : SC__J_OK;
+}
+
+/* An optional integer arg: a number, or a string of decimal or 0x-hex
+ * digits (ROCm writes "stream": "0x0"); anything else counts as absent. */
+static int arg_int(kreader *r, int64_t *out) {
+    char c = sc__jp_peek(&r->jp);
+    if (c == '"') {
+        sc__jstr s;
+        SC__JTRY(sc__jp_string(&r->jp, &s));
+        if (!sc__parse_int_text(s.s, s.n, out)) *out = -1;
+        return SC__J_OK;
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) return sc__jp_int(&r->jp, out);
+    SC__JTRY(sc__jp_skip(&r->jp)); /* null, lists, objects */
+    *out = -1;
+    return SC__J_OK;
+}
+
+static int arg_dim3(kreader *r, int32_t out[3]) {
+    SC__JTRY(sc__jp_expect(&r->jp, '['));
+    int i = 0;
+    if (sc__jp_peek(&r->jp) == ']') {
+        r->jp.p++;
+        return SC__J_OK;
+    }
+    for (;;) {
+        int64_t v;
+        SC__JTRY(sc__jp_int(&r->jp, &v));
+        if (i < 3) out[i++] = v < INT32_MIN || v > INT32_MAX ? -1 : (int32_t)v;
+        bool done;
+        SC__JTRY(sc__jp_next(&r->jp, ']', &done));
+        if (done) return SC__J_OK;
+    }
+}
+
+#define KEY(lit) SC__JSTR_EQ(key, lit)
+
+/* Parses the "args" object of an event into e and x; *has_ext is set when
+ * x carries anything. */
+static int parse_args(kreader *r, sc__event *e, sc__event_ext *x, bool *has_ext) {
+    sc__jp *jp = &r->jp;
+    SC__JTRY(sc__jp_expect(jp, '{'));
+    if (sc__jp_peek(jp) == '}') {
+        jp->p++;
+        return SC__J_OK;
+    }
+    for (;;) {
+        sc__jstr key;
+        SC__JTRY(sc__jp_string(jp, &key));
+        SC__JTRY(sc__jp_expect(jp, ':'));
+        int64_t v;
+        if (KEY("correlation")) {
+            SC__JTRY(arg_int(r, &e->correlation));
+        } else if (KEY("External id")) {
+            SC__JTRY(arg_int(r, &e->external_id));
+        } else if (KEY("stream")) {
+            SC__JTRY(arg_int(r, &v));
+            e->stream = v < INT32_MIN || v > INT32_MAX ? -1 : (int32_t)v;
+        } else if (KEY("device")) {
+            SC__JTRY(arg_int(r, &v));
+            e->device = v < 0 || v > INT16_MAX ? -1 : (int16_t)v;
+        } else if (KEY("cbid")) {
+            SC__JTRY(arg_int(r, &v));
+            e->cbid = v < 0 || v > UINT16_MAX ? 0 : (uint16_t)v;
+        } else if (KEY("bytes")) {
+            SC__JTRY(arg_int(r, &x->bytes));
+            *has_ext = true;
+        } else if (KEY("grid")) {
+            SC__JTRY(arg_dim3(r, x->grid));
+            *has_ext = true;
+        } else if (KEY("block")) {
+            SC__JTRY(arg_dim3(r, x->block));
+            *has_ext = true;
+        } else if (KEY("Collective name")) {
+            SC__JTRY(arg_string(r, &x->coll_name));
+            *has_ext = true;
+        } else if (KEY("In msg nelems")) {
+            SC__JTRY(arg_int(r, &x->in_nelems));
+            *has_ext = true;
+        } else if (KEY("Out msg nelems")) {
+            SC__JTRY(arg_int(r, &x->out_nelems));
+            *has_ext = true;
+        } else if (KEY("Group size")) {
+            SC__JTRY(arg_int(r, &x->group_size));
+            *has_ext = true;
+        } else if (KEY("dtype")) {
+            SC__JTRY(arg_string(r, &x->dtype));
+            *has_ext = true;
+        } else if (KEY("Process Group Name")) {
+            SC__JTRY(arg_string(r, &x->pg_name));
+            *has_ext = true;
+        } else if (KEY("Process Group Description")) {
+            SC__JTRY(arg_string(r, &x->pg_desc));
+            *has_ext = true;
+        } else if (KEY("Process Group Ranks")) {
+            SC__JTRY(arg_string(r, &x->pg_ranks));
+            *has_ext = true;
+        } else if (KEY("Seq") || KEY("seq")) {
+            SC__JTRY(arg_int(r, &x->seq));
+            *has_ext = true;
+        } else if (KEY("Sequence number")) {
+            SC__JTRY(arg_int(r, &x->seq_number));
+            *has_ext = true;
+        } else if (KEY("Fwd thread id")) {
+            SC__JTRY(arg_int(r, &x->fwd_tid));
+            *has_ext = true;
+        } else if (KEY("Record function id")) {
+            SC__JTRY(arg_int(r, &x->rf_id));
+            *has_ext = true;
+        } else if (KEY("wait_on_stream")) {
+            SC__JTRY(arg_int(r, &v));
+            x->wait_stream = v < INT32_MIN || v > INT32_MAX ? -1 : (int32_t)v;
+            *has_ext = true;
+        } else if (KEY("wait_on_cuda_event_record_corr_id")) {
+            SC__JTRY(arg_int(r, &x->wait_corr));
+            *has_ext = true;
+        } else if (KEY("wait_on_cuda_event_id")) {
+            SC__JTRY(arg_int(r, &x->wait_event));
+            *has_ext = true;
+        } else if (KEY("Input Dims")) {
+            sc__jstr raw;
+            SC__JTRY(sc__jp_raw(jp, &raw));
+            if ((x->input_dims = intern(r, raw)) == SC__NONE) return oom(r);
+            *has_ext = true;
+        } else if (KEY("Input type")) {
+            sc__jstr raw;
+            SC__JTRY(sc__jp_raw(jp, &raw));
+            if ((x->input_types = intern(r, raw)) == SC__NONE) return oom(r);
+            *has_ext = true;
+        } else if (KEY("name") && e->ph == 'M') {
+            SC__JTRY(arg_string(r, &x->label));
+            *has_ext = true;
+        } else {
+            SC__JTRY(sc__jp_skip(jp));
+        }
+        bool done;
+        SC__JTRY(sc__jp_next(jp, '}', &done));
+        if (done) return SC__J_OK;
+    }
+}
+
+/* pid and tid are numbers or strings. */
+static int parse_id(kreader *r, int64_t *num, uint32_t *str) {
+    char c = sc__jp_peek(&r->jp);
+    if (c == '"') {
+        sc__jstr s;
+        SC__JTRY(sc__jp_string(&r->jp, &s));
+        *num = 0;
+        if ((*str = intern(r, s)) == SC__NONE) return oom(r);
+        return SC__J_OK;
+    }
+    *str = SC__NONE;
+    return sc__jp_int(&r->jp, num);
+}
+
+static void classify(kreader *r, sc__event *e) {
+    const sc_trace *t = r->t;
+    if (e->ph == 'M') {
+        e->kind = SC_K_METADATA;
+        return;
+    }
+    e->kind = (uint8_t)sc__kind_from_category(sc__trace_str(t, e->cat), sc__intern_len(&t->strings, e->cat));
+    if (e->kind == SC_K_KERNEL || e->kind == SC_K_MEMCPY || e->kind == SC_K_MEMSET) {
+        e->flags |= SC_EF_GPU;
+        if (e->kind == SC_K_KERNEL && sc__is_nccl_kernel_name(sc__trace_str(t, e->name)))
+            e->flags |= SC_EF_NCCL;
+    }
+}
+
+/* One element of traceEvents. Nothing is stored until it has parsed whole. */
+static int parse_event(kreader *r) {
+    sc__jp *jp = &r->jp;
+    const char *start = jp->p;
+    sc__event e;
+    memset(&e, 0, sizeof e);
+    e.correlation = e.external_id = -1;
+    e.stream = -1;
+    e.device = -1;
+    e.ext = SC__NONE;
+    sc__event_ext x;
+    ext_init(&x);
+    bool has_ext = false, has_ts = false, has_ph = false;
+    int64_t pid = 0, tid = 0;
+    uint32_t pid_str = SC__NONE, tid_str = SC__NONE;
+    const char *args_at = NULL;
+
+    SC__JTRY(sc__jp_expect(jp, '{'));
+    if (sc__jp_peek(jp) == '}') {
+        jp->p++;
+        return SC__J_OK; /* {} : nothing to keep */
+    }
+    for (;;) {
+        sc__jstr key, s;
+        SC__JTRY(sc__jp_string(jp, &key));
+        SC__JTRY(sc__jp_expect(jp, ':'));
+        const char *vat = jp->p;
+        if (KEY("ph")) {
+            SC__JTRY(sc__jp_string(jp, &s));
+            if (s.n != 1) return sc__jp_error_at(jp, vat, SC_E_FORMAT, "\"ph\" must be one character");
+            e.ph = s.s[0];
+            has_ph = true;
+        } else if (KEY("name")) {
+            if (sc__jp_peek(jp) != '"') {
+                if (jp->p >= jp->end) return SC__J_MORE;
+                return sc__jp_error_at(jp, jp->p, SC_E_FORMAT, "event \"name\" must be a string");
+            }
+            SC__JTRY(sc__jp_string(jp, &s));
+            if ((e.name = intern(r, s)) == SC__NONE) return oom(r);
+        } else if (KEY("cat")) {
+            if (sc__jp_peek(jp) != '"') {
+                if (jp->p >= jp->end) return SC__J_MORE;
+                return sc__jp_error_at(jp, jp->p, SC_E_FORMAT, "event \"cat\" must be a string");
+            }
+            SC__JTRY(sc__jp_string(jp, &s));
+            if ((e.cat = intern(r, s)) == SC__NONE) return oom(r);
+        } else if (KEY("ts")) {
+            SC__JTRY(sc__jp_time_ns(jp, &e.ts));
+            has_ts = true;
+        } else if (KEY("dur")) {
+            SC__JTRY(sc__jp_time_ns(jp, &e.dur));
+            if (e.dur < 0)
+                return sc__jp_error_at(jp, vat, SC_E_FORMAT, "negative event duration");
+        } else if (KEY("pid")) {
+            SC__JTRY(parse_id(r, &pid, &pid_str));
+        } else if (KEY("tid")) {
+            SC__JTRY(parse_id(r, &tid, &tid_str));
+        } else if (KEY("id")) {
+            bool num;
+            SC__JTRY(sc__jp_int_lenient(jp, &e.correlation, &num));
+        } else if (KEY("bp")) {
+            SC__JTRY(sc__jp_string(jp, &s));
+            if (s.n == 1 && s.s[0] == 'e') e.flags |= SC_EF_BP_ENCLOSING;
+        } else if (KEY("args")) {
+            if (has_ph) {
+                SC__JTRY(parse_args(r, &e, &x, &has_ext));
+            } else { /* ph comes later: parse args once it is known */
+                args_at = jp->p;
+                SC__JTRY(sc__jp_skip(jp));
+            }
+        } else {
+            SC__JTRY(sc__jp_skip(jp));
+        }
+        bool done;
+        SC__JTRY(sc__jp_next(jp, '}', &done));
+        if (done) break;
+    }
+    if (!has_ph) return sc__jp_error_at(jp, start, SC_E_FORMAT, "event without \"ph\"");
+    if (!has_ts && e.ph != 'M')
+        return sc__jp_error_at(jp, start, SC_E_FORMAT, "event without \"ts\"");
+    if (e.ts > INT64_MAX / 2 - e.dur || e.ts < INT64_MIN / 2)
+        return sc__jp_error_at(jp, start, SC_E_LIMIT, "event time out of range (ts + dur overflows)");
+    if (args_at) { /* second, targeted pass over args now that ph is known */
+        const char *after = jp->p;
+        jp->p = args_at;
+        int rc = parse_args(r, &e, &x, &has_ext);
+        if (rc != SC__J_OK) return rc;
+        jp->p = after;
+    }
+    classify(r, &e);
+    sc_trace *t = r->t;
+    e.track = sc__trace_track(t, pid, pid_str, tid, tid_str);
+    if (e.track == SC__NONE) return oom(r);
+    if (has_ext) {
+        sc__event_ext *slot = sc__vec_push(&t->exts);
+        if (!slot || t->exts.len >= SC__NONE) return oom(r);
+        *slot = x;
+        e.ext = (uint32_t)(t->exts.len - 1);
+    }
+    sc__event *slot = sc__vec_push(&t->events);
+    if (!slot || t->events.len >= SC__NONE) return oom(r);
+    *slot = e;
+    return SC__J_OK;
+}
+
+static int parse_distributed_info(kreader *r) {
+    sc__jp *jp = &r->jp;
+    if (sc__jp_peek(jp) == 'n') return sc__jp_skip(jp);
+    SC__JTRY(sc__jp_expect(jp, '{'));
+    if (sc__jp_peek(jp) == '}') {
+        jp->p++;
+        return SC__J_OK;
+    }
+    for (;;) {
+        sc__jstr key;
+        SC__JTRY(sc__jp_string(jp, &key));
+        SC__JTRY(sc__jp_expect(jp, ':'));
+        bool num;
+        if (KEY("rank")) {
+            SC__JTRY(sc__jp_int_lenient(jp, &r->t->rank, &num));
+        } else if (KEY("world_size")) {
+            SC__JTRY(sc__jp_int_lenient(jp, &r->t->world_size, &num));
+        } else if (KEY("backend")) {
+            SC__JTRY(arg_string(r, &r->t->backend));
+        } else {
+            SC__JTRY(sc__jp_skip(jp));
+        }
+        bool done;
+        SC__JTRY(sc__jp_next(jp, '}', &done));
+        if (done) return SC__J_OK;
+    }
+}
+
+static int parse_device(kreader *r) {
+    sc__jp *jp = &r->jp;
+    sc__device_prop d = {.id = -1, .name = 0, .num_sms = 0};
+    SC__JTRY(sc__jp_expect(jp, '{'));
+    if (sc__jp_peek(jp) == '}') {
+        jp->p++;
+    } else {
+        for (;;) {
+            sc__jstr key;
+            SC__JTRY(sc__jp_string(jp, &key));
+            SC__JTRY(sc__jp_expect(jp, ':'));
+            int64_t v;
+            if (KEY("id")) {
+                SC__JTRY(sc__jp_int(jp, &d.id));
+            } else if (KEY("name")) {
+                SC__JTRY(arg_string(r, &d.name));
+            } else if (KEY("numSms")) {
+                SC__JTRY(sc__jp_int(jp, &v));
+                d.num_sms = v < 0 || v > INT32_MAX ? 0 : (int32_t)v;
+            } else {
+                SC__JTRY(sc__jp_skip(jp));
+            }
+            bool done;
+            SC__JTRY(sc__jp_next(jp, '}', &done));
+            if (done) break;
+        }
+    }
+    sc__device_prop *slot = sc__vec_push(&r->t->devices);
+    if (!slot) return oom(r);
+    *slot = d;
+    return SC__J_OK;
+}
+
+static int parse_devices(kreader *r) {
+    sc__jp *jp = &r->jp;
+    r->t->devices.len = 0; /* a retried unit starts over */
+    SC__JTRY(sc__jp_expect(jp, '['));
+    if (sc__jp_peek(jp) == ']') {
+        jp->p++;
+        return SC__J_OK;
+    }
+    for (;;) {
+        SC__JTRY(parse_device(r));
+        bool done;
+        SC__JTRY(sc__jp_next(jp, ']', &done));
+        if (done) return SC__J_OK;
+    }
+}
+
+/* The states of the top-level walk; each step is one retryable unit. */
+typedef enum { ST_START, ST_MEMBER, ST_EVENTS_FIRST, ST_EVENTS, ST_END, ST_DONE } kstate;
+
+static int step(kreader *r, kstate *st) {
+    sc__jp *jp = &r->jp;
+    switch (*st) {
+    case ST_START:
+        if (sc__jp_peek(jp) == '[') { /* a bare event array is valid Chrome JSON too */
+            jp->p++;
+            r->saw_events = r->bare_array = true;
+            *st = ST_EVENTS_FIRST;
+            return SC__J_OK;
+        }
+        SC__JTRY(sc__jp_expect(jp, '{'));
+        *st = ST_MEMBER;
+        r->first_member = true;
+        return SC__J_OK;
+    case ST_MEMBER: {
+        char c = sc__jp_peek(jp);
+        if (c == '}') {
+            jp->p++;
+            *st = ST_END;
+            return SC__J_OK;
+        }
+        if (!r->first_member) {
+            bool done;
+            SC__JTRY(sc__jp_next(jp, '}', &done));
+            if (done) {
+                *st = ST_END;
+                return SC__J_OK;
+            }
+        }
+        sc__jstr key;
+        SC__JTRY(sc__jp_string(jp, &key));
+        SC__JTRY(sc__jp_expect(jp, ':'));
+        if (KEY("traceEvents")) {
+            SC__JTRY(sc__jp_expect(jp, '['));
+            r->saw_events = true;
+            r->first_member = false;
+            *st = ST_EVENTS_FIRST;
+            return SC__J_OK;
+        }
+        bool num;
+        if (KEY("distributedInfo")) {
+            SC__JTRY(parse_distributed_info(r));
+        } else if (KEY("deviceProperties")) {
+            SC__JTRY(parse_devices(r));
+        } else if (KEY("baseTimeNanoseconds")) {
+            SC__JTRY(sc__jp_int_lenient(jp, &r->t->base_time_ns, &num));
+        } else if (KEY("schemaVersion")) {
+            if (sc__jp_peek(jp) == '"' || sc__jp_peek(jp) == '-' ||
+                (sc__jp_peek(jp) >= '0' && sc__jp_peek(jp) <= '9'))
+                SC__JTRY(sc__jp_int_lenient(jp, &r->t->schema_version, &num));
+            else
+                SC__JTRY(sc__jp_skip(jp));
+        } else {
+            SC__JTRY(sc__jp_skip(jp));
+        }
+        r->first_member = false;
+        return SC__J_OK;
+    }
+    case ST_EVENTS_FIRST:
+        if (sc__jp_peek(jp) == ']') {
+            jp->p++;
+            *st = r->bare_array ? ST_END : ST_MEMBER;
+            return SC__J_OK;
+        }
+        SC__JTRY(parse_event(r));
+        *st = ST_EVENTS;
+        return SC__J_OK;
+    case ST_EVENTS: {
+        bool done;
+        SC__JTRY(sc__jp_next(jp, ']', &done));
+        if (done) {
+            *st = r->bare_array ? ST_END : ST_MEMBER;
+            return SC__J_OK;
+        }
+        SC__JTRY(parse_event(r));
+        return SC__J_OK;
+    }
+    case ST_END:
+        if (sc__jp_peek(jp) != '\0' || jp->p < jp->end)
+            return sc__jp_error(jp, "unexpected data after the end of the trace object");
+        if (!jp->w->eof) return SC__J_MORE;
+        *st = ST_DONE;
+        return SC__J_OK;
+    case ST_DONE:
+        return SC__J_OK;
+    }
+    return SC__J_ERR;
+}
+
+static sc_status read_trace(sc__source *src, const char *name, const sc_load_options *opts,
+                            sc_trace **out, sc_error *err) {
+    sc__error_clear(err);
+    *out = NULL;
+    sc_trace *t = sc__trace_new(name);
+    if (!t) return sc__fail(err, SC_E_NOMEM, name, SC_NO_OFFSET, "out of memory");
+    sc__jwin w;
+    size_t max_unit = opts && opts->max_event_bytes ? opts->max_event_bytes : (1u << 30);
+    sc_status status = sc__jwin_init(&w, src, max_unit, err);
+    if (status != SC_OK) {
+        sc_trace_free(t);
+        return status;
+    }
+    kreader r;
+    memset(&r, 0, sizeof r);
+    r.t = t;
+    if (!sc__jp_init(&r.jp, &w, name, opts, err)) {
+        sc__jwin_free(&w);
+        sc_trace_free(t);
+        return sc__fail(err, SC_E_NOMEM, name, SC_NO_OFFSET, "out of memory");
+    }
+    kstate st = ST_START;
+    int rc = SC__J_OK;
+    while (st != ST_DONE) {
+        const char *unit = r.jp.p;
+        kstate before = st;
+        rc = step(&r, &st);
+        if (rc == SC__J_MORE) {
+            if (w.eof && before == ST_END) {
+                st = ST_DONE;
+                rc = SC__J_OK;
+                break;
+            }
+            if (w.eof && unit >= r.jp.end && w.len == 0) {
+                rc = sc__jp_error_at(&r.jp, r.jp.end, SC_E_PARSE, "empty input");
+                break;
+            }
+            st = before;
+            rc = sc__jwin_refill(&r.jp, unit);
+            if (rc != SC__J_OK) break;
+            continue;
+        }
+        if (rc != SC__J_OK) break;
+    }
+    if (rc == SC__J_OK && !r.saw_events)
+        rc = sc__jp_error_at(&r.jp, r.jp.p, SC_E_FORMAT,
+                             "no \"traceEvents\" array: not a Kineto / Chrome trace");
+    t->input_bytes = w.base + w.len;
+    sc__jp_free(&r.jp);
+    sc__jwin_free(&w);
+    if (rc != SC__J_OK) {
+        sc_trace_free(t);
+        if (err && err->status == SC_OK)
+            sc__fail(err, SC_E_INTERNAL, name, SC_NO_OFFSET, "reader stopped without a reason");
+        return err ? err->status : SC_E_PARSE;
+    }
+    if (t->base_time_ns) {
+        sc__event *ev = sc__trace_events(t);
+        for (size_t i = 0; i < t->events.len; i++)
+            if (ev[i].ph != 'M' || ev[i].ts) ev[i].ts += t->base_time_ns;
+    }
+    *out = t;
+    return SC_OK;
+}
+
+sc_status sc_trace_load(const char *path, const sc_load_options *opts, sc_trace **out,
+                        sc_error *err) {
+    if (!path || !out) return sc__fail(err, SC_E_USAGE, path, SC_NO_OFFSET, "no path given");
+    sc__source src;
+    sc_status st = sc__source_open_file(&src, path, err);
+    if (st != SC_OK) return st;
+    st = read_trace(&src, path, opts, out, err);
+    sc__source_close(&src);
+    return st;
+}
+
+sc_status sc_trace_load_buffer(const void *data, size_t size, const char *name,
+                               const sc_load_options *opts, sc_trace **out, sc_error *err) {
+    if (!out || (!data && size)) return sc__fail(err, SC_E_USAGE, name, SC_NO_OFFSET, "bad arguments");
+    sc__source src;
+    const char *n = name ? name : "<memory>";
+    sc_status st = sc__source_open_mem(&src, data ? data : "", size, n, err);
+    if (st != SC_OK) return st;
+    st = read_trace(&src, n, opts, out, err);
+    sc__source_close(&src);
+    return st;
+}

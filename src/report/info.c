@@ -1,0 +1,244 @@
+/*
+ * info.c - `stepcast info`: what is in each rank's trace.
+ *
+ * Per rank: file, rank, world size, GPU, event counts by category, kernels
+ * per stream, NCCL collectives by kind, iterations (ProfilerStep#N) and GPU
+ * busy time (the union of kernel/memcpy/memset intervals). Text for people,
+ * JSON for scripts; both are built in memory and written at once.
+ */
+#include "../trace/trace.h"
+
+#include <stdlib.h>
+
+typedef struct count_entry {
+    const char *key;
+    uint64_t count;
+} count_entry;
+
+typedef struct counter {
+    count_entry *items;
+    size_t count, cap;
+} counter;
+
+static bool counter_add(counter *c, const char *key, uint64_t n) {
+    for (size_t i = 0; i < c->count; i++)
+        if (strcmp(c->items[i].key, key) == 0) {
+            c->items[i].count += n;
+            return true;
+        }
+    if (c->count == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        count_entry *p = sc__realloc_array(c->items, cap, sizeof *p);
+        if (!p) return false;
+        c->items = p;
+        c->cap = cap;
+    }
+    c->items[c->count++] = (count_entry){key, n};
+    return true;
+}
+
+static int cmp_entry(const void *a, const void *b) {
+    return strcmp(((const count_entry *)a)->key, ((const count_entry *)b)->key);
+}
+
+typedef struct interval {
+    int64_t start, end;
+} interval;
+
+static int cmp_interval(const void *a, const void *b) {
+    const interval *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Union length of the GPU intervals, in ns. */
+static int64_t gpu_busy_ns(const sc_trace *t) {
+    const sc__event *ev = sc__trace_events(t);
+    size_t n = 0;
+    for (size_t i = 0; i < t->events.len; i++) n += (ev[i].flags & SC_EF_GPU) && ev[i].ph == 'X';
+    if (!n) return 0;
+    interval *iv = sc__alloc_array(n, sizeof *iv);
+    if (!iv) return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < t->events.len; i++)
+        if ((ev[i].flags & SC_EF_GPU) && ev[i].ph == 'X')
+            iv[k++] = (interval){ev[i].ts, ev[i].ts + ev[i].dur};
+    qsort(iv, n, sizeof *iv, cmp_interval);
+    int64_t busy = 0, s = iv[0].start, e = iv[0].end;
+    for (size_t i = 1; i < n; i++) {
+        if (iv[i].start > e) {
+            busy += e - s;
+            s = iv[i].start;
+            e = iv[i].end;
+        } else if (iv[i].end > e) {
+            e = iv[i].end;
+        }
+    }
+    free(iv);
+    return busy + (e - s);
+}
+
+typedef struct rank_info {
+    counter cats, streams, colls;
+    uint64_t kernels, nccl, gpu_events;
+    int64_t busy_ns;
+} rank_info;
+
+static void rank_info_free(rank_info *ri) {
+    free(ri->cats.items);
+    free(ri->streams.items);
+    free(ri->colls.items);
+}
+
+/* Counts key (copied into the arena on first sight). */
+static bool count_key(counter *c, sc__arena *keys, const char *key) {
+    for (size_t k = 0; k < c->count; k++)
+        if (strcmp(c->items[k].key, key) == 0) {
+            c->items[k].count++;
+            return true;
+        }
+    const char *copy = sc__arena_strndup(keys, key, strlen(key));
+    return copy && counter_add(c, copy, 1);
+}
+
+static bool gather(const sc_trace *t, rank_info *ri, sc__arena *keys) {
+    memset(ri, 0, sizeof *ri);
+    const sc__event *ev = sc__trace_events(t);
+    for (size_t i = 0; i < t->events.len; i++) {
+        const sc__event *e = &ev[i];
+        const char *cat = e->cat ? sc__trace_str(t, e->cat) : "(none)";
+        if (!counter_add(&ri->cats, cat, 1)) return false;
+        if (e->kind != SC_K_KERNEL || e->ph != 'X') continue;
+        ri->kernels++;
+        int64_t stream = e->stream >= 0 ? e->stream : sc__trace_track_at(t, e->track)->tid;
+        char key[64];
+        snprintf(key, sizeof key, "%lld", (long long)stream);
+        if (!count_key(&ri->streams, keys, key)) return false;
+        if (!(e->flags & SC_EF_NCCL)) continue;
+        ri->nccl++;
+        const sc__event_ext *x = sc__trace_ext(t, e);
+        if (x && x->coll_name != SC__NONE) snprintf(key, sizeof key, "%s", sc__trace_str(t, x->coll_name));
+        else sc__nccl_kind(sc__trace_str(t, e->name), key, sizeof key);
+        if (!count_key(&ri->colls, keys, key)) return false;
+    }
+    ri->busy_ns = gpu_busy_ns(t);
+    if (ri->busy_ns < 0) return false;
+    if (ri->cats.count) qsort(ri->cats.items, ri->cats.count, sizeof(count_entry), cmp_entry);
+    if (ri->colls.count) qsort(ri->colls.items, ri->colls.count, sizeof(count_entry), cmp_entry);
+    return true;
+}
+
+static bool is_iteration(const sc_trace *t, const sc__event *e) {
+    return e->ph == 'X' && (e->kind == SC_K_USER_ANNOTATION || e->kind == SC_K_CPU_OP) &&
+           sc__starts_with(sc__trace_str(t, e->name), "ProfilerStep#");
+}
+
+static void put_counter_json(sc__buf *b, const counter *c) {
+    sc__buf_puts(b, "{");
+    for (size_t i = 0; i < c->count; i++) {
+        if (i) sc__buf_puts(b, ", ");
+        sc__buf_json_str(b, c->items[i].key, strlen(c->items[i].key));
+        sc__buf_printf(b, ": %llu", (unsigned long long)c->items[i].count);
+    }
+    sc__buf_puts(b, "}");
+}
+
+static void put_rank_json(sc__buf *b, const sc_trace *t, const rank_info *ri) {
+    sc__buf_puts(b, "    {\"file\": ");
+    sc__buf_json_str(b, t->path, strlen(t->path));
+    sc__buf_printf(b, ", \"rank\": %lld, \"world_size\": %lld, ", (long long)t->rank,
+                   (long long)t->world_size);
+    const char *gpu = sc__trace_gpu_name(t);
+    sc__buf_puts(b, "\"gpu\": ");
+    sc__buf_json_str(b, gpu, strlen(gpu));
+    sc__buf_printf(b, ", \"bytes\": %llu, \"events\": %zu, \"categories\": ",
+                   (unsigned long long)t->input_bytes, t->events.len);
+    put_counter_json(b, &ri->cats);
+    sc__buf_printf(b, ", \"kernels\": %llu, \"kernels_per_stream\": ", (unsigned long long)ri->kernels);
+    put_counter_json(b, &ri->streams);
+    sc__buf_printf(b, ", \"collectives\": %llu, \"collectives_by_kind\": ", (unsigned long long)ri->nccl);
+    put_counter_json(b, &ri->colls);
+    sc__buf_puts(b, ", \"iterations\": [");
+    const sc__event *ev = sc__trace_events(t);
+    bool first = true;
+    for (size_t i = 0; i < t->events.len; i++) {
+        if (!is_iteration(t, &ev[i])) continue;
+        const char *name = sc__trace_str(t, ev[i].name);
+        sc__buf_puts(b, first ? "{\"name\": " : ", {\"name\": ");
+        sc__buf_json_str(b, name, strlen(name));
+        sc__buf_printf(b, ", \"dur_us\": %.3f}", (double)ev[i].dur / 1000.0);
+        first = false;
+    }
+    sc__buf_printf(b, "], \"gpu_busy_us\": %.3f}", (double)ri->busy_ns / 1000.0);
+}
+
+static void put_counter_text(sc__buf *b, const char *label, const counter *c) {
+    sc__buf_printf(b, "  %-20s", label);
+    for (size_t i = 0; i < c->count; i++)
+        sc__buf_printf(b, "%s%s=%llu", i ? ", " : "", c->items[i].key,
+                       (unsigned long long)c->items[i].count);
+    sc__buf_puts(b, c->count ? "\n" : "-\n");
+}
+
+static void put_rank_text(sc__buf *b, const sc_trace *t, const rank_info *ri) {
+    sc__buf_printf(b, "rank %lld of %lld  %s\n", (long long)t->rank, (long long)t->world_size, t->path);
+    const char *gpu = sc__trace_gpu_name(t);
+    sc__buf_printf(b, "  %-20s%s\n", "gpu", gpu[0] ? gpu : "(unknown)");
+    sc__buf_printf(b, "  %-20s%zu (%.1f MB of JSON)\n", "events", t->events.len,
+                   (double)t->input_bytes / 1e6);
+    put_counter_text(b, "categories", &ri->cats);
+    sc__buf_printf(b, "  %-20s%llu\n", "kernels", (unsigned long long)ri->kernels);
+    put_counter_text(b, "kernels per stream", &ri->streams);
+    sc__buf_printf(b, "  %-20s%llu\n", "nccl collectives", (unsigned long long)ri->nccl);
+    put_counter_text(b, "collective kinds", &ri->colls);
+    const sc__event *ev = sc__trace_events(t);
+    size_t nit = 0;
+    for (size_t i = 0; i < t->events.len; i++) {
+        if (!is_iteration(t, &ev[i])) continue;
+        sc__buf_printf(b, "  %-20s%s %.3f ms\n", nit++ ? "" : "iterations", sc__trace_str(t, ev[i].name),
+                       (double)ev[i].dur / 1e6);
+    }
+    if (!nit) sc__buf_printf(b, "  %-20s(none annotated)\n", "iterations");
+    sc__buf_printf(b, "  %-20s%.3f ms\n", "gpu busy", (double)ri->busy_ns / 1e6);
+}
+
+sc_status sc_report_info(const sc_traceset *set, FILE *out, int json, sc_error *err) {
+    sc__buf b;
+    sc__buf_init(&b);
+    if (json) sc__buf_puts(&b, "{\n  \"ranks\": [\n");
+    for (size_t i = 0; i < set->count; i++) {
+        rank_info ri;
+        sc__arena keys;
+        sc__arena_init(&keys);
+        bool ok = gather(set->traces[i], &ri, &keys);
+        if (!ok) {
+            rank_info_free(&ri);
+            sc__arena_free(&keys);
+            sc__buf_free(&b);
+            return sc__fail(err, SC_E_NOMEM, set->traces[i]->path, SC_NO_OFFSET, "out of memory");
+        }
+        if (json) {
+            put_rank_json(&b, set->traces[i], &ri);
+            sc__buf_puts(&b, i + 1 < set->count ? ",\n" : "\n");
+        } else {
+            put_rank_text(&b, set->traces[i], &ri);
+        }
+        rank_info_free(&ri);
+        sc__arena_free(&keys);
+    }
+    if (json) {
+        sc__buf_puts(&b, "  ],\n  \"warnings\": [");
+        for (size_t i = 0; i < set->nwarnings; i++) {
+            sc__buf_puts(&b, i ? ", " : "");
+            sc__buf_json_str(&b, set->warnings[i], strlen(set->warnings[i]));
+        }
+        sc__buf_puts(&b, "]\n}\n");
+    }
+    if (b.oom) {
+        sc__buf_free(&b);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory building the report");
+    }
+    bool ok = fwrite(b.data, 1, b.len, out) == b.len;
+    sc__buf_free(&b);
+    if (!ok) return sc__fail(err, SC_E_IO, NULL, SC_NO_OFFSET, "cannot write the report");
+    return SC_OK;
+}

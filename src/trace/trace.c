@@ -1,0 +1,179 @@
+/*
+ * trace.c - the sc_trace object: construction, tracks, categories, accessors.
+ *
+ * The reader appends events; this file owns the containers and the small
+ * vocabulary (kinds, NCCL names) that the later stages share.
+ */
+#include "trace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+sc_trace *sc__trace_new(const char *path) {
+    sc_trace *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    size_t n = strlen(path);
+    t->path = malloc(n + 1);
+    if (!t->path || !sc__intern_init(&t->strings)) {
+        free(t->path);
+        free(t);
+        return NULL;
+    }
+    memcpy(t->path, path, n + 1);
+    sc__vec_init(&t->events, sizeof(sc__event));
+    sc__vec_init(&t->exts, sizeof(sc__event_ext));
+    sc__vec_init(&t->tracks, sizeof(sc__track));
+    sc__vec_init(&t->devices, sizeof(sc__device_prop));
+    t->rank = t->world_size = -1;
+    t->schema_version = -1;
+    return t;
+}
+
+void sc_trace_free(sc_trace *t) {
+    if (!t) return;
+    sc__intern_free(&t->strings);
+    sc__vec_free(&t->events);
+    sc__vec_free(&t->exts);
+    sc__vec_free(&t->tracks);
+    sc__vec_free(&t->devices);
+    free(t->track_slots);
+    free(t->path);
+    free(t);
+}
+
+static uint32_t track_hash(int64_t pid, uint32_t pid_str, int64_t tid, uint32_t tid_str) {
+    uint64_t h = sc__hash_u64((uint64_t)pid ^ ((uint64_t)pid_str << 32));
+    h = sc__hash_u64(h ^ (uint64_t)tid ^ ((uint64_t)tid_str << 17));
+    return (uint32_t)h;
+}
+
+static bool track_rehash(sc_trace *t) {
+    uint32_t n = t->track_nslots ? t->track_nslots * 2 : 64;
+    uint32_t *slots = calloc(n, sizeof *slots);
+    if (!slots) return false;
+    for (size_t i = 0; i < t->tracks.len; i++) {
+        const sc__track *k = sc__trace_track_at(t, (uint32_t)i);
+        uint32_t s = track_hash(k->pid, k->pid_str, k->tid, k->tid_str) & (n - 1);
+        while (slots[s]) s = (s + 1) & (n - 1);
+        slots[s] = (uint32_t)i + 1;
+    }
+    free(t->track_slots);
+    t->track_slots = slots;
+    t->track_nslots = n;
+    return true;
+}
+
+uint32_t sc__trace_track(sc_trace *t, int64_t pid, uint32_t pid_str, int64_t tid,
+                         uint32_t tid_str) {
+    if ((t->tracks.len + 1) * 2 > t->track_nslots && !track_rehash(t)) return SC__NONE;
+    uint32_t mask = t->track_nslots - 1;
+    uint32_t s = track_hash(pid, pid_str, tid, tid_str) & mask;
+    for (;;) {
+        uint32_t v = t->track_slots[s];
+        if (!v) break;
+        const sc__track *k = sc__trace_track_at(t, v - 1);
+        if (k->pid == pid && k->tid == tid && k->pid_str == pid_str && k->tid_str == tid_str)
+            return v - 1;
+        s = (s + 1) & mask;
+    }
+    if (t->tracks.len >= SC__NONE - 1) return SC__NONE;
+    sc__track *k = sc__vec_push(&t->tracks);
+    if (!k) return SC__NONE;
+    k->pid = pid;
+    k->tid = tid;
+    k->pid_str = pid_str;
+    k->tid_str = tid_str;
+    t->track_slots[s] = (uint32_t)t->tracks.len;
+    return (uint32_t)t->tracks.len - 1;
+}
+
+static const struct {
+    const char *cat;
+    sc__kind kind;
+} kind_table[] = {
+    {"cpu_op", SC_K_CPU_OP},
+    {"user_annotation", SC_K_USER_ANNOTATION},
+    {"gpu_user_annotation", SC_K_GPU_ANNOTATION},
+    {"cuda_runtime", SC_K_RUNTIME},
+    {"hip_runtime", SC_K_RUNTIME},
+    {"cuda_driver", SC_K_DRIVER},
+    {"hip_driver", SC_K_DRIVER},
+    {"kernel", SC_K_KERNEL},
+    {"gpu_memcpy", SC_K_MEMCPY},
+    {"gpu_memset", SC_K_MEMSET},
+    {"python_function", SC_K_PYTHON},
+    {"cpu_instant_event", SC_K_INSTANT},
+    {"cuda_sync", SC_K_CUDA_SYNC},
+    {"ac2g", SC_K_FLOW_LAUNCH},
+    {"async_cpu_to_gpu", SC_K_FLOW_LAUNCH},
+    {"fwdbwd", SC_K_FLOW_FWDBWD},
+    {"Trace", SC_K_TRACE_SPAN},
+};
+
+sc__kind sc__kind_from_category(const char *cat, size_t n) {
+    for (size_t i = 0; i < sizeof kind_table / sizeof kind_table[0]; i++)
+        if (strlen(kind_table[i].cat) == n && memcmp(kind_table[i].cat, cat, n) == 0)
+            return kind_table[i].kind;
+    return SC_K_OTHER;
+}
+
+const char *sc__kind_name(sc__kind k) {
+    static const char *names[SC_K_COUNT] = {
+        "other",       "cpu_op", "user_annotation", "gpu_user_annotation", "runtime",
+        "driver",      "kernel", "memcpy",          "memset",              "python_function",
+        "instant",     "cuda_sync", "flow_launch",  "flow_fwdbwd",         "trace",
+        "metadata"};
+    return (unsigned)k < SC_K_COUNT ? names[k] : "other";
+}
+
+bool sc__is_nccl_kernel_name(const char *name) {
+    return sc__starts_with(name, "ncclKernel") || sc__starts_with(name, "ncclDevKernel") ||
+           sc__starts_with(name, "void ncclKernel") || sc__starts_with(name, "void ncclDevKernel") ||
+           sc__starts_with(name, "rcclKernel") || sc__contains(name, "ncclDevKernel_");
+}
+
+const char *sc__trace_gpu_name(const sc_trace *t) {
+    const sc__device_prop *d = t->devices.data;
+    if (t->devices.len == 0) return "";
+    /* Prefer the device the GPU events ran on. */
+    const sc__event *ev = sc__trace_events(t);
+    int64_t dev = -1;
+    for (size_t i = 0; i < t->events.len && dev < 0; i++)
+        if (ev[i].flags & SC_EF_GPU) dev = ev[i].device >= 0 ? ev[i].device
+                                                              : sc__trace_track_at(t, ev[i].track)->pid;
+    for (size_t i = 0; i < t->devices.len; i++)
+        if (d[i].id == dev) return sc__trace_str(t, d[i].name);
+    return sc__trace_str(t, d[0].name);
+}
+
+const char *sc_trace_path(const sc_trace *t) { return t->path; }
+int64_t sc_trace_rank(const sc_trace *t) { return t->rank; }
+int64_t sc_trace_world_size(const sc_trace *t) { return t->world_size; }
+size_t sc_trace_event_count(const sc_trace *t) { return t->events.len; }
+
+size_t sc_trace_memory(const sc_trace *t) {
+    return sizeof *t + t->events.cap * t->events.elem + t->exts.cap * t->exts.elem +
+           t->tracks.cap * t->tracks.elem + t->devices.cap * t->devices.elem +
+           (size_t)t->track_nslots * 4 + sc__intern_memory(&t->strings);
+}
+
+size_t sc__nccl_kind(const char *name, char *buf, size_t size) {
+    const char *p = strstr(name, "ncclDevKernel_");
+    size_t skip = 14;
+    if (!p) {
+        p = strstr(name, "ncclKernel_");
+        skip = 11;
+    }
+    if (!p || size == 0) {
+        if (size) snprintf(buf, size, "%s", p ? "" : "Unknown");
+        return size ? strlen(buf) : 0;
+    }
+    p += skip;
+    size_t n = 0;
+    while (p[n] && p[n] != '_' && p[n] != '(' && p[n] != '<' && n + 1 < size) {
+        buf[n] = p[n];
+        n++;
+    }
+    buf[n] = '\0';
+    return n;
+}
