@@ -1,0 +1,345 @@
+/*
+ * graph.c - the sc__graph container: adding ranks, processors, tasks, edges
+ * and cross-rank groups, then freezing the edges into CSR and proving the
+ * graph acyclic (Kahn's algorithm, no recursion).
+ */
+#include "graph.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+sc__graph *sc__graph_new(void) {
+    sc__graph *g = calloc(1, sizeof *g);
+    if (!g) return NULL;
+    if (!sc__intern_init(&g->strings)) {
+        free(g);
+        return NULL;
+    }
+    sc__vec_init(&g->tasks, sizeof(sc__task));
+    sc__vec_init(&g->procs, sizeof(sc__proc));
+    sc__vec_init(&g->ops, sizeof(sc__op));
+    sc__vec_init(&g->groups, sizeof(sc__group));
+    sc__vec_init(&g->group_members, sizeof(uint32_t));
+    sc__vec_init(&g->ranks, sizeof(sc__rank));
+    sc__vec_init(&g->edge_list, sizeof(sc__edge));
+    return g;
+}
+
+void sc__graph_free(sc__graph *g) {
+    if (!g) return;
+    sc__intern_free(&g->strings);
+    sc__vec_free(&g->tasks);
+    sc__vec_free(&g->procs);
+    sc__vec_free(&g->ops);
+    sc__vec_free(&g->groups);
+    sc__vec_free(&g->group_members);
+    sc__vec_free(&g->ranks);
+    sc__vec_free(&g->edge_list);
+    free(g->succ_off);
+    free(g->succ);
+    free(g->succ_family);
+    free(g->indeg);
+    for (size_t i = 0; i < g->nwarnings; i++) free(g->warnings[i]);
+    free(g->warnings);
+    free(g);
+}
+
+const char *sc__task_kind_name(uint8_t kind) {
+    static const char *names[SC_T_COUNT] = {"cpu",    "launch", "runtime", "sync", "kernel",
+                                            "memcpy", "memset", "collective", "send", "recv"};
+    return kind < SC_T_COUNT ? names[kind] : "unknown";
+}
+
+const char *sc__edge_family_name(uint8_t family) {
+    static const char *names[SC_E_FAMILY_COUNT] = {
+        "thread", "cross_thread", "launch", "stream", "cross_stream", "gpu_to_cpu", "data", "ctrl"};
+    return family < SC_E_FAMILY_COUNT ? names[family] : "unknown";
+}
+
+const char *sc__coll_type_name(uint8_t type) {
+    static const char *names[SC_C_COUNT] = {
+        "all_reduce", "reduce",     "all_gather",     "gather",  "scatter",  "broadcast",
+        "all_to_all", "reduce_scatter", "barrier", "send_recv", "unknown"};
+    return type < SC_C_COUNT ? names[type] : "unknown";
+}
+
+/* Case-insensitive containment, ignoring '_' so "all_reduce", "AllReduce"
+ * and "allreduce" all match "allreduce". */
+static bool name_has(const char *name, const char *key) {
+    char norm[256];
+    size_t n = 0;
+    for (const char *p = name; *p && n + 1 < sizeof norm; p++) {
+        if (*p == '_' || *p == ' ') continue;
+        char c = *p;
+        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        norm[n++] = c;
+    }
+    norm[n] = '\0';
+    return strstr(norm, key) != NULL;
+}
+
+sc__coll_type sc__coll_type_from_name(const char *name) {
+    /* Longest keys first: "reducescatter" contains "reduce". */
+    static const struct {
+        const char *key;
+        sc__coll_type type;
+    } table[] = {
+        {"reducescatter", SC_C_REDUCE_SCATTER}, {"allreduce", SC_C_ALL_REDUCE},
+        {"allgather", SC_C_ALL_GATHER},         {"alltoall", SC_C_ALL_TO_ALL},
+        {"sendrecv", SC_C_SEND_RECV},           {"broadcast", SC_C_BROADCAST},
+        {"barrier", SC_C_BARRIER},              {"gather", SC_C_GATHER},
+        {"scatter", SC_C_SCATTER},              {"reduce", SC_C_REDUCE},
+        {"send", SC_C_SEND_RECV},               {"recv", SC_C_SEND_RECV},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (name_has(name, table[i].key)) return table[i].type;
+    return SC_C_UNKNOWN;
+}
+
+uint32_t sc__graph_add_rank(sc__graph *g, int64_t rank, uint32_t trace) {
+    sc__rank *r = sc__vec_push(&g->ranks);
+    if (!r) return SC__NONE;
+    r->rank = rank;
+    r->trace = trace;
+    r->first_task = (uint32_t)g->tasks.len;
+    r->step_first_task = SC__NONE;
+    return (uint32_t)g->ranks.len - 1;
+}
+
+uint32_t sc__graph_add_proc(sc__graph *g, uint32_t rank, sc__proc_kind kind, int16_t device,
+                            int64_t id) {
+    if (g->procs.len >= SC__NONE - 1) return SC__NONE;
+    sc__proc *p = sc__vec_push(&g->procs);
+    if (!p) return SC__NONE;
+    p->rank = rank;
+    p->kind = (uint8_t)kind;
+    p->device = device;
+    p->id = id;
+    p->first = SC__NONE;
+    return (uint32_t)g->procs.len - 1;
+}
+
+uint32_t sc__graph_add_task(sc__graph *g, const sc__task *t) {
+    if (g->tasks.len >= SC__NONE - 1) return SC__NONE;
+    sc__task *slot = sc__vec_push(&g->tasks);
+    if (!slot) return SC__NONE;
+    *slot = *t;
+    return (uint32_t)g->tasks.len - 1;
+}
+
+bool sc__graph_add_edge(sc__graph *g, uint32_t from, uint32_t to, sc__edge_family family) {
+    if (from == to) return true;
+    sc__edge *e = sc__vec_push(&g->edge_list);
+    if (!e) return false;
+    e->from = from;
+    e->to = to;
+    e->family = (uint8_t)family;
+    return true;
+}
+
+uint32_t sc__graph_add_group(sc__graph *g, sc__coll_type type, int64_t bytes,
+                             const uint32_t *members, uint32_t count) {
+    if (g->groups.len >= SC__NONE - 1) return SC__NONE;
+    if (!sc__vec_reserve(&g->group_members, g->group_members.len + count)) return SC__NONE;
+    sc__group *grp = sc__vec_push(&g->groups);
+    if (!grp) return SC__NONE;
+    uint32_t id = (uint32_t)g->groups.len - 1;
+    grp->first = (uint32_t)g->group_members.len;
+    grp->count = count;
+    grp->type = (uint8_t)type;
+    grp->bytes = bytes;
+    grp->transfer_ns = -1;
+    sc__task *tasks = sc__graph_tasks(g);
+    for (uint32_t i = 0; i < count; i++) {
+        SC__VEC_AT(&g->group_members, uint32_t, g->group_members.len++) = members[i];
+        tasks[members[i]].group = id;
+    }
+    return id;
+}
+
+bool sc__graph_warn(sc__graph *g, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    char **w = sc__realloc_array(g->warnings, g->nwarnings + 1, sizeof *w);
+    if (!w) return false;
+    g->warnings = w;
+    size_t n = strlen(msg);
+    char *c = malloc(n + 1);
+    if (!c) return false;
+    memcpy(c, msg, n + 1);
+    g->warnings[g->nwarnings++] = c;
+    return true;
+}
+
+static int cmp_edge(const void *a, const void *b) {
+    const sc__edge *x = a, *y = b;
+    if (x->from != y->from) return x->from < y->from ? -1 : 1;
+    if (x->to != y->to) return x->to < y->to ? -1 : 1;
+    return (int)x->family - (int)y->family;
+}
+
+/* Orders each processor's tasks by seq and links them with order edges. */
+static bool add_proc_order(sc__graph *g, bool add_edges, uint32_t **order_out) {
+    size_t nt = g->tasks.len, np = g->procs.len;
+    sc__task *tasks = sc__graph_tasks(g);
+    sc__proc *procs = sc__graph_procs(g);
+    uint32_t *count = calloc(np + 1, sizeof *count);
+    uint32_t *order = sc__alloc_array(nt ? nt : 1, sizeof *order);
+    if (!count || !order) {
+        free(count);
+        free(order);
+        return false;
+    }
+    for (size_t i = 0; i < nt; i++) count[tasks[i].proc + 1]++;
+    for (size_t p = 0; p < np; p++) count[p + 1] += count[p];
+    /* count[p] is now the start of proc p's slice; fill, then sort by seq. */
+    uint32_t *fill = calloc(np ? np : 1, sizeof *fill);
+    if (!fill) {
+        free(count);
+        free(order);
+        return false;
+    }
+    for (size_t i = 0; i < nt; i++) {
+        uint32_t p = tasks[i].proc;
+        order[count[p] + fill[p]++] = (uint32_t)i;
+    }
+    bool ok = true;
+    for (size_t p = 0; p < np && ok; p++) {
+        uint32_t *s = order + count[p];
+        uint32_t n = count[p + 1] - count[p];
+        /* Insertion sort is linear when builders add tasks in seq order. */
+        for (uint32_t i = 1; i < n; i++) {
+            uint32_t v = s[i], j = i;
+            while (j > 0 && tasks[s[j - 1]].seq > tasks[v].seq) {
+                s[j] = s[j - 1];
+                j--;
+            }
+            s[j] = v;
+        }
+        procs[p].first = n ? s[0] : SC__NONE;
+        procs[p].ntasks = n;
+        if (!add_edges) continue;
+        sc__edge_family fam = procs[p].kind == SC_P_THREAD ? SC_E_THREAD : SC_E_STREAM;
+        for (uint32_t i = 1; i < n && ok; i++) ok = sc__graph_add_edge(g, s[i - 1], s[i], fam);
+    }
+    free(count);
+    free(fill);
+    if (!ok) {
+        free(order);
+        return false;
+    }
+    *order_out = order;
+    return true;
+}
+
+static sc_status report_cycle(sc__graph *g, const uint32_t *blocked, sc_error *err) {
+    /* Every task Kahn's algorithm left blocked has a blocked predecessor, so
+     * walking predecessors from any of them for ntasks steps ends on a cycle. */
+    size_t nt = g->tasks.len;
+    uint32_t *pred = sc__alloc_array(nt ? nt : 1, sizeof *pred);
+    if (!pred) return sc__fail(err, SC_E_GRAPH, NULL, SC_NO_OFFSET, "dependency cycle");
+    uint32_t start = SC__NONE;
+    for (size_t u = 0; u < nt; u++) {
+        pred[u] = SC__NONE;
+        if (blocked[u] && start == SC__NONE) start = (uint32_t)u;
+    }
+    for (size_t u = 0; u < nt; u++)
+        if (blocked[u])
+            for (uint32_t k = g->succ_off[u]; k < g->succ_off[u + 1]; k++)
+                if (blocked[g->succ[k]] && pred[g->succ[k]] == SC__NONE) pred[g->succ[k]] = (uint32_t)u;
+    uint32_t cur = start;
+    for (size_t step = 0; step < nt && pred[cur] != SC__NONE; step++) cur = pred[cur];
+    /* cur is on a cycle: list it forwards (reverse of the pred walk). */
+    uint32_t ring[6];
+    int n = 0;
+    uint32_t t = cur;
+    do {
+        if (n < 6) ring[n++] = t;
+        t = pred[t];
+    } while (t != SC__NONE && t != cur && n < 6);
+    char msg[400];
+    size_t len = 0;
+    const sc__task *tasks = sc__graph_tasks(g);
+    for (int i = n - 1; i >= 0; i--) {
+        int w = snprintf(msg + len, sizeof msg - len, "%s%s (task %u)", i == n - 1 ? "" : " -> ",
+                         sc__graph_str(g, tasks[ring[i]].name), ring[i]);
+        if (w < 0 || (size_t)w >= sizeof msg - len) break;
+        len += (size_t)w;
+    }
+    free(pred);
+    return sc__fail(err, SC_E_GRAPH, NULL, SC_NO_OFFSET, "dependency cycle: %s%s", msg,
+                    t == cur ? "" : " -> ...");
+}
+
+sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err) {
+    size_t nt = g->tasks.len;
+    uint32_t *order = NULL;
+    if (!add_proc_order(g, add_order_edges, &order))
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory building the graph");
+    free(order);
+    sc__edge *edges = g->edge_list.data;
+    size_t ne = g->edge_list.len;
+    for (size_t i = 0; i < ne; i++)
+        if (edges[i].from >= nt || edges[i].to >= nt)
+            return sc__fail(err, SC_E_INTERNAL, NULL, SC_NO_OFFSET, "edge to a task that does not exist");
+    if (ne) qsort(edges, ne, sizeof *edges, cmp_edge);
+    /* Dedup (from, to): keep the first (lowest) family. */
+    size_t w = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (w && edges[w - 1].from == edges[i].from && edges[w - 1].to == edges[i].to) continue;
+        edges[w++] = edges[i];
+    }
+    ne = w;
+    free(g->succ_off);
+    free(g->succ);
+    free(g->succ_family);
+    free(g->indeg);
+    g->succ_off = calloc(nt + 1, sizeof *g->succ_off);
+    g->succ = sc__alloc_array(ne ? ne : 1, sizeof *g->succ);
+    g->succ_family = sc__alloc_array(ne ? ne : 1, 1);
+    g->indeg = calloc(nt ? nt : 1, sizeof *g->indeg);
+    if (!g->succ_off || !g->succ || !g->succ_family || !g->indeg)
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory building the graph");
+    for (size_t i = 0; i < ne; i++) {
+        g->succ_off[edges[i].from + 1]++;
+        g->succ[i] = edges[i].to;
+        g->succ_family[i] = edges[i].family;
+        g->indeg[edges[i].to]++;
+    }
+    for (size_t i = 0; i < nt; i++) g->succ_off[i + 1] += g->succ_off[i];
+    g->nedges = ne;
+    sc__vec_free(&g->edge_list);
+
+    /* Kahn's algorithm: every task must become ready. */
+    uint32_t *deg = sc__alloc_array(nt ? nt : 1, sizeof *deg);
+    uint32_t *queue = sc__alloc_array(nt ? nt : 1, sizeof *queue);
+    if (!deg || !queue) {
+        free(deg);
+        free(queue);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory checking the graph");
+    }
+    memcpy(deg, g->indeg, nt * sizeof *deg);
+    size_t head = 0, tail = 0;
+    for (size_t i = 0; i < nt; i++)
+        if (!deg[i]) queue[tail++] = (uint32_t)i;
+    while (head < tail) {
+        uint32_t t = queue[head++];
+        for (uint32_t k = g->succ_off[t]; k < g->succ_off[t + 1]; k++)
+            if (--deg[g->succ[k]] == 0) queue[tail++] = g->succ[k];
+    }
+    sc_status st = SC_OK;
+    if (tail != nt) st = report_cycle(g, deg, err);
+    free(deg);
+    free(queue);
+    return st;
+}
+
+size_t sc__graph_memory(const sc__graph *g) {
+    return sizeof *g + sc__intern_memory(&g->strings) + g->tasks.cap * g->tasks.elem +
+           g->procs.cap * g->procs.elem + g->ops.cap * g->ops.elem + g->groups.cap * g->groups.elem +
+           g->group_members.cap * g->group_members.elem + g->ranks.cap * g->ranks.elem +
+           (g->tasks.len + 1) * 4 + g->nedges * 5 + g->tasks.len * 4;
+}

@@ -1,0 +1,193 @@
+/*
+ * graph.h - the execution graph: the contract between the trace readers,
+ * the simulator, the transforms and the exporters.
+ *
+ * One sc__graph holds every rank of a job (all ranks simulate together).
+ * Tasks run on processors: a CPU thread or a GPU stream of one rank. Edges
+ * say "B may not start before A ends" and carry a family so reports can tell
+ * why. Storage is data-oriented: flat arrays with uint32 indices, successors
+ * in CSR form, names interned once per graph.
+ *
+ * Builders (src/graph/build_*.c from Kineto traces, src/readers/chakra*.c from
+ * Chakra files) fill a graph through sc__graph_add_* and sc__graph_finish();
+ * the simulator (src/sim/) and transforms read the finished arrays.
+ *
+ * Rules the simulator relies on:
+ *   - tasks on one processor run in the order of their `seq` (program order
+ *     for threads, stream order for streams), one at a time;
+ *   - a CPU task starts no earlier than the end of the previous task on its
+ *     thread plus its `gap` (CPU time no traced event covers);
+ *   - a GPU task starts no earlier than its launch task's end plus the
+ *     modelled launch latency (the LAUNCH edge);
+ *   - a SYNC task (cudaStreamSynchronize & co.) waits, at simulated time, for
+ *     the last GPU task already launched on its target stream(s); its traced
+ *     duration is not used;
+ *   - a task with `coll` != SC__NONE belongs to a cross-rank group (a
+ *     collective or a send/recv pair): it ends for every member at the latest
+ *     member's arrival plus the group's transfer time.
+ */
+#ifndef SC_GRAPH_H
+#define SC_GRAPH_H
+
+#include "../base/base.h"
+
+typedef enum sc__proc_kind { SC_P_THREAD = 0, SC_P_STREAM = 1 } sc__proc_kind;
+
+typedef struct sc__proc {
+    uint32_t rank;   /* index into the graph's ranks */
+    uint8_t kind;    /* sc__proc_kind */
+    int16_t device;  /* GPU index for streams, -1 for threads */
+    int64_t id;      /* OS tid or stream id */
+    uint32_t first;  /* first task (lowest seq) on this processor, SC__NONE if none */
+    uint32_t ntasks;
+} sc__proc;
+
+typedef enum sc__task_kind {
+    SC_T_CPU = 0,   /* operator self time or any other CPU work */
+    SC_T_LAUNCH,    /* runtime call that enqueues GPU work (cudaLaunchKernel, memcpyAsync...) */
+    SC_T_RUNTIME,   /* other runtime call that neither launches nor waits */
+    SC_T_SYNC,      /* runtime call that blocks on the GPU (see sync_* fields) */
+    SC_T_KERNEL,    /* GPU compute kernel */
+    SC_T_MEMCPY,
+    SC_T_MEMSET,
+    SC_T_COLL,      /* GPU collective (all-reduce, all-gather, ...) */
+    SC_T_SEND,      /* GPU point-to-point send */
+    SC_T_RECV,      /* GPU point-to-point receive */
+    SC_T_COUNT
+} sc__task_kind;
+
+static inline bool sc__task_on_gpu(uint8_t kind) { return kind >= SC_T_KERNEL; }
+static inline bool sc__task_is_comm(uint8_t kind) { return kind >= SC_T_COLL; }
+
+typedef enum sc__sync_kind {
+    SC_SYNC_NONE = 0,
+    SC_SYNC_STREAM, /* sync_arg = processor index of the stream */
+    SC_SYNC_DEVICE, /* sync_arg = device; waits for every stream of the rank on it */
+    SC_SYNC_TASK,   /* sync_arg = task index (event sync resolved to a task) */
+} sc__sync_kind;
+
+typedef enum sc__edge_family {
+    SC_E_THREAD = 0,   /* program order on a CPU thread */
+    SC_E_CROSS_THREAD, /* e.g. autograd forward -> backward thread */
+    SC_E_LAUNCH,       /* runtime call -> GPU task (correlation id) */
+    SC_E_STREAM,       /* stream order */
+    SC_E_CROSS_STREAM, /* cudaEventRecord / cudaStreamWaitEvent */
+    SC_E_GPU_TO_CPU,   /* a sync resolved statically */
+    SC_E_DATA,         /* data dependency from an imported graph (Chakra data_deps) */
+    SC_E_CTRL,         /* control dependency from an imported graph (Chakra ctrl_deps) */
+    SC_E_FAMILY_COUNT
+} sc__edge_family;
+
+const char *sc__task_kind_name(uint8_t kind);
+const char *sc__edge_family_name(uint8_t family);
+
+typedef enum sc__coll_type {
+    SC_C_ALL_REDUCE = 0, SC_C_REDUCE, SC_C_ALL_GATHER, SC_C_GATHER, SC_C_SCATTER,
+    SC_C_BROADCAST, SC_C_ALL_TO_ALL, SC_C_REDUCE_SCATTER, SC_C_BARRIER,
+    SC_C_SEND_RECV, SC_C_UNKNOWN, SC_C_COUNT
+} sc__coll_type;
+/* Same order as Chakra's CollectiveCommType for the first nine. */
+
+const char *sc__coll_type_name(uint8_t type);
+/* From a "Collective name" arg or an NCCL kernel name; SC_C_UNKNOWN if neither says. */
+sc__coll_type sc__coll_type_from_name(const char *name);
+
+typedef struct sc__task {
+    int64_t dur;     /* ns: traced duration (for COLL/SEND/RECV: includes waiting) */
+    int64_t gap;     /* ns: uncovered CPU time before this task on its thread */
+    int64_t ts;      /* ns: measured start, for reports and calibration only */
+    uint32_t proc;   /* processor index */
+    uint32_t seq;    /* position on its processor */
+    uint32_t name;   /* interned in graph->strings */
+    uint32_t op;     /* enclosing operator for attribution (index into ops), SC__NONE */
+    uint32_t group;  /* cross-rank group (collective / p2p pair), SC__NONE */
+    uint32_t event;  /* event index in the rank's trace, SC__NONE when synthetic */
+    uint32_t sync_arg;
+    uint8_t kind;    /* sc__task_kind */
+    uint8_t sync;    /* sc__sync_kind */
+    uint16_t flags;
+} sc__task;
+
+/* An operator instance (cpu_op / user_annotation scope) for attribution. */
+typedef struct sc__op {
+    uint32_t name;   /* interned */
+    uint32_t parent; /* enclosing op, SC__NONE at top level */
+    uint32_t module; /* innermost nn.Module / annotation scope name, SC__NONE */
+    uint32_t layer;  /* transformer layer number when known, SC__NONE */
+} sc__op;
+
+/* A cross-rank group: the tasks (one per participating rank) of one
+ * collective, or the send and recv tasks of one transfer. */
+typedef struct sc__group {
+    uint32_t first;      /* into graph->group_members */
+    uint32_t count;
+    uint8_t type;        /* sc__coll_type */
+    int64_t bytes;       /* message size per rank, -1 when unknown */
+    int64_t transfer_ns; /* modelled pure transfer time (set by the calibration) */
+} sc__group;
+
+typedef struct sc__rank {
+    int64_t rank;          /* the job rank */
+    uint32_t trace;        /* index in the trace set, SC__NONE for imported graphs */
+    uint32_t first_task, ntasks; /* tasks of a rank are contiguous */
+    int64_t step_start;    /* measured step window (ns), for measured-vs-simulated */
+    int64_t step_end;
+    uint32_t step_first_task; /* task whose start opens the step (the annotation's first) */
+} sc__rank;
+
+typedef struct sc__graph {
+    sc__intern strings;
+    sc__vec tasks;   /* sc__task */
+    sc__vec procs;   /* sc__proc */
+    sc__vec ops;     /* sc__op */
+    sc__vec groups;  /* sc__group */
+    sc__vec group_members; /* uint32 task indices */
+    sc__vec ranks;   /* sc__rank */
+
+    /* Edges: appended as (from, to, family) while building, then turned
+     * into CSR by sc__graph_finish(). */
+    sc__vec edge_list; /* sc__edge, freed by finish */
+    uint32_t *succ_off; /* ntasks + 1 */
+    uint32_t *succ;     /* nedges: successor task */
+    uint8_t *succ_family; /* nedges */
+    uint32_t *indeg;    /* ntasks */
+    uint64_t nedges;
+
+    /* Warnings from building (collective mismatches, unmatched launches...). */
+    char **warnings;
+    size_t nwarnings;
+} sc__graph;
+
+typedef struct sc__edge {
+    uint32_t from, to;
+    uint8_t family;
+} sc__edge;
+
+sc__graph *sc__graph_new(void);
+void sc__graph_free(sc__graph *g);
+static inline sc__task *sc__graph_tasks(const sc__graph *g) { return (sc__task *)g->tasks.data; }
+static inline sc__proc *sc__graph_procs(const sc__graph *g) { return (sc__proc *)g->procs.data; }
+static inline size_t sc__graph_ntasks(const sc__graph *g) { return g->tasks.len; }
+static inline const char *sc__graph_str(const sc__graph *g, uint32_t id) {
+    return sc__intern_str(&g->strings, id);
+}
+
+/* Building. Each returns an index, or SC__NONE on out-of-memory. */
+uint32_t sc__graph_add_rank(sc__graph *g, int64_t rank, uint32_t trace);
+uint32_t sc__graph_add_proc(sc__graph *g, uint32_t rank, sc__proc_kind kind, int16_t device, int64_t id);
+uint32_t sc__graph_add_task(sc__graph *g, const sc__task *t);
+bool sc__graph_add_edge(sc__graph *g, uint32_t from, uint32_t to, sc__edge_family family);
+uint32_t sc__graph_add_group(sc__graph *g, sc__coll_type type, int64_t bytes,
+                             const uint32_t *members, uint32_t count);
+bool sc__graph_warn(sc__graph *g, const char *fmt, ...) SC__PRINTF(2, 3);
+
+/* Sorts and dedups edges into CSR, adds processor-order edges implied by
+ * seq (SC_E_THREAD / SC_E_STREAM) when add_order_edges is set, fills
+ * procs[].first/ntasks, and checks acyclicity (iteratively). On a cycle it
+ * fails with SC_E_GRAPH and a message naming tasks of the cycle. */
+sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err);
+
+/* Bytes held by the graph (for bytes-per-task figures). */
+size_t sc__graph_memory(const sc__graph *g);
+
+#endif /* SC_GRAPH_H */
