@@ -187,6 +187,17 @@ bool sc__graph_warn(sc__graph *g, const char *fmt, ...) SC__PRINTF(2, 3);
  * fails with SC_E_GRAPH and a message naming tasks of the cycle. */
 sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err);
 
+/* Building from Kineto traces (src/graph/build*.c). */
+typedef struct sc__build_options {
+    int64_t iteration;    /* ProfilerStep number to build; -1 = the last complete one */
+    bool hide_cuda_sync;  /* ignore cuda_sync events (to check the inference) */
+} sc__build_options;
+
+/* One graph for every rank of the set: the chosen iteration's tasks with all
+ * edge families, cross-rank groups matched, finished (CSR, acyclic). */
+sc_status sc__graph_build_kineto(const sc_traceset *set, const sc__build_options *opts,
+                                 sc__graph **out, sc_error *err);
+
 /* Bytes held by the graph (for bytes-per-task figures). */
 size_t sc__graph_memory(const sc__graph *g);
 
