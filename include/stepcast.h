@@ -80,6 +80,9 @@ typedef struct sc_load_options {
     uint64_t max_string_bytes; /* default 256 MiB */
     uint32_t max_depth;        /* default 512 */
     uint64_t max_event_bytes;  /* one traceEvents element; default 1 GiB */
+    /* Initial size of the read window; 0 means 4 MiB. Tests set a tiny one
+     * (e.g. 64) so that every unit straddles a refill. */
+    uint32_t window_bytes;
 } sc_load_options;
 
 /* Reads one Kineto trace (.json or .json.gz, detected by content). */
@@ -120,6 +123,25 @@ SC_API const char *sc_traceset_warning(const sc_traceset *set, size_t i);
 
 /* `stepcast info`: per-rank summary, as text or JSON, written to out. */
 SC_API sc_status sc_report_info(const sc_traceset *set, FILE *out, int json, sc_error *err);
+
+/* -------------------------------------------------- 5 safe output (issue 6) */
+
+/* An output file written to a temporary name in the same directory and
+ * renamed into place on commit, so a failure never leaves a partial file.
+ * An existing file is replaced only with SC_OUTPUT_FORCE (else open fails
+ * with SC_E_USAGE: "exists; use --force"). The path "-" is stdout. */
+typedef struct sc_output sc_output;
+#define SC_OUTPUT_FORCE 1u
+
+SC_API sc_status sc_output_open(const char *path, unsigned flags, sc_output **out,
+                                sc_error *err);
+/* The stream to write to (valid until commit or abort). */
+SC_API FILE *sc_output_file(sc_output *o);
+/* Flushes, syncs and renames into place; frees o, also on failure (then the
+ * temporary file is removed and the final name is untouched). */
+SC_API sc_status sc_output_commit(sc_output *o, sc_error *err);
+/* Discards everything written; removes the temporary file; frees o. */
+SC_API void sc_output_abort(sc_output *o);
 
 #ifdef __cplusplus
 }
