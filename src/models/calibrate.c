@@ -1,0 +1,135 @@
+/*
+ * calibrate.c - the few numbers the simulator needs besides durations and
+ * gaps, measured from the traces being replayed. Rules:
+ *
+ * Launch latency (per rank). For each GPU task g with a launch call L (its
+ * LAUNCH predecessor) whose stream was idle when L was called - the previous
+ * task on g's stream and every other predecessor of g ended (measured) by
+ * L's start - the sample is g.start - L.end: how long after the call returns
+ * the GPU picks the work up. The rank's latency is the median sample (lower
+ * median, so it is a measured value); a rank without samples takes the median
+ * over all ranks, and 0 when there are none at all. It may be negative (the
+ * kernel often starts before cudaLaunchKernel returns); the simulator never
+ * starts a GPU task before its launch call starts.
+ *
+ * Sync base (per rank). A sync that finds nothing to wait for still costs a
+ * call: the shortest traced sync duration of the rank (a sync that did not
+ * wait), capped by each sync's own traced length.
+ *
+ * Collective transfer time (per group). A traced NCCL kernel spans from when
+ * its rank arrived to when the collective completed, so it includes waiting
+ * for the slowest rank. The last rank to arrive waited for nobody: its kernel
+ * is the pure transfer. Since the members end together (within a few us), the
+ * last arrival has the shortest kernel, so transfer_ns = min over members of
+ * the traced duration. Using durations only keeps the rule valid when ranks'
+ * clocks differ (several hosts), where comparing start times would not be.
+ */
+#include "calibrate.h"
+#include "../sim/sim.h"
+
+#include <stdlib.h>
+
+typedef struct sample {
+    uint32_t rank;
+    int64_t value;
+} sample;
+
+static int cmp_sample(const void *a, const void *b) {
+    const sample *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return x->value < y->value ? -1 : x->value > y->value;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+bool sc__calibrate_launch(const sc__graph *g, int64_t *latency) {
+    size_t nt = g->tasks.len, nr = g->ranks.len;
+    const sc__task *tasks = sc__graph_tasks(g);
+    const sc__proc *procs = sc__graph_procs(g);
+    uint32_t *launch = sc__alloc_array(nt ? nt : 1, sizeof *launch);
+    int64_t *pred_end = sc__alloc_array(nt ? nt : 1, sizeof *pred_end);
+    sample *samples = sc__alloc_array(nt ? nt : 1, sizeof *samples);
+    uint32_t *off = NULL, *order = NULL;
+    bool ok = launch && pred_end && samples && sc__proc_order(g, &off, &order);
+    if (ok) {
+        for (size_t i = 0; i < nt; i++) {
+            launch[i] = SC__NONE;
+            pred_end[i] = INT64_MIN;
+        }
+        for (size_t u = 0; u < nt; u++) {
+            int64_t end = tasks[u].ts + tasks[u].dur;
+            for (uint32_t k = g->succ_off[u]; k < g->succ_off[u + 1]; k++) {
+                uint32_t v = g->succ[k];
+                if (g->succ_family[k] == SC_E_LAUNCH) launch[v] = (uint32_t)u;
+                else if (end > pred_end[v]) pred_end[v] = end;
+            }
+        }
+        /* The previous task on each stream counts as a predecessor too. */
+        for (size_t p = 0; p < g->procs.len; p++) {
+            if (procs[p].kind != SC_P_STREAM) continue;
+            for (uint32_t k = off[p] + 1; k < off[p + 1]; k++) {
+                const sc__task *prev = &tasks[order[k - 1]];
+                if (prev->ts + prev->dur > pred_end[order[k]]) pred_end[order[k]] = prev->ts + prev->dur;
+            }
+        }
+        size_t ns = 0;
+        for (size_t v = 0; v < nt; v++) {
+            if (!sc__task_on_gpu(tasks[v].kind) || launch[v] == SC__NONE) continue;
+            const sc__task *l = &tasks[launch[v]];
+            if (pred_end[v] > l->ts) continue;
+            samples[ns++] = (sample){procs[tasks[v].proc].rank, tasks[v].ts - (l->ts + l->dur)};
+        }
+        qsort(samples, ns, sizeof *samples, cmp_sample);
+        int64_t *all = sc__alloc_array(ns ? ns : 1, sizeof *all);
+        ok = all != NULL;
+        int64_t global = 0;
+        if (ok && ns) {
+            for (size_t i = 0; i < ns; i++) all[i] = samples[i].value;
+            qsort(all, ns, sizeof *all, cmp_i64);
+            global = all[(ns - 1) / 2];
+        }
+        free(all);
+        for (size_t r = 0; r < nr; r++) latency[r] = global;
+        for (size_t i = 0; i < ns;) {
+            size_t j = i;
+            while (j < ns && samples[j].rank == samples[i].rank) j++;
+            if (samples[i].rank < nr) latency[samples[i].rank] = samples[i + (j - i - 1) / 2].value;
+            i = j;
+        }
+    }
+    free(launch);
+    free(pred_end);
+    free(samples);
+    free(off);
+    free(order);
+    return ok;
+}
+
+void sc__calibrate_sync_base(const sc__graph *g, int64_t *base) {
+    const sc__task *tasks = sc__graph_tasks(g);
+    const sc__proc *procs = sc__graph_procs(g);
+    for (size_t r = 0; r < g->ranks.len; r++) base[r] = -1;
+    for (size_t i = 0; i < g->tasks.len; i++) {
+        if (tasks[i].kind != SC_T_SYNC) continue;
+        uint32_t r = procs[tasks[i].proc].rank;
+        if (r < g->ranks.len && (base[r] < 0 || tasks[i].dur < base[r])) base[r] = tasks[i].dur;
+    }
+    for (size_t r = 0; r < g->ranks.len; r++)
+        if (base[r] < 0) base[r] = 0;
+}
+
+bool sc__calibrate_transfers(sc__graph *g) {
+    const sc__task *tasks = sc__graph_tasks(g);
+    for (size_t gi = 0; gi < g->groups.len; gi++) {
+        sc__group *grp = &SC__VEC_AT(&g->groups, sc__group, gi);
+        const uint32_t *m = &SC__VEC_AT(&g->group_members, uint32_t, grp->first);
+        int64_t best = -1;
+        for (uint32_t i = 0; i < grp->count; i++)
+            if (best < 0 || tasks[m[i]].dur < best) best = tasks[m[i]].dur;
+        grp->transfer_ns = best < 0 ? 0 : best;
+    }
+    return true;
+}

@@ -1,0 +1,18 @@
+/*
+ * calibrate.h - the simulator's parameters, measured from the trace itself.
+ */
+#ifndef SC_CALIBRATE_H
+#define SC_CALIBRATE_H
+
+#include "../graph/graph.h"
+
+/* Per graph rank: the launch latency (ns) added after a launch call's end
+ * before its GPU task may start, and the cost of a sync that need not wait.
+ * Arrays of g->ranks.len entries, allocated by the caller. */
+bool sc__calibrate_launch(const sc__graph *g, int64_t *latency);
+void sc__calibrate_sync_base(const sc__graph *g, int64_t *base);
+
+/* Fills every group's transfer_ns from its members' traced durations. */
+bool sc__calibrate_transfers(sc__graph *g);
+
+#endif /* SC_CALIBRATE_H */

@@ -1,0 +1,429 @@
+/*
+ * sim.c - the discrete-event loop behind sc__sim_run (contract in sim.h).
+ *
+ * List scheduling driven by a binary min-heap of events keyed by
+ * (time, kind, task). Only two kinds of event exist:
+ *   END(t)   t finishes: its processor takes the next task in seq order, its
+ *            successors' ready times rise, waiters on t may finish;
+ *   SYNC(t)  a sync task reaches its start time: only then, with every END up
+ *            to that instant processed, do we know which GPU task is "the last
+ *            one already launched" on its target stream(s).
+ * A task is placed the moment its last predecessor ends and its processor
+ * is free, so each task costs one push and one pop; the heap never holds more
+ * than one event per processor, which keeps it small and cache-resident.
+ * Group members, once placed, hold their stream until the group's last member
+ * arrives; then all of them get their END at max(arrival) + transfer_ns.
+ * Total work is O(tasks + edges) plus a log(processors) heap factor.
+ */
+#include "sim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+enum { EV_END = 0, EV_SYNC = 1 };
+enum { ST_WAITING = 0, ST_PLACED = 1, ST_DONE = 2 };
+
+typedef struct event {
+    int64_t time;
+    uint64_t key; /* kind << 32 | task: ENDs before SYNCs at one instant, then by task */
+} event;
+
+typedef struct waiter {
+    uint32_t sync, next;
+} waiter;
+
+typedef struct sim_state {
+    const sc__graph *g;
+    const sc__sim_params *p;
+    const sc__task *tasks;
+    const sc__proc *procs;
+    sc__sim *out;
+    /* per task */
+    uint32_t *remaining; /* predecessors not yet ended; for a placed sync: targets pending */
+    int64_t *ready;      /* latest predecessor end (+latency); for a placed sync: latest target end */
+    uint8_t *state;
+    uint32_t *whead;     /* syncs waiting on this task */
+    /* per processor */
+    uint32_t *off, *order, *cur, *prev, *launched;
+    int64_t *free_at;
+    uint8_t *busy;
+    /* per rank: its stream processors */
+    uint32_t *rs_off, *rs;
+    /* per group */
+    uint32_t *arrived, *last;
+    int64_t *max_arrival;
+    /* heap and waiter pool */
+    event *heap;
+    size_t nheap, capheap;
+    waiter *wpool;
+    size_t nw, capw;
+    uint64_t ndone;
+    bool oom;
+} sim_state;
+
+static inline bool ev_less(const event *a, const event *b) {
+    return a->time < b->time || (a->time == b->time && a->key < b->key);
+}
+
+static void heap_push(sim_state *s, int64_t time, uint32_t kind, uint32_t task) {
+    if (s->nheap == s->capheap) {
+        size_t cap = s->capheap ? s->capheap * 2 : 64;
+        event *h = sc__realloc_array(s->heap, cap, sizeof *h);
+        if (!h) {
+            s->oom = true;
+            return;
+        }
+        s->heap = h;
+        s->capheap = cap;
+    }
+    event e = {time, ((uint64_t)kind << 32) | task};
+    size_t i = s->nheap++;
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!ev_less(&e, &s->heap[parent])) break;
+        s->heap[i] = s->heap[parent];
+        i = parent;
+    }
+    s->heap[i] = e;
+}
+
+static event heap_pop(sim_state *s) {
+    event top = s->heap[0];
+    event last = s->heap[--s->nheap];
+    size_t n = s->nheap, i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && ev_less(&s->heap[c + 1], &s->heap[c])) c++;
+        if (!ev_less(&s->heap[c], &last)) break;
+        s->heap[i] = s->heap[c];
+        i = c;
+    }
+    if (n) s->heap[i] = last;
+    return top;
+}
+
+static inline int64_t rank_param(const int64_t *arr, uint32_t rank) { return arr ? arr[rank] : 0; }
+
+static void finish_task(sim_state *s, uint32_t t, int64_t end) {
+    s->out->end[t] = end;
+    heap_push(s, end, EV_END, t);
+}
+
+/* A group member has arrived; when the last one does, all of them end. */
+static void group_arrive(sim_state *s, uint32_t t) {
+    const sc__group *grp = &SC__VEC_AT(&s->g->groups, sc__group, s->tasks[t].group);
+    uint32_t gi = s->tasks[t].group;
+    int64_t at = s->out->start[t];
+    if (s->arrived[gi] == 0 || at > s->max_arrival[gi]) {
+        s->max_arrival[gi] = at;
+        s->last[gi] = t;
+    }
+    if (++s->arrived[gi] < grp->count) return;
+    int64_t end = s->max_arrival[gi] + (grp->transfer_ns > 0 ? grp->transfer_ns : 0);
+    const uint32_t *members = &SC__VEC_AT(&s->g->group_members, uint32_t, grp->first);
+    for (uint32_t i = 0; i < grp->count; i++) {
+        s->out->waited[members[i]] = s->last[gi];
+        s->out->wait_kind[members[i]] = SC_SIM_W_GROUP;
+        finish_task(s, members[i], end);
+    }
+}
+
+/* Places the next task of processor p if its predecessors have all ended. */
+static void try_place(sim_state *s, uint32_t p) {
+    if (s->busy[p] || s->cur[p] == s->off[p + 1]) return;
+    uint32_t t = s->order[s->cur[p]];
+    if (s->remaining[t]) return;
+    const sc__task *task = &s->tasks[t];
+    int64_t from_proc = s->free_at[p];
+    if (s->procs[p].kind == SC_P_THREAD && task->gap > 0) from_proc += task->gap;
+    int64_t start = s->ready[t];
+    if (s->out->bound[t] == SC__NONE || from_proc > start) {
+        /* The processor (previous task + gap) binds, or nothing else does. */
+        if (from_proc > start) start = from_proc;
+        s->out->bound[t] = s->prev[p];
+        s->out->bound_fam[t] = s->prev[p] == SC__NONE          ? SC_SIM_ROOT
+                               : s->procs[p].kind == SC_P_THREAD ? SC_E_THREAD
+                                                                 : SC_E_STREAM;
+    }
+    s->out->start[t] = start;
+    s->busy[p] = 1;
+    s->state[t] = ST_PLACED;
+    if (task->kind == SC_T_SYNC) heap_push(s, start, EV_SYNC, t);
+    else if (task->group != SC__NONE && s->p->coupled) group_arrive(s, t);
+    else finish_task(s, t, start + (task->dur > 0 ? task->dur : 0));
+}
+
+static void add_wait(sim_state *s, uint32_t sync, uint32_t target) {
+    if (target == SC__NONE) return;
+    if (s->state[target] == ST_DONE) {
+        if (s->out->end[target] > s->ready[sync]) {
+            s->ready[sync] = s->out->end[target];
+            s->out->waited[sync] = target;
+        }
+        return;
+    }
+    if (s->nw == s->capw) {
+        size_t cap = s->capw ? s->capw * 2 : 64;
+        waiter *w = sc__realloc_array(s->wpool, cap, sizeof *w);
+        if (!w) {
+            s->oom = true;
+            return;
+        }
+        s->wpool = w;
+        s->capw = cap;
+    }
+    s->wpool[s->nw] = (waiter){sync, s->whead[target]};
+    s->whead[target] = (uint32_t)s->nw++;
+    s->remaining[sync]++;
+}
+
+static void sync_done(sim_state *s, uint32_t t) {
+    const sc__task *task = &s->tasks[t];
+    int64_t base = rank_param(s->p->sync_base, s->procs[task->proc].rank);
+    if (base > task->dur) base = task->dur;
+    if (base < 0) base = 0;
+    int64_t end = s->out->start[t] + base;
+    if (s->out->waited[t] != SC__NONE && s->ready[t] > end) {
+        end = s->ready[t];
+        s->out->wait_kind[t] = SC_SIM_W_SYNC;
+    } else {
+        s->out->waited[t] = SC__NONE;
+    }
+    finish_task(s, t, end);
+}
+
+/* The sync's start time has come: find what it waits for. */
+static void sync_start(sim_state *s, uint32_t t) {
+    const sc__task *task = &s->tasks[t];
+    uint32_t rank = s->procs[task->proc].rank;
+    s->ready[t] = INT64_MIN; /* reused: latest target end */
+    s->remaining[t] = 0;     /* reused: targets still running */
+    switch (task->sync) {
+    case SC_SYNC_STREAM:
+        if (task->sync_arg < s->g->procs.len) add_wait(s, t, s->launched[task->sync_arg]);
+        break;
+    case SC_SYNC_TASK:
+        if (task->sync_arg < s->g->tasks.len) add_wait(s, t, task->sync_arg);
+        break;
+    default: /* SC_SYNC_DEVICE, or a sync the builder could not resolve: every stream */
+        for (uint32_t k = s->rs_off[rank]; k < s->rs_off[rank + 1]; k++) {
+            uint32_t q = s->rs[k];
+            if (task->sync == SC_SYNC_DEVICE && s->procs[q].device != (int64_t)task->sync_arg) continue;
+            add_wait(s, t, s->launched[q]);
+        }
+    }
+    if (!s->remaining[t]) sync_done(s, t);
+}
+
+static inline void note_launched(sim_state *s, uint32_t gpu) {
+    uint32_t q = s->tasks[gpu].proc;
+    uint32_t cur = s->launched[q];
+    if (cur == SC__NONE || s->tasks[gpu].seq > s->tasks[cur].seq) s->launched[q] = gpu;
+}
+
+static void task_end(sim_state *s, uint32_t t) {
+    const sc__graph *g = s->g;
+    const sc__task *task = &s->tasks[t];
+    int64_t end = s->out->end[t];
+    uint32_t p = task->proc;
+    s->state[t] = ST_DONE;
+    s->ndone++;
+    if (end > s->out->makespan) s->out->makespan = end;
+    s->busy[p] = 0;
+    s->free_at[p] = end;
+    s->prev[p] = t;
+    s->cur[p]++;
+    if (s->procs[p].kind == SC_P_STREAM) note_launched(s, t);
+
+    for (uint32_t w = s->whead[t]; w != SC__NONE; w = s->wpool[w].next) {
+        uint32_t sync = s->wpool[w].sync;
+        if (end > s->ready[sync]) {
+            s->ready[sync] = end;
+            s->out->waited[sync] = t;
+        }
+        if (--s->remaining[sync] == 0) sync_done(s, sync);
+    }
+
+    int64_t lat = rank_param(s->p->launch_latency, s->procs[p].rank);
+    for (uint32_t k = g->succ_off[t]; k < g->succ_off[t + 1]; k++) {
+        uint32_t v = g->succ[k];
+        uint8_t fam = g->succ_family[k];
+        int64_t at = end;
+        if (fam == SC_E_LAUNCH) {
+            note_launched(s, v);
+            at = end + lat;
+            if (at < s->out->start[t]) at = s->out->start[t];
+        }
+        if (s->out->bound[v] == SC__NONE || at > s->ready[v]) {
+            s->ready[v] = at;
+            s->out->bound[v] = t;
+            s->out->bound_fam[v] = fam;
+        }
+        if (--s->remaining[v] == 0) try_place(s, s->tasks[v].proc);
+    }
+    try_place(s, p);
+}
+
+static void state_free(sim_state *s) {
+    free(s->remaining);
+    free(s->ready);
+    free(s->state);
+    free(s->whead);
+    free(s->off);
+    free(s->order);
+    free(s->cur);
+    free(s->prev);
+    free(s->launched);
+    free(s->free_at);
+    free(s->busy);
+    free(s->rs_off);
+    free(s->rs);
+    free(s->arrived);
+    free(s->last);
+    free(s->max_arrival);
+    free(s->heap);
+    free(s->wpool);
+}
+
+bool sc__proc_order(const sc__graph *g, uint32_t **off_out, uint32_t **order_out) {
+    size_t nt = g->tasks.len, np = g->procs.len;
+    const sc__task *tasks = sc__graph_tasks(g);
+    uint32_t *off = calloc(np + 2, sizeof *off);
+    uint32_t *order = sc__alloc_array(nt ? nt : 1, sizeof *order);
+    if (!off || !order) {
+        free(off);
+        free(order);
+        return false;
+    }
+    for (size_t i = 0; i < nt; i++) off[tasks[i].proc + 2]++;
+    for (size_t p = 0; p < np; p++) off[p + 2] += off[p + 1];
+    for (size_t i = 0; i < nt; i++) order[off[tasks[i].proc + 1]++] = (uint32_t)i;
+    /* off[p] is now the start of p's slice; sort each by seq (linear when in order). */
+    for (size_t p = 0; p < np; p++) {
+        uint32_t *sl = order + off[p];
+        uint32_t n = off[p + 1] - off[p];
+        for (uint32_t i = 1; i < n; i++) {
+            uint32_t v = sl[i], j = i;
+            while (j > 0 && tasks[sl[j - 1]].seq > tasks[v].seq) {
+                sl[j] = sl[j - 1];
+                j--;
+            }
+            sl[j] = v;
+        }
+    }
+    *off_out = off;
+    *order_out = order;
+    return true;
+}
+
+static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p, sc__sim *out) {
+    size_t nt = g->tasks.len, np = g->procs.len, nr = g->ranks.len, ng = g->groups.len;
+    size_t n1 = nt ? nt : 1, p1 = np ? np : 1, g1 = ng ? ng : 1;
+    memset(s, 0, sizeof *s);
+    s->g = g;
+    s->p = p;
+    s->tasks = sc__graph_tasks(g);
+    s->procs = sc__graph_procs(g);
+    s->out = out;
+    s->remaining = sc__alloc_array(n1, sizeof *s->remaining);
+    s->ready = calloc(n1, sizeof *s->ready);
+    s->state = calloc(n1, 1);
+    s->whead = sc__alloc_array(n1, sizeof *s->whead);
+    s->cur = sc__alloc_array(p1, sizeof *s->cur);
+    s->prev = sc__alloc_array(p1, sizeof *s->prev);
+    s->launched = sc__alloc_array(p1, sizeof *s->launched);
+    s->free_at = calloc(p1, sizeof *s->free_at);
+    s->busy = calloc(p1, 1);
+    s->rs_off = calloc(nr + 2, sizeof *s->rs_off);
+    s->rs = sc__alloc_array(p1, sizeof *s->rs);
+    s->arrived = calloc(g1, sizeof *s->arrived);
+    s->last = sc__alloc_array(g1, sizeof *s->last);
+    s->max_arrival = calloc(g1, sizeof *s->max_arrival);
+    if (!s->remaining || !s->ready || !s->state || !s->whead || !s->cur || !s->prev ||
+        !s->launched || !s->free_at || !s->busy || !s->rs_off || !s->rs || !s->arrived ||
+        !s->last || !s->max_arrival || !sc__proc_order(g, &s->off, &s->order))
+        return false;
+    if (g->indeg) memcpy(s->remaining, g->indeg, nt * sizeof *s->remaining);
+    else memset(s->remaining, 0, nt * sizeof *s->remaining);
+    memset(s->whead, 0xff, nt * sizeof *s->whead);
+    for (size_t q = 0; q < np; q++) {
+        s->cur[q] = s->off[q];
+        s->prev[q] = SC__NONE;
+        s->launched[q] = SC__NONE;
+    }
+    for (size_t q = 0; q < np; q++)
+        if (s->procs[q].kind == SC_P_STREAM && s->procs[q].rank < nr) s->rs_off[s->procs[q].rank + 2]++;
+    for (size_t r = 0; r < nr; r++) s->rs_off[r + 2] += s->rs_off[r + 1];
+    for (size_t q = 0; q < np; q++)
+        if (s->procs[q].kind == SC_P_STREAM && s->procs[q].rank < nr)
+            s->rs[s->rs_off[s->procs[q].rank + 1]++] = (uint32_t)q;
+
+    out->ntasks = nt;
+    out->start = sc__alloc_array(n1, sizeof *out->start);
+    out->end = sc__alloc_array(n1, sizeof *out->end);
+    out->bound = sc__alloc_array(n1, sizeof *out->bound);
+    out->bound_fam = sc__alloc_array(n1, 1);
+    out->waited = sc__alloc_array(n1, sizeof *out->waited);
+    out->wait_kind = calloc(n1, 1);
+    if (!out->start || !out->end || !out->bound || !out->bound_fam || !out->waited || !out->wait_kind)
+        return false;
+    memset(out->start, 0, nt * sizeof *out->start);
+    memset(out->end, 0, nt * sizeof *out->end);
+    memset(out->bound, 0xff, nt * sizeof *out->bound);
+    memset(out->bound_fam, SC_SIM_ROOT, nt);
+    memset(out->waited, 0xff, nt * sizeof *out->waited);
+    out->makespan = 0;
+    out->events = 0;
+    return true;
+}
+
+sc_status sc__sim_run(const sc__graph *g, const sc__sim_params *p, sc__sim *out, sc_error *err) {
+    sim_state s;
+    memset(out, 0, sizeof *out);
+    if (!g->succ_off && g->tasks.len)
+        return sc__fail(err, SC_E_INTERNAL, NULL, SC_NO_OFFSET, "simulating a graph that is not finished");
+    if (!state_init(&s, g, p, out)) {
+        state_free(&s);
+        sc__sim_free(out);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory simulating");
+    }
+    for (uint32_t q = 0; q < g->procs.len; q++) try_place(&s, q);
+    uint64_t events = 0;
+    while (s.nheap && !s.oom) {
+        event e = heap_pop(&s);
+        uint32_t t = (uint32_t)e.key;
+        events++;
+        if (e.key >> 32 == EV_SYNC) sync_start(&s, t);
+        else task_end(&s, t);
+    }
+    out->events = events;
+    sc_status st = SC_OK;
+    if (s.oom) {
+        st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory simulating");
+    } else if (s.ndone != g->tasks.len) {
+        uint32_t stuck = 0;
+        while (stuck < g->tasks.len && s.state[stuck] == ST_DONE) stuck++;
+        const sc__task *t = &s.tasks[stuck];
+        st = sc__fail(err, SC_E_GRAPH, NULL, SC_NO_OFFSET,
+                      "simulation deadlocked: %llu of %zu tasks never ended, e.g. '%s' (task %u, rank "
+                      "%u%s)",
+                      (unsigned long long)(g->tasks.len - s.ndone), g->tasks.len,
+                      sc__graph_str(g, t->name), stuck, s.procs[t->proc].rank,
+                      t->group != SC__NONE ? ", a group member whose peers never arrived" : "");
+    }
+    state_free(&s);
+    if (st != SC_OK) sc__sim_free(out);
+    return st;
+}
+
+void sc__sim_free(sc__sim *s) {
+    if (!s) return;
+    free(s->start);
+    free(s->end);
+    free(s->bound);
+    free(s->bound_fam);
+    free(s->waited);
+    free(s->wait_kind);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,40 @@
+/*
+ * scale.h - `--scale CLASS=FACTOR`: what-if re-timing of a class of tasks
+ * before the simulation (the first lever of the what-if engine).
+ */
+#ifndef SC_SCALE_H
+#define SC_SCALE_H
+
+#include "../graph/graph.h"
+
+typedef enum sc__scale_class {
+    SC_SCALE_COMPUTE = 0, /* GPU tasks that are not communication */
+    SC_SCALE_COMM,        /* collectives and p2p transfers (and their group transfer time) */
+    SC_SCALE_CPU,         /* CPU-side tasks: durations and the gaps before them */
+    SC_SCALE_GEMM,        /* GEMM kernels (cuBLAS, CUTLASS, xmma, ...) */
+    SC_SCALE_ATTENTION,   /* attention kernels (flash, fmha, ...) */
+    SC_SCALE_GPU,         /* every GPU task */
+    SC_SCALE_NAME,        /* tasks whose name contains `name` */
+} sc__scale_class;
+
+typedef struct sc__scale_rule {
+    uint8_t cls;
+    double factor;
+    char name[128]; /* SC_SCALE_NAME only */
+} sc__scale_rule;
+
+/* Parses "CLASS=FACTOR"; a CLASS that is not a class name is a name substring.
+ * FACTOR must be a finite number > 0. Fails with SC_E_USAGE. */
+sc_status sc__scale_parse(const char *spec, sc__scale_rule *out, sc_error *err);
+
+/* The narrowest class of a task: GEMM, ATTENTION, COMPUTE (other GPU work),
+ * COMM or CPU. Shared with the reports' critical-path summary. */
+sc__scale_class sc__scale_class_of(const char *name, uint8_t kind);
+
+bool sc__scale_matches(const sc__scale_rule *r, const char *name, uint8_t kind);
+
+/* Multiplies the durations (and CPU gaps, and group transfer times) the rules
+ * select; rules compose multiplicatively in order. */
+void sc__scale_apply(sc__graph *g, const sc__scale_rule *rules, size_t n);
+
+#endif /* SC_SCALE_H */

@@ -1,0 +1,364 @@
+/*
+ * test_sim.c - the simulator on small graphs built by hand, one rule of
+ * graph.h per test: gaps, launch latency, stream order, syncs that wait at
+ * simulated time, cross-rank groups (coupled and traced), deadlock
+ * detection, and what bound each start (the critical path's raw material).
+ */
+#include "testutil.h"
+
+#include "models/calibrate.h"
+#include "sim/sim.h"
+#include "transforms/scale.h"
+
+typedef struct tg {
+    sc__graph *g;
+    uint32_t seq[16];
+} tg;
+
+static void tg_init(tg *t, int nranks) {
+    memset(t, 0, sizeof *t);
+    t->g = sc__graph_new();
+    assert_non_null(t->g);
+    for (int r = 0; r < nranks; r++) assert_int_not_equal(sc__graph_add_rank(t->g, r, (uint32_t)r), SC__NONE);
+}
+
+static uint32_t tg_proc(tg *t, uint32_t rank, sc__proc_kind kind, int64_t id) {
+    uint32_t p = sc__graph_add_proc(t->g, rank, kind, kind == SC_P_STREAM ? 0 : -1, id);
+    assert_true(p < 16);
+    return p;
+}
+
+static uint32_t tg_task(tg *t, uint32_t proc, sc__task_kind kind, int64_t dur, int64_t gap,
+                        const char *name) {
+    sc__task task;
+    memset(&task, 0, sizeof task);
+    task.dur = dur;
+    task.gap = gap;
+    task.proc = proc;
+    task.seq = t->seq[proc]++;
+    task.name = sc__intern_put(&t->g->strings, name, strlen(name));
+    task.op = SC__NONE;
+    task.group = SC__NONE;
+    task.event = SC__NONE;
+    task.sync_arg = SC__NONE;
+    task.kind = (uint8_t)kind;
+    uint32_t id = sc__graph_add_task(t->g, &task);
+    assert_int_not_equal(id, SC__NONE);
+    return id;
+}
+
+static void tg_edge(tg *t, uint32_t a, uint32_t b, sc__edge_family f) {
+    assert_true(sc__graph_add_edge(t->g, a, b, f));
+}
+
+static void tg_finish(tg *t) {
+    sc_error err;
+    /* Ranks own contiguous tasks: in these tests rank r's tasks are added in order. */
+    assert_int_equal(sc__graph_finish(t->g, true, &err), SC_OK);
+}
+
+static sc__sim run(tg *t, bool coupled, int64_t latency) {
+    int64_t lat[4] = {latency, latency, latency, latency};
+    sc__sim_params p = {.coupled = coupled, .launch_latency = lat, .sync_base = NULL};
+    sc__sim s;
+    sc_error err;
+    assert_int_equal(sc__sim_run(t->g, &p, &s, &err), SC_OK);
+    return s;
+}
+
+static void test_gaps_on_a_thread(void **state) {
+    (void)state;
+    tg t;
+    tg_init(&t, 1);
+    uint32_t th = tg_proc(&t, 0, SC_P_THREAD, 1);
+    uint32_t a = tg_task(&t, th, SC_T_CPU, 10, 5, "a");
+    uint32_t b = tg_task(&t, th, SC_T_CPU, 20, 5, "b");
+    uint32_t c = tg_task(&t, th, SC_T_CPU, 30, 5, "c");
+    tg_finish(&t);
+    sc__sim s = run(&t, true, 0);
+    assert_int_equal(s.start[a], 5);
+    assert_int_equal(s.end[a], 15);
+    assert_int_equal(s.start[b], 20);
+    assert_int_equal(s.start[c], 45);
+    assert_int_equal(s.end[c], 75);
+    assert_int_equal(s.makespan, 75);
+    assert_int_equal(s.bound[c], b);
+    assert_int_equal(s.bound_fam[c], SC_E_THREAD);
+    assert_int_equal(s.bound_fam[a], SC_SIM_ROOT);
+    sc__sim_free(&s);
+    sc__graph_free(t.g);
+}
+
+static void test_launch_latency_and_stream_order(void **state) {
+    (void)state;
+    tg t;
+    tg_init(&t, 1);
+    uint32_t th = tg_proc(&t, 0, SC_P_THREAD, 1);
+    uint32_t st = tg_proc(&t, 0, SC_P_STREAM, 7);
+    uint32_t l1 = tg_task(&t, th, SC_T_LAUNCH, 5, 0, "cudaLaunchKernel");
+    uint32_t l2 = tg_task(&t, th, SC_T_LAUNCH, 5, 0, "cudaLaunchKernel");
+    uint32_t k1 = tg_task(&t, st, SC_T_KERNEL, 100, 999, "k1"); /* a GPU task's gap is ignored */
+    uint32_t k2 = tg_task(&t, st, SC_T_KERNEL, 50, 0, "k2");
+    tg_edge(&t, l1, k1, SC_E_LAUNCH);
+    tg_edge(&t, l2, k2, SC_E_LAUNCH);
+    tg_finish(&t);
+    sc__sim s = run(&t, true, 7);
+    assert_int_equal(s.start[k1], 12);
+    assert_int_equal(s.end[k1], 112);
+    assert_int_equal(s.start[k2], 112); /* ready at 17, but the stream is busy */
+    assert_int_equal(s.bound[k2], k1);
+    assert_int_equal(s.bound_fam[k2], SC_E_STREAM);
+    assert_int_equal(s.bound[k1], l1);
+    assert_int_equal(s.bound_fam[k1], SC_E_LAUNCH);
+    sc__sim_free(&s);
+
+    /* A negative calibrated latency never puts a kernel before its launch call. */
+    s = run(&t, true, -100);
+    assert_int_equal(s.start[k1], 0);
+    sc__sim_free(&s);
+    sc__graph_free(t.g);
+}
+
+/* L1 launches k1, then a stream sync, then L2 launches k2, then CPU work. */
+static void test_sync_waits_at_simulated_time(void **state) {
+    (void)state;
+    tg t;
+    tg_init(&t, 1);
+    uint32_t th = tg_proc(&t, 0, SC_P_THREAD, 1);
+    uint32_t st = tg_proc(&t, 0, SC_P_STREAM, 7);
+    uint32_t l1 = tg_task(&t, th, SC_T_LAUNCH, 5, 0, "launch1");
+    uint32_t sy = tg_task(&t, th, SC_T_SYNC, 999999, 0, "cudaStreamSynchronize");
+    uint32_t l2 = tg_task(&t, th, SC_T_LAUNCH, 5, 0, "launch2");
+    uint32_t c = tg_task(&t, th, SC_T_CPU, 10, 0, "cpu");
+    uint32_t k1 = tg_task(&t, st, SC_T_KERNEL, 100, 0, "k1");
+    uint32_t k2 = tg_task(&t, st, SC_T_KERNEL, 1000, 0, "k2");
+    sc__graph_tasks(t.g)[sy].sync = SC_SYNC_STREAM;
+    sc__graph_tasks(t.g)[sy].sync_arg = st;
+    tg_edge(&t, l1, k1, SC_E_LAUNCH);
+    tg_edge(&t, l2, k2, SC_E_LAUNCH);
+    tg_finish(&t);
+    sc__sim s = run(&t, true, 0);
+    assert_int_equal(s.end[k1], 105);
+    assert_int_equal(s.start[sy], 5);
+    assert_int_equal(s.end[sy], 105); /* waited for k1, not its traced 999999 */
+    assert_int_equal(s.waited[sy], k1);
+    assert_int_equal(s.wait_kind[sy], SC_SIM_W_SYNC);
+    assert_int_equal(s.start[l2], 105);
+    assert_int_equal(s.end[c], 120);
+    assert_int_equal(s.end[k2], 1110); /* launched after the sync: not waited for */
+    sc__sim_free(&s);
+
+    /* A sync with nothing to wait for costs its base (capped by its traced length). */
+    tg t2;
+    tg_init(&t2, 1);
+    th = tg_proc(&t2, 0, SC_P_THREAD, 1);
+    st = tg_proc(&t2, 0, SC_P_STREAM, 7);
+    sy = tg_task(&t2, th, SC_T_SYNC, 40, 0, "cudaDeviceSynchronize");
+    sc__graph_tasks(t2.g)[sy].sync = SC_SYNC_DEVICE;
+    sc__graph_tasks(t2.g)[sy].sync_arg = 0;
+    tg_finish(&t2);
+    int64_t base = 3;
+    sc__sim_params p = {.coupled = true, .sync_base = &base};
+    sc_error err;
+    assert_int_equal(sc__sim_run(t2.g, &p, &s, &err), SC_OK);
+    assert_int_equal(s.end[sy], 3);
+    sc__sim_free(&s);
+    sc__graph_free(t2.g);
+    sc__graph_free(t.g);
+}
+
+/* A device sync waits for the last launched task on every stream of the device. */
+static void test_device_sync(void **state) {
+    (void)state;
+    tg t;
+    tg_init(&t, 1);
+    uint32_t th = tg_proc(&t, 0, SC_P_THREAD, 1);
+    uint32_t s1 = tg_proc(&t, 0, SC_P_STREAM, 7);
+    uint32_t s2 = tg_proc(&t, 0, SC_P_STREAM, 8);
+    uint32_t l1 = tg_task(&t, th, SC_T_LAUNCH, 5, 0, "l1");
+    uint32_t l2 = tg_task(&t, th, SC_T_LAUNCH, 5, 0, "l2");
+    uint32_t sy = tg_task(&t, th, SC_T_SYNC, 1, 0, "cudaDeviceSynchronize");
+    uint32_t k1 = tg_task(&t, s1, SC_T_KERNEL, 100, 0, "k1");
+    uint32_t k2 = tg_task(&t, s2, SC_T_KERNEL, 300, 0, "k2");
+    sc__graph_tasks(t.g)[sy].sync = SC_SYNC_DEVICE;
+    sc__graph_tasks(t.g)[sy].sync_arg = 0;
+    tg_edge(&t, l1, k1, SC_E_LAUNCH);
+    tg_edge(&t, l2, k2, SC_E_LAUNCH);
+    tg_finish(&t);
+    sc__sim s = run(&t, true, 0);
+    assert_int_equal(s.end[k2], 310);
+    assert_int_equal(s.end[sy], 310);
+    assert_int_equal(s.waited[sy], k2);
+    sc__sim_free(&s);
+    sc__graph_free(t.g);
+}
+
+/* Two ranks reach an all-reduce at different times. */
+static void test_group_coupling(void **state) {
+    (void)state;
+    tg t;
+    tg_init(&t, 2);
+    uint32_t th0 = tg_proc(&t, 0, SC_P_THREAD, 1);
+    uint32_t st0 = tg_proc(&t, 0, SC_P_STREAM, 24);
+    uint32_t cpu0 = tg_task(&t, th0, SC_T_CPU, 100, 0, "slow_cpu");
+    uint32_t l0 = tg_task(&t, th0, SC_T_LAUNCH, 5, 0, "launch");
+    uint32_t c0 = tg_task(&t, st0, SC_T_COLL, 60, 0, "ncclAllReduce");
+    uint32_t th1 = tg_proc(&t, 1, SC_P_THREAD, 1);
+    uint32_t st1 = tg_proc(&t, 1, SC_P_STREAM, 24);
+    uint32_t l1 = tg_task(&t, th1, SC_T_LAUNCH, 5, 0, "launch");
+    uint32_t c1 = tg_task(&t, st1, SC_T_COLL, 160, 0, "ncclAllReduce");
+    uint32_t k1 = tg_task(&t, st1, SC_T_KERNEL, 10, 0, "after");
+    tg_edge(&t, cpu0, l0, SC_E_THREAD);
+    tg_edge(&t, l0, c0, SC_E_LAUNCH);
+    tg_edge(&t, l1, c1, SC_E_LAUNCH);
+    uint32_t members[2] = {c0, c1};
+    uint32_t gi = sc__graph_add_group(t.g, SC_C_ALL_REDUCE, 1024, members, 2);
+    assert_int_not_equal(gi, SC__NONE);
+    tg_finish(&t);
+
+    /* The calibration takes the last arrival's (shortest) traced duration. */
+    assert_true(sc__calibrate_transfers(t.g));
+    assert_int_equal(SC__VEC_AT(&t.g->groups, sc__group, gi).transfer_ns, 60);
+
+    sc__sim s = run(&t, true, 0);
+    assert_int_equal(s.start[c0], 105);
+    assert_int_equal(s.start[c1], 5);
+    assert_int_equal(s.end[c0], 165);
+    assert_int_equal(s.end[c1], 165);
+    assert_int_equal(s.waited[c1], c0);
+    assert_int_equal(s.wait_kind[c1], SC_SIM_W_GROUP);
+    assert_int_equal(s.start[k1], 165);
+    sc__sim_free(&s);
+
+    /* Traced mode: no coupling, each rank keeps its own traced duration. */
+    s = run(&t, false, 0);
+    assert_int_equal(s.end[c0], 165);
+    assert_int_equal(s.end[c1], 165);
+    assert_int_equal(s.waited[c1], SC__NONE);
+    sc__sim_free(&s);
+
+    /* Making rank 0's CPU twice as slow delays rank 1 only in coupled mode. */
+    sc__scale_rule rule;
+    sc_error err;
+    assert_int_equal(sc__scale_parse("cpu=2", &rule, &err), SC_OK);
+    sc__scale_apply(t.g, &rule, 1);
+    s = run(&t, true, 0);
+    assert_int_equal(s.end[c1], 270); /* rank 0: cpu 200 + launch 10, then transfer 60 */
+    sc__sim_free(&s);
+    s = run(&t, false, 0);
+    assert_int_equal(s.end[c1], 170); /* only its own launch got slower */
+    sc__sim_free(&s);
+    sc__graph_free(t.g);
+}
+
+/* rank 0 runs A then B on one stream, rank 1 runs B then A: a real deadlock. */
+static void test_deadlock_is_reported(void **state) {
+    (void)state;
+    tg t;
+    tg_init(&t, 2);
+    uint32_t s0 = tg_proc(&t, 0, SC_P_STREAM, 24);
+    uint32_t a0 = tg_task(&t, s0, SC_T_COLL, 10, 0, "A");
+    uint32_t b0 = tg_task(&t, s0, SC_T_COLL, 10, 0, "B");
+    uint32_t s1 = tg_proc(&t, 1, SC_P_STREAM, 24);
+    uint32_t b1 = tg_task(&t, s1, SC_T_COLL, 10, 0, "B");
+    uint32_t a1 = tg_task(&t, s1, SC_T_COLL, 10, 0, "A");
+    uint32_t ga[2] = {a0, a1}, gb[2] = {b0, b1};
+    sc__graph_add_group(t.g, SC_C_ALL_REDUCE, -1, ga, 2);
+    sc__graph_add_group(t.g, SC_C_ALL_REDUCE, -1, gb, 2);
+    tg_finish(&t);
+    sc__sim_params p = {.coupled = true};
+    sc__sim s;
+    sc_error err;
+    assert_int_equal(sc__sim_run(t.g, &p, &s, &err), SC_E_GRAPH);
+    assert_non_null(strstr(err.message, "deadlock"));
+    p.coupled = false;
+    assert_int_equal(sc__sim_run(t.g, &p, &s, &err), SC_OK);
+    assert_int_equal(s.makespan, 20);
+    sc__sim_free(&s);
+    sc__graph_free(t.g);
+}
+
+/* Cross-stream edges and cross-thread edges bind like any other. */
+static void test_cross_edges(void **state) {
+    (void)state;
+    tg t;
+    tg_init(&t, 1);
+    uint32_t th = tg_proc(&t, 0, SC_P_THREAD, 1);
+    uint32_t bw = tg_proc(&t, 0, SC_P_THREAD, 2);
+    uint32_t s1 = tg_proc(&t, 0, SC_P_STREAM, 7);
+    uint32_t s2 = tg_proc(&t, 0, SC_P_STREAM, 8);
+    uint32_t f = tg_task(&t, th, SC_T_CPU, 50, 0, "forward");
+    uint32_t b = tg_task(&t, bw, SC_T_CPU, 20, 4, "backward");
+    uint32_t k1 = tg_task(&t, s1, SC_T_KERNEL, 100, 0, "k1");
+    uint32_t k2 = tg_task(&t, s2, SC_T_KERNEL, 10, 0, "k2");
+    tg_edge(&t, f, b, SC_E_CROSS_THREAD);
+    tg_edge(&t, k1, k2, SC_E_CROSS_STREAM);
+    tg_finish(&t);
+    sc__sim s = run(&t, true, 0);
+    assert_int_equal(s.start[b], 50); /* the gap counts from the thread's own previous task */
+    assert_int_equal(s.bound_fam[b], SC_E_CROSS_THREAD);
+    assert_int_equal(s.start[k2], 100);
+    assert_int_equal(s.bound[k2], k1);
+    assert_int_equal(s.bound_fam[k2], SC_E_CROSS_STREAM);
+    sc__sim_free(&s);
+    sc__graph_free(t.g);
+}
+
+static void test_scale_rules(void **state) {
+    (void)state;
+    sc__scale_rule r;
+    sc_error err;
+    assert_int_equal(sc__scale_parse("gemm=0.5", &r, &err), SC_OK);
+    assert_int_equal(r.cls, SC_SCALE_GEMM);
+    assert_true(r.factor == 0.5);
+    assert_int_equal(sc__scale_parse("ampere_fp16=3", &r, &err), SC_OK);
+    assert_int_equal(r.cls, SC_SCALE_NAME);
+    assert_string_equal(r.name, "ampere_fp16");
+    assert_int_equal(sc__scale_parse("gemm", &r, &err), SC_E_USAGE);
+    assert_int_equal(sc__scale_parse("gemm=-1", &r, &err), SC_E_USAGE);
+    assert_int_equal(sc__scale_parse("gemm=abc", &r, &err), SC_E_USAGE);
+    assert_int_equal(sc__scale_parse("=2", &r, &err), SC_E_USAGE);
+    assert_int_equal(sc__scale_class_of("sm80_xmma_gemm_f16f16_f16f32", SC_T_KERNEL), SC_SCALE_GEMM);
+    assert_int_equal(sc__scale_class_of("fmha_cutlassF_f16_aligned_64x64", SC_T_KERNEL),
+                     SC_SCALE_ATTENTION);
+    assert_int_equal(sc__scale_class_of("vectorized_elementwise_kernel", SC_T_KERNEL), SC_SCALE_COMPUTE);
+    assert_int_equal(sc__scale_class_of("ncclDevKernel_AllReduce", SC_T_COLL), SC_SCALE_COMM);
+
+    /* Scaling the GPU doubles a GPU-bound chain; the CPU part stays. */
+    tg t;
+    tg_init(&t, 1);
+    uint32_t th = tg_proc(&t, 0, SC_P_THREAD, 1);
+    uint32_t st = tg_proc(&t, 0, SC_P_STREAM, 7);
+    uint32_t l1 = tg_task(&t, th, SC_T_LAUNCH, 5, 0, "launch");
+    uint32_t l2 = tg_task(&t, th, SC_T_LAUNCH, 5, 0, "launch");
+    uint32_t k1 = tg_task(&t, st, SC_T_KERNEL, 1000, 0, "volta_sgemm_128x64_nn");
+    uint32_t k2 = tg_task(&t, st, SC_T_KERNEL, 500, 0, "elementwise");
+    tg_edge(&t, l1, k1, SC_E_LAUNCH);
+    tg_edge(&t, l2, k2, SC_E_LAUNCH);
+    tg_finish(&t);
+    assert_int_equal(sc__scale_parse("gemm=2", &r, &err), SC_OK);
+    sc__scale_apply(t.g, &r, 1);
+    sc__sim s = run(&t, true, 0);
+    assert_int_equal(s.end[k2], 5 + 2000 + 500);
+    sc__sim_free(&s);
+    assert_int_equal(sc__scale_parse("compute=2", &r, &err), SC_OK);
+    sc__scale_apply(t.g, &r, 1);
+    s = run(&t, true, 0);
+    assert_int_equal(s.end[k2], 5 + 4000 + 1000);
+    sc__sim_free(&s);
+    sc__graph_free(t.g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gaps_on_a_thread),
+        cmocka_unit_test(test_launch_latency_and_stream_order),
+        cmocka_unit_test(test_sync_waits_at_simulated_time),
+        cmocka_unit_test(test_device_sync),
+        cmocka_unit_test(test_group_coupling),
+        cmocka_unit_test(test_deadlock_is_reported),
+        cmocka_unit_test(test_cross_edges),
+        cmocka_unit_test(test_scale_rules),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
