@@ -35,5 +35,6 @@ void sc_cli_print_warnings(const sc_traceset *set);
 const sc_cli_command *sc_cli_find(const char *name);
 
 int sc_cmd_info(int argc, char **argv);
+int sc_cmd_synth(int argc, char **argv);
 
 #endif

@@ -143,6 +143,27 @@ SC_API sc_status sc_output_commit(sc_output *o, sc_error *err);
 /* Discards everything written; removes the temporary file; frees o. */
 SC_API void sc_output_abort(sc_output *o);
 
+/* ------------------------------------------- synthetic traces (issue 5) */
+
+/* `stepcast synth`: Kineto traces for `ranks` ranks modelled on a real
+ * template trace (its step, nesting, launches, flows, streams, event
+ * record/wait pattern and per-layer repetition), with per-rank jitter and
+ * NCCL collectives consistent across ranks (one communicator of all ranks;
+ * a collective ends at the latest arrival plus its transfer time). Writes
+ * out_dir/rank-NNNNN.json[.gz]; byte-identical for the same options. */
+typedef struct sc_synth_options {
+    const char *template_path; /* a Kineto trace to model on (required) */
+    uint32_t ranks;            /* >= 1 */
+    uint32_t iterations;       /* ProfilerSteps per rank; 0 means 1 */
+    uint32_t layers;           /* repeated layers per step; 0: as in the template */
+    uint64_t seed;
+    int gzip;                  /* write .json.gz */
+    int gzip_level;            /* 1-9; 0 means 1 (fast) */
+    int force;                 /* replace existing files */
+} sc_synth_options;
+
+SC_API sc_status sc_synth(const sc_synth_options *opts, const char *out_dir, sc_error *err);
+
 #ifdef __cplusplus
 }
 #endif
