@@ -5,7 +5,8 @@
 #   make test       install missing packages, build, run the test suite
 #   make check      the test suite under ASan + UBSan (build-asan/)
 #   make bench      throughput and memory figures
-#   make fuzz       libFuzzer targets (clang)
+#   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS per target
+#   make valgrind   the CLI over the shared traces and the tests under valgrind
 #
 # Variables: CC, BUILD (output folder), SAN=1 (sanitizers), WERROR=1.
 
@@ -75,6 +76,37 @@ check: deps
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BIN)
 	@sh bench/run.sh $(BUILD)
+
+# ---- hardening (issue 6): libFuzzer targets and valgrind -------------------
+# make fuzz [FUZZ_SECONDS=600]: builds fuzz/fuzz_*.c with clang into build-fuzz/
+# (libFuzzer + ASan + UBSan; the CLI's main renamed so fuzz_cli can call it),
+# makes seeds from ../shared/traces and runs each target for FUZZ_SECONDS.
+# make valgrind: the CLI over the shared traces and every test program under
+# valgrind (leaks and invalid accesses are errors).
+FUZZ_SECONDS ?= 600
+FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
+ifeq ($(FUZZ),1)
+OPT      = -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+           -fno-sanitize-recover=undefined
+LDSAN    = -fsanitize=fuzzer,address,undefined
+$(BUILD)/obj/cli/main.o: CFLAGS += -Dmain=sc__cli_main
+endif
+
+$(BUILD)/fuzz/%: fuzz/%.c $(BUILD)/libstepcast.a $(CLI_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isrc -o $@ $< $(CLI_OBJ) $(BUILD)/libstepcast.a $(LDLIBS)
+
+fuzz: deps
+	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang FUZZ=1 \
+	  $(FUZZ_SRC:fuzz/%.c=build-fuzz/fuzz/%)
+	@sh fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
+valgrind: deps
+	@$(MAKE) --no-print-directory all $(TEST_BIN)
+	@sh tests/valgrind.sh $(BUILD)
+
+.PHONY: valgrind
+# ---- end of hardening block ------------------------------------------------
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -36,5 +36,6 @@ const sc_cli_command *sc_cli_find(const char *name);
 
 int sc_cmd_info(int argc, char **argv);
 int sc_cmd_synth(int argc, char **argv);
+int sc_cmd_graph(int argc, char **argv); /* issue 3 */
 
 #endif

@@ -17,6 +17,8 @@ static const sc_cli_command commands[] = {
     {"synth", "write synthetic Kineto traces for N ranks, modelled on a real one",
      "stepcast synth --ranks N [--iterations I] [--layers L] [--seed S] [--gzip] [--template FILE] [--force] -o DIR",
      sc_cmd_synth},
+    {"graph", "build the execution graph: tasks, edges by family, matched collectives (issue 3)",
+     "stepcast graph [--json] [--dot FILE [--force]] [--iteration N] [--hide-cuda-sync] TRACE|DIR...", sc_cmd_graph},
     {"help", "show this help, or a command's usage", "stepcast help [COMMAND]", cmd_help},
     {"version", "print the version", "stepcast version", cmd_version},
 };

@@ -164,6 +164,29 @@ typedef struct sc_synth_options {
 
 SC_API sc_status sc_synth(const sc_synth_options *opts, const char *out_dir, sc_error *err);
 
+/* ------------------------------------------- execution graph (issue 3) */
+
+/* `stepcast graph`: build the execution graph of one iteration of every
+ * rank (CPU tasks with gaps, GPU tasks per stream, launch / stream /
+ * cross-stream / cross-thread edges, syncs, collectives matched across
+ * ranks) and describe it: per rank task counts by kind and edge counts by
+ * family; cross-rank groups; the self-check of the cross-stream inference
+ * when a trace carries cuda_sync events; warnings (e.g. ranks that disagree
+ * on their number of collectives). Text or JSON to out; deterministic. */
+typedef struct sc_graph_options {
+    int64_t iteration;  /* ProfilerStep#N; -1: the last complete one */
+    int hide_cuda_sync; /* 1: ignore cuda_sync events and infer cross-stream edges */
+} sc_graph_options;
+#define SC_GRAPH_OPTIONS_INIT {-1, 0}
+
+SC_API sc_status sc_report_graph(const sc_traceset *set, const sc_graph_options *opts, FILE *out,
+                                 int json, sc_error *err);
+/* The graph itself in Graphviz DOT (one cluster per processor, edges
+ * coloured by family, dashed lines between members of a cross-rank group);
+ * meant for small traces. */
+SC_API sc_status sc_report_graph_dot(const sc_traceset *set, const sc_graph_options *opts, FILE *out,
+                                     sc_error *err);
+
 #ifdef __cplusplus
 }
 #endif

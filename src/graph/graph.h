@@ -108,6 +108,16 @@ typedef struct sc__task {
     uint16_t flags;
 } sc__task;
 
+/* ---- added by the Kineto builder (issue 3) ---- */
+/* sc__task.flags bits. */
+enum {
+    /* A communication task whose peers were not all found on the other ranks
+     * (counts disagree); its group holds only the tasks that were found, so
+     * the replay cannot deadlock, but it is less trustworthy. */
+    SC__TF_UNMATCHED = 1u << 0,
+};
+/* ---- end of the builder's additions ---- */
+
 /* An operator instance (cpu_op / user_annotation scope) for attribution. */
 typedef struct sc__op {
     uint32_t name;   /* interned */

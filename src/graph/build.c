@@ -1,0 +1,165 @@
+/*
+ * build.c - the Kineto graph builder's driver: one rank after the other,
+ * window -> CPU tasks -> cross-thread edges -> GPU tasks -> cross-stream
+ * edges -> syncs, then collectives matched across ranks and the graph
+ * finished (processor-order edges, CSR, acyclicity).
+ *
+ * Also the per-rank context's helpers: adding a task with its scratch slots
+ * and mapping trace strings to graph strings (a flat array, filled lazily).
+ * Ranks are built one at a time so the scratch is reused; a rank's tasks are
+ * contiguous, CPU threads first (main thread first), then GPU streams.
+ */
+#include "build.h"
+
+#include <stdlib.h>
+
+uint32_t sc__bctx_add_task(sc__bctx *c, const sc__task *t, uint8_t call_class) {
+    uint32_t id = sc__graph_add_task(c->g, t);
+    if (id == SC__NONE) return SC__NONE;
+    uint8_t *cls = sc__vec_push(&c->call_class);
+    uint32_t *f = sc__vec_push(&c->gpu_first), *l = sc__vec_push(&c->gpu_last);
+    uint32_t *lo = sc__vec_push(&c->launch_of);
+    if (!cls || !f || !l || !lo) return SC__NONE;
+    *cls = call_class;
+    *f = *l = *lo = SC__NONE;
+    return id;
+}
+
+uint32_t sc__bctx_name(sc__bctx *c, uint32_t trace_str) {
+    if (trace_str >= c->name_map.len) {
+        size_t want = c->t->strings.count > trace_str ? c->t->strings.count : (size_t)trace_str + 1;
+        if (!sc__vec_reserve(&c->name_map, want)) return SC__NONE;
+        memset((uint32_t *)c->name_map.data + c->name_map.len, 0xff,
+               (want - c->name_map.len) * sizeof(uint32_t));
+        c->name_map.len = want;
+    }
+    uint32_t *slot = &SC__VEC_AT(&c->name_map, uint32_t, trace_str);
+    if (*slot == SC__NONE)
+        *slot = sc__intern_put(&c->g->strings, sc__trace_str(c->t, trace_str),
+                               sc__intern_len(&c->t->strings, trace_str));
+    return *slot;
+}
+
+uint32_t sc__bctx_intern(sc__bctx *c, const char *s) {
+    return sc__intern_put(&c->g->strings, s, strlen(s));
+}
+
+static void ctx_reset(sc__bctx *c) {
+    c->corr.count = 0;
+    sc__idmap_clear(&c->corr);
+    sc__idmap_clear(&c->op_at);
+    c->op_first.len = c->op_last.len = c->call_class.len = 0;
+    c->gpu_first.len = c->gpu_last.len = c->launch_of.len = 0;
+    c->name_map.len = 0;
+    c->threads.len = 0;
+    c->main_proc = SC__NONE;
+    c->device = -1;
+}
+
+static void ctx_free(sc__bctx *c) {
+    sc__idmap_free(&c->corr);
+    sc__idmap_free(&c->op_at);
+    sc__vec_free(&c->op_first);
+    sc__vec_free(&c->op_last);
+    sc__vec_free(&c->call_class);
+    sc__vec_free(&c->gpu_first);
+    sc__vec_free(&c->gpu_last);
+    sc__vec_free(&c->launch_of);
+    sc__vec_free(&c->name_map);
+    sc__vec_free(&c->threads);
+}
+
+/* Measured step of the rank: from the annotation's start to the end of the
+ * last task the iteration caused (CPU or GPU). */
+static void set_step(sc__bctx *c) {
+    sc__rank *r = &SC__VEC_AT(&c->g->ranks, sc__rank, c->rank);
+    const sc__task *tasks = sc__graph_tasks(c->g);
+    size_t end = c->g->tasks.len;
+    r->ntasks = (uint32_t)(end - c->first_task);
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = c->first_task; i < end; i++) {
+        if (tasks[i].ts - tasks[i].gap < lo) lo = tasks[i].ts - tasks[i].gap;
+        if (tasks[i].ts + tasks[i].dur > hi) hi = tasks[i].ts + tasks[i].dur;
+    }
+    r->step_start = c->win.whole ? (lo == INT64_MAX ? 0 : lo) : c->win.start;
+    r->step_end = hi == INT64_MIN ? r->step_start : hi;
+    /* The main thread's tasks come first, in seq order. */
+    r->step_first_task = c->main_proc != SC__NONE && r->ntasks ? c->first_task : SC__NONE;
+    if (r->step_first_task == SC__NONE && r->ntasks) {
+        uint32_t best = c->first_task;
+        for (size_t i = c->first_task; i < end; i++)
+            if (tasks[i].ts < tasks[best].ts) best = (uint32_t)i;
+        r->step_first_task = best;
+    }
+}
+
+static sc_status build_rank(sc__bctx *c, uint32_t trace_index, sc_error *err) {
+    ctx_reset(c);
+    c->first_task = (uint32_t)c->g->tasks.len;
+    c->first_op = (uint32_t)c->g->ops.len;
+    c->rank = sc__graph_add_rank(c->g, c->t->rank, trace_index);
+    if (c->rank == SC__NONE) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    sc_status st;
+    if ((st = sc__build_window(c, err)) != SC_OK) return st;
+    if ((st = sc__build_cpu(c, err)) != SC_OK) return st;
+    if ((st = sc__build_cross_thread(c, err)) != SC_OK) return st;
+    if ((st = sc__build_gpu(c, err)) != SC_OK) return st;
+    if ((st = sc__build_cross_stream(c, err)) != SC_OK) return st;
+    if ((st = sc__build_syncs(c, err)) != SC_OK) return st;
+    set_step(c);
+    return SC_OK;
+}
+
+sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_options *opts,
+                                       sc__graph **out, sc__build_stats *stats, sc_error *err) {
+    *out = NULL;
+    if (stats) memset(stats, 0, sizeof *stats);
+    sc__build_options defaults = {-1, false};
+    if (!opts) opts = &defaults;
+    sc__graph *g = sc__graph_new();
+    if (!g) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    sc__vec comms;
+    sc__vec_init(&comms, sizeof(sc__comm_rec));
+    sc__bctx c;
+    memset(&c, 0, sizeof c);
+    c.g = g;
+    c.opts = opts;
+    c.comms = &comms;
+    sc__vec_init(&c.op_first, sizeof(uint32_t));
+    sc__vec_init(&c.op_last, sizeof(uint32_t));
+    sc__vec_init(&c.call_class, sizeof(uint8_t));
+    sc__vec_init(&c.gpu_first, sizeof(uint32_t));
+    sc__vec_init(&c.gpu_last, sizeof(uint32_t));
+    sc__vec_init(&c.launch_of, sizeof(uint32_t));
+    sc__vec_init(&c.name_map, sizeof(uint32_t));
+    sc__vec_init(&c.threads, sizeof(uint32_t));
+    sc_status st = SC_OK;
+    if (!sc__idmap_init(&c.corr, 4096) || !sc__idmap_init(&c.op_at, 4096))
+        st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    for (size_t i = 0; st == SC_OK && i < set->count; i++) {
+        c.t = set->traces[i];
+        st = build_rank(&c, (uint32_t)i, err);
+    }
+    if (st == SC_OK) st = sc__build_collectives(g, &comms, err);
+    if (st == SC_OK) st = sc__graph_finish(g, true, err);
+    if (stats) {
+        stats->sync_checked = c.sync_checked;
+        stats->recorded = c.sync_recorded;
+        stats->matched = c.sync_matched;
+        stats->missed = c.sync_missed;
+        stats->extra = c.sync_extra;
+    }
+    ctx_free(&c);
+    sc__vec_free(&comms);
+    if (st != SC_OK) {
+        sc__graph_free(g);
+        return st;
+    }
+    *out = g;
+    return SC_OK;
+}
+
+sc_status sc__graph_build_kineto(const sc_traceset *set, const sc__build_options *opts,
+                                 sc__graph **out, sc_error *err) {
+    return sc__graph_build_kineto_stats(set, opts, out, NULL, err);
+}

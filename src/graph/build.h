@@ -1,0 +1,146 @@
+/*
+ * build.h - what the files of the Kineto graph builder share (internal to
+ * src/graph/): the per-rank build context, the correlation map, the class of
+ * a runtime call, and one entry point per step.
+ *
+ * The driver (build.c) runs, for each rank in order:
+ *   iteration.c    choose the window (ProfilerStep#N, or the whole trace);
+ *   cpu_tasks.c    flatten each CPU thread's nested events into serial tasks
+ *                  with gaps, and record the operator hierarchy;
+ *   cross_thread.c link the autograd thread (and any other) to the main one;
+ *   gpu_tasks.c    GPU tasks on (device, stream) processors, launch edges;
+ *   cross_stream.c cudaEventRecord / cudaStreamWaitEvent edges;
+ *   syncs.c        what each GPU->CPU sync task waits for;
+ * then, across ranks, collectives.c matches collectives into groups.
+ *
+ * Scratch data lives in the context, in flat arrays indexed by the task's
+ * offset from the rank's first task, and is reset for each rank.
+ */
+#ifndef SC_GRAPH_BUILD_H
+#define SC_GRAPH_BUILD_H
+
+#include "../trace/trace.h"
+#include "graph.h"
+
+/* int64 key -> uint32 value, open addressing on flat arrays. */
+typedef struct sc__idmap {
+    int64_t *keys;
+    uint32_t *vals; /* SC__NONE = empty slot */
+    size_t nslots, count;
+} sc__idmap;
+
+bool sc__idmap_init(sc__idmap *m, size_t expected);
+void sc__idmap_free(sc__idmap *m);
+void sc__idmap_clear(sc__idmap *m);
+/* Inserts or overwrites; false on OOM. */
+bool sc__idmap_put(sc__idmap *m, int64_t key, uint32_t val);
+/* Inserts only when absent; false on OOM. */
+bool sc__idmap_put_new(sc__idmap *m, int64_t key, uint32_t val);
+uint32_t sc__idmap_get(const sc__idmap *m, int64_t key); /* SC__NONE when absent */
+
+/* What a CUDA / HIP runtime or driver call does (runtime_calls.c). */
+typedef enum sc__call_class {
+    SC_CALL_OTHER = 0,
+    SC_CALL_LAUNCH,       /* enqueues GPU work and returns */
+    SC_CALL_SYNC_STREAM,  /* cudaStreamSynchronize */
+    SC_CALL_SYNC_DEVICE,  /* cudaDeviceSynchronize */
+    SC_CALL_SYNC_EVENT,   /* cudaEventSynchronize */
+    SC_CALL_SYNC_MEMCPY,  /* blocking cudaMemcpy: enqueues a copy and waits for it */
+    SC_CALL_EVENT_RECORD, /* cudaEventRecord */
+    SC_CALL_STREAM_WAIT,  /* cudaStreamWaitEvent */
+} sc__call_class;
+
+sc__call_class sc__call_classify(const char *name);
+
+/* One collective / p2p GPU task waiting to be matched across ranks. */
+typedef struct sc__comm_rec {
+    uint32_t task;
+    uint32_t rank;     /* graph rank index */
+    int64_t stream;    /* stream id */
+    int64_t seq;       /* "Seq", -1 when absent */
+    int64_t bytes;     /* -1 when unknown */
+    uint32_t pg;       /* process group name interned in the graph, SC__NONE */
+    uint32_t pg_ranks; /* "Process Group Ranks" interned in the graph, SC__NONE */
+    uint8_t type;      /* sc__coll_type */
+} sc__comm_rec;
+
+/* The iteration window of one rank. */
+typedef struct sc__window {
+    int64_t start, end;  /* ns; events starting in [start, end) belong to it */
+    int64_t number;      /* N of ProfilerStep#N, -1 for the whole trace */
+    uint32_t track;      /* main thread's track, SC__NONE when none */
+    bool whole;          /* no annotation: the whole trace */
+} sc__window;
+
+/* Per-launch facts the later steps need, indexed by local task offset. */
+typedef struct sc__bctx {
+    sc__graph *g;
+    const sc_trace *t;
+    const sc__build_options *opts;
+    uint32_t rank;       /* graph rank index */
+    uint32_t first_task; /* first task of the rank */
+    sc__window win;
+    uint32_t main_proc;  /* processor of the main thread, SC__NONE */
+    int16_t device;      /* the rank's GPU, -1 until a GPU task is seen */
+    uint32_t first_gpu_task; /* GPU tasks of the rank are [first_gpu_task, end) */
+
+    sc__idmap corr;      /* runtime correlation -> CPU task (launches and every call) */
+    sc__idmap op_at;     /* (track, ts) hash -> op index, for flow events */
+    sc__vec op_first;    /* uint32 per op (index - first op): first task of the op */
+    sc__vec op_last;     /* uint32 per op: last task */
+    uint32_t first_op;   /* first op of the rank */
+    sc__vec call_class;  /* uint8 per local task: sc__call_class (CPU tasks) */
+    sc__vec gpu_first;   /* uint32 per local task: first GPU task a launch caused */
+    sc__vec gpu_last;    /* uint32 per local task: last GPU task a launch caused */
+    sc__vec launch_of;   /* uint32 per local task: launch task of a GPU task */
+
+    sc__vec name_map;    /* uint32 per trace string id: graph string id, SC__NONE = not yet */
+    sc__vec threads;     /* uint32 processors of the rank's CPU threads, main first */
+
+    sc__vec *comms;      /* sc__comm_rec, across ranks */
+    /* Sync-inference self-check, summed over ranks. */
+    uint64_t sync_recorded, sync_matched, sync_missed, sync_extra;
+    bool sync_checked;
+} sc__bctx;
+
+/* Scratch accessors (local index = task - first_task). */
+#define SC__LOCAL(c, task) ((task) - (c)->first_task)
+/* Adds a task and its scratch slots; SC__NONE on OOM. */
+uint32_t sc__bctx_add_task(sc__bctx *c, const sc__task *t, uint8_t call_class);
+/* The graph's id for a string of the trace; SC__NONE on OOM. */
+uint32_t sc__bctx_name(sc__bctx *c, uint32_t trace_str);
+uint32_t sc__bctx_intern(sc__bctx *c, const char *s);
+/* Key of (track, ts) in op_at. */
+static inline int64_t sc__op_key(uint32_t track, int64_t ts) {
+    return (int64_t)sc__hash_u64((uint64_t)ts * 0x9E3779B97F4A7C15ULL + track);
+}
+#define SC__SCRATCH(c, vec, type, task) SC__VEC_AT(&(c)->vec, type, SC__LOCAL(c, task))
+
+sc_status sc__build_window(sc__bctx *c, sc_error *err);
+sc_status sc__build_cpu(sc__bctx *c, sc_error *err);
+sc_status sc__build_cross_thread(sc__bctx *c, sc_error *err);
+sc_status sc__build_gpu(sc__bctx *c, sc_error *err);
+sc_status sc__build_cross_stream(sc__bctx *c, sc_error *err);
+sc_status sc__build_syncs(sc__bctx *c, sc_error *err);
+sc_status sc__build_collectives(sc__graph *g, sc__vec *comms, sc_error *err);
+
+/* Cross-stream edges as (from, to) task pairs, for the self-check. */
+typedef struct sc__pair {
+    uint32_t from, to;
+} sc__pair;
+
+/* The GPU task's processor is a stream of the rank; returns SC__NONE if the
+ * rank has no such stream. */
+uint32_t sc__bctx_stream_proc(const sc__bctx *c, int16_t device, int64_t stream);
+
+/* Build results beyond the graph: the self-check of the cross-stream
+ * inference (when some rank had cuda_sync events). */
+typedef struct sc__build_stats {
+    bool sync_checked;
+    uint64_t recorded, matched, missed, extra;
+} sc__build_stats;
+
+sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_options *opts,
+                                       sc__graph **out, sc__build_stats *stats, sc_error *err);
+
+#endif /* SC_GRAPH_BUILD_H */

@@ -1,0 +1,263 @@
+/*
+ * collectives.c - cross-rank groups: which communication task of each rank
+ * takes part in the same collective (or send/recv transfer).
+ *
+ * Keys, in order of trust:
+ *   1. process group name + "Seq" (PyTorch 2026+ metadata): exact;
+ *   2. otherwise the order of the tasks on each communicator, where a
+ *      communicator is the process group name when known, else the NCCL
+ *      stream id (ranks of one job create their communicator streams in the
+ *      same order, and the shared traces agree on the ids: 24 for Megatron,
+ *      84 for DLRM). When ranks do not share stream ids but have the same
+ *      number of NCCL streams, the i-th stream of each rank (by id) is
+ *      taken as the same communicator.
+ * Members of a group are the ranks in the trace set that have the task; with
+ * "Process Group Ranks" known, only the listed ranks (so a 2-rank send/recv
+ * pair is its own group).
+ *
+ * Disagreement (rank 3 has 83 collectives on a communicator where the
+ * others have 84, or the i-th collectives differ in type) is a warning on
+ * the graph that names the ranks. Decision for replay: the builder never
+ * makes a group that cannot complete. The first min(count) tasks are matched
+ * by order; each leftover task forms a group with the leftovers at the same
+ * position on the other ranks (possibly a group of one) and is flagged
+ * SC__TF_UNMATCHED, so the simulation cannot deadlock and the report can say
+ * how many tasks were not matched. A single-rank trace's collectives are
+ * groups of one: their traced duration stands for the transfer.
+ */
+#include "build.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct comm_key {
+    uint32_t rec;   /* index into the records */
+    uint32_t comm;  /* communicator ordinal */
+} comm_key;
+
+static _Thread_local const sc__comm_rec *sort_recs;
+static _Thread_local const sc__task *sort_tasks;
+
+/* By communicator, then rank, then stream order (seq on the stream). */
+static int cmp_key(const void *a, const void *b) {
+    const comm_key *x = a, *y = b;
+    if (x->comm != y->comm) return x->comm < y->comm ? -1 : 1;
+    const sc__comm_rec *rx = &sort_recs[x->rec], *ry = &sort_recs[y->rec];
+    if (rx->rank != ry->rank) return rx->rank < ry->rank ? -1 : 1;
+    if (rx->seq != ry->seq) return rx->seq < ry->seq ? -1 : 1;
+    const sc__task *tx = &sort_tasks[rx->task], *ty = &sort_tasks[ry->task];
+    if (tx->ts != ty->ts) return tx->ts < ty->ts ? -1 : 1;
+    return rx->task < ry->task ? -1 : (rx->task > ry->task);
+}
+
+/* Communicator names: the process group, else "stream N" (N possibly the
+ * ordinal of the stream among the rank's NCCL streams). */
+static bool stream_ids_agree(const sc__comm_rec *r, size_t n, uint32_t nranks, bool *same_count) {
+    /* Per rank: the sorted distinct NCCL stream ids (few; quadratic is fine). */
+    int64_t ids[2][64];
+    size_t cnt[2] = {0, 0};
+    bool agree = true;
+    *same_count = true;
+    for (uint32_t rank = 0; rank < nranks; rank++) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (r[i].rank != rank || r[i].pg != SC__NONE) continue;
+            bool seen = false;
+            for (size_t j = 0; j < k; j++) seen |= ids[rank ? 1 : 0][j] == r[i].stream;
+            if (!seen && k < 64) ids[rank ? 1 : 0][k++] = r[i].stream;
+        }
+        cnt[rank ? 1 : 0] = k;
+        if (rank == 0 || k == 0) continue;
+        if (k != cnt[0]) *same_count = false;
+        for (size_t j = 0; j < k; j++) {
+            bool found = false;
+            for (size_t m = 0; m < cnt[0]; m++) found |= ids[0][m] == ids[1][j];
+            agree &= found;
+        }
+    }
+    return agree;
+}
+
+/* Ordinal of rec's stream among its rank's NCCL streams, by id. */
+static uint32_t stream_ordinal(const sc__comm_rec *r, size_t n, size_t i) {
+    int64_t below[64];
+    size_t k = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (r[j].rank != r[i].rank || r[j].pg != SC__NONE || r[j].stream >= r[i].stream) continue;
+        bool seen = false;
+        for (size_t m = 0; m < k; m++) seen |= below[m] == r[j].stream;
+        if (!seen && k < 64) below[k++] = r[j].stream;
+    }
+    return (uint32_t)k;
+}
+
+/* Gives every record a communicator ordinal and a readable label. */
+static bool assign_comms(sc__graph *g, const sc__comm_rec *r, size_t n, comm_key *keys,
+                         uint32_t *labels, uint32_t *ncomms) {
+    uint32_t nranks = (uint32_t)g->ranks.len;
+    bool same_count;
+    bool by_id = stream_ids_agree(r, n, nranks, &same_count) || !same_count;
+    uint32_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        char label[96];
+        if (r[i].pg != SC__NONE)
+            snprintf(label, sizeof label, "process group %s", sc__graph_str(g, r[i].pg));
+        else if (by_id)
+            snprintf(label, sizeof label, "stream %lld", (long long)r[i].stream);
+        else
+            snprintf(label, sizeof label, "NCCL stream #%u", stream_ordinal(r, n, i));
+        uint32_t id = sc__intern_put(&g->strings, label, strlen(label));
+        if (id == SC__NONE) return false;
+        uint32_t comm = SC__NONE;
+        for (uint32_t k = 0; k < count; k++)
+            if (labels[k] == id) comm = k;
+        if (comm == SC__NONE) {
+            comm = count;
+            labels[count++] = id;
+        }
+        keys[i] = (comm_key){(uint32_t)i, comm};
+    }
+    *ncomms = count;
+    return true;
+}
+
+/* Is graph rank `rank` listed in "Process Group Ranks" text like "[0, 1]"? */
+static bool pg_lists(const sc__graph *g, uint32_t pg_ranks, int64_t rank) {
+    if (pg_ranks == SC__NONE) return true;
+    const char *p = sc__graph_str(g, pg_ranks);
+    while (*p) {
+        if (*p >= '0' && *p <= '9') {
+            int64_t v = 0;
+            while (*p >= '0' && *p <= '9') v = v * 10 + (*p++ - '0');
+            if (v == rank) return true;
+        } else {
+            p++;
+        }
+    }
+    return false;
+}
+
+enum { MAX_RANKS_TEXT = 8 };
+
+/* "rank 3 has 83 collectives on stream 24 where the others have 84".
+ * Ranks with none are not members of the communicator and not named. */
+static bool warn_counts(sc__graph *g, const char *label, const uint32_t *count, uint32_t nranks,
+                        uint32_t expect) {
+    char who[160];
+    size_t len = 0, nodd = 0;
+    uint32_t odd = 0;
+    for (uint32_t k = 0; k < nranks; k++) {
+        if (count[k] == expect || count[k] == 0) continue;
+        nodd++;
+        odd = count[k];
+        if (nodd <= MAX_RANKS_TEXT) {
+            int w = snprintf(who + len, sizeof who - len, "%s%lld", nodd > 1 ? ", " : "",
+                             (long long)SC__VEC_AT(&g->ranks, sc__rank, k).rank);
+            if (w > 0 && (size_t)w < sizeof who - len) len += (size_t)w;
+        }
+    }
+    if (!nodd) return true;
+    return sc__graph_warn(g, "rank%s %s%s %s %u collectives on %s where the others have %u",
+                          nodd > 1 ? "s" : "", who, nodd > MAX_RANKS_TEXT ? ", ..." : "",
+                          nodd > 1 ? "have" : "has", odd, label, expect);
+}
+
+/* The count most member ranks agree on (ties: the larger). */
+static uint32_t majority(const uint32_t *count, uint32_t nranks, uint32_t *have) {
+    uint32_t expect = 0, best = 0;
+    *have = 0;
+    for (uint32_t k = 0; k < nranks; k++) {
+        if (!count[k]) continue;
+        (*have)++;
+        uint32_t votes = 0;
+        for (uint32_t m = 0; m < nranks; m++) votes += count[m] == count[k];
+        if (votes > best || (votes == best && count[k] > expect)) {
+            best = votes;
+            expect = count[k];
+        }
+    }
+    return expect;
+}
+
+/* Matches the records of one communicator: keys[lo, hi), sorted by rank
+ * then stream order; the pos-th task of every member rank form a group. */
+static bool match_comm(sc__graph *g, const sc__comm_rec *r, const comm_key *keys, size_t lo, size_t hi,
+                       uint32_t label, uint32_t *start, uint32_t *count, uint32_t *members) {
+    uint32_t nranks = (uint32_t)g->ranks.len;
+    memset(count, 0, nranks * sizeof *count);
+    for (size_t i = lo; i < hi; i++) {
+        uint32_t rank = r[keys[i].rec].rank;
+        if (!count[rank]) start[rank] = (uint32_t)i;
+        count[rank]++;
+    }
+    uint32_t have, maxc = 0;
+    uint32_t expect = majority(count, nranks, &have);
+    for (uint32_t k = 0; k < nranks; k++) maxc = count[k] > maxc ? count[k] : maxc;
+    const char *lab = sc__graph_str(g, label);
+    if (!warn_counts(g, lab, count, nranks, expect)) return false;
+    bool warned_type = false;
+    sc__task *tasks = sc__graph_tasks(g);
+    for (uint32_t pos = 0; pos < maxc; pos++) {
+        uint32_t n = 0, odd_rank = SC__NONE;
+        uint8_t type = SC_C_UNKNOWN;
+        int64_t bytes = -1, seq0 = -1;
+        for (uint32_t k = 0; k < nranks; k++) {
+            if (pos >= count[k]) continue;
+            const sc__comm_rec *rec = &r[keys[start[k] + pos].rec];
+            if (!pg_lists(g, rec->pg_ranks, SC__VEC_AT(&g->ranks, sc__rank, k).rank)) continue;
+            if (n == 0) {
+                type = rec->type;
+                seq0 = rec->seq;
+            } else if (rec->type != type || rec->seq != seq0) {
+                odd_rank = k;
+            }
+            if (rec->bytes > bytes) bytes = rec->bytes;
+            members[n++] = rec->task;
+        }
+        if (!n) continue;
+        if (odd_rank != SC__NONE && !warned_type) {
+            warned_type = true; /* one line per communicator is enough */
+            if (!sc__graph_warn(g, "collective #%u on %s differs across ranks: rank %lld has %s", pos,
+                                lab, (long long)SC__VEC_AT(&g->ranks, sc__rank, odd_rank).rank,
+                                sc__coll_type_name(r[keys[start[odd_rank] + pos].rec].type)))
+                return false;
+        }
+        if (sc__graph_add_group(g, (sc__coll_type)type, bytes, members, n) == SC__NONE) return false;
+        if (pos >= expect || n < have)
+            for (uint32_t m = 0; m < n; m++) tasks[members[m]].flags |= SC__TF_UNMATCHED;
+    }
+    return true;
+}
+
+sc_status sc__build_collectives(sc__graph *g, sc__vec *comms, sc_error *err) {
+    size_t n = comms->len;
+    if (!n) return SC_OK;
+    const sc__comm_rec *r = comms->data;
+    uint32_t nranks = (uint32_t)g->ranks.len;
+    comm_key *keys = sc__alloc_array(n, sizeof *keys);
+    uint32_t *labels = sc__alloc_array(n, sizeof *labels);
+    uint32_t *start = sc__alloc_array((size_t)nranks * 2, sizeof *start);
+    uint32_t *count = sc__alloc_array(nranks, sizeof *count);
+    uint32_t *members = sc__alloc_array(nranks, sizeof *members);
+    uint32_t ncomms = 0;
+    bool ok = keys && labels && start && count && members &&
+              assign_comms(g, r, n, keys, labels, &ncomms);
+    if (ok) {
+        sort_recs = r;
+        sort_tasks = sc__graph_tasks(g);
+        qsort(keys, n, sizeof *keys, cmp_key);
+        for (size_t lo = 0; lo < n && ok;) {
+            size_t hi = lo;
+            while (hi < n && keys[hi].comm == keys[lo].comm) hi++;
+            ok = match_comm(g, r, keys, lo, hi, labels[keys[lo].comm], start, count, members);
+            lo = hi;
+        }
+    }
+    free(keys);
+    free(labels);
+    free(start);
+    free(count);
+    free(members);
+    if (!ok) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory matching collectives");
+    return SC_OK;
+}

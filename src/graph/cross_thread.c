@@ -1,0 +1,121 @@
+/*
+ * cross_thread.c - edges between CPU threads of one rank (SC_E_CROSS_THREAD).
+ *
+ * PyTorch runs backward on an autograd engine thread while the main thread
+ * blocks in loss.backward(); DataLoader / pin-memory threads work beside
+ * the main one. Two sources of edges:
+ *
+ *   1. `fwdbwd` flow events (newer traces): the flow starts at a forward op
+ *      on the main thread and finishes at the backward op that consumes it;
+ *      edge: last task of the forward op -> first task of the backward op.
+ *
+ *   2. The burst rule (all traces; Lumos detects these from gaps): a
+ *      secondary thread's work comes in bursts separated by idle time. A
+ *      burst starts at the thread's first task or at a task whose gap is at
+ *      least SC__BURST_GAP_NS. Edges: the main-thread task that ended last
+ *      at or before the burst's start -> the burst's first task (the main
+ *      thread triggered it), and the burst's last task -> the first main-
+ *      thread task that starts at or after the burst's end (the main thread
+ *      waited for it, as in backward()). Both follow measured time, so they
+ *      cannot form a cycle with program order.
+ */
+#include "build.h"
+
+#define SC__BURST_GAP_NS 50000 /* 50 us of idle on a secondary thread */
+
+/* Main-thread tasks are contiguous from c->first_task, in time order. */
+typedef struct main_range {
+    uint32_t lo, hi;
+} main_range;
+
+static main_range main_tasks(const sc__bctx *c) {
+    main_range m = {0, 0};
+    if (c->main_proc == SC__NONE) return m;
+    const sc__task *t = sc__graph_tasks(c->g);
+    uint32_t end = (uint32_t)c->g->tasks.len;
+    m.lo = c->first_task;
+    m.hi = m.lo;
+    while (m.hi < end && t[m.hi].proc == c->main_proc) m.hi++;
+    return m;
+}
+
+/* Last main task with end <= at, SC__NONE if none. */
+static uint32_t main_before(const sc__task *t, main_range m, int64_t at) {
+    uint32_t lo = m.lo, hi = m.hi; /* first index whose end > at */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (t[mid].ts + t[mid].dur <= at) lo = mid + 1;
+        else hi = mid;
+    }
+    /* Ends are not monotonic only for zero-length clamps; step back safely. */
+    return lo > m.lo ? lo - 1 : SC__NONE;
+}
+
+/* First main task with start >= at, SC__NONE if none. */
+static uint32_t main_after(const sc__task *t, main_range m, int64_t at) {
+    uint32_t lo = m.lo, hi = m.hi;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (t[mid].ts < at) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < m.hi ? lo : SC__NONE;
+}
+
+static bool burst_edges(sc__bctx *c, main_range m) {
+    const sc__task *t = sc__graph_tasks(c->g);
+    uint32_t end = (uint32_t)c->g->tasks.len;
+    for (uint32_t i = m.hi; i < end;) {
+        /* A thread's tasks are contiguous; walk its bursts. */
+        uint32_t proc = t[i].proc, j = i;
+        while (j < end && t[j].proc == proc) j++;
+        for (uint32_t k = i; k < j;) {
+            uint32_t b = k + 1;
+            while (b < j && t[b].gap < SC__BURST_GAP_NS) b++;
+            /* burst [k, b) */
+            uint32_t from = main_before(t, m, t[k].ts);
+            if (from != SC__NONE && !sc__graph_add_edge(c->g, from, k, SC_E_CROSS_THREAD)) return false;
+            uint32_t to = main_after(t, m, t[b - 1].ts + t[b - 1].dur);
+            if (to != SC__NONE && !sc__graph_add_edge(c->g, b - 1, to, SC_E_CROSS_THREAD)) return false;
+            k = b;
+        }
+        i = j;
+    }
+    return true;
+}
+
+/* fwdbwd flows: 's' at the forward op, 'f' at the backward op, same id. */
+static bool flow_edges(sc__bctx *c) {
+    const sc_trace *tr = c->t;
+    const sc__event *ev = sc__trace_events(tr);
+    sc__idmap starts = {0};
+    bool ok = true;
+    for (size_t i = 0; i < tr->events.len && ok; i++)
+        if (ev[i].kind == SC_K_FLOW_FWDBWD && ev[i].ph == 's' && ev[i].correlation >= 0) {
+            uint32_t op = sc__idmap_get(&c->op_at, sc__op_key(ev[i].track, ev[i].ts));
+            if (op != SC__NONE) ok = sc__idmap_put(&starts, ev[i].correlation, op);
+        }
+    const sc__task *t = sc__graph_tasks(c->g);
+    for (size_t i = 0; i < tr->events.len && ok && starts.count; i++) {
+        if (ev[i].kind != SC_K_FLOW_FWDBWD || ev[i].ph != 'f' || ev[i].correlation < 0) continue;
+        uint32_t fop = sc__idmap_get(&starts, ev[i].correlation);
+        uint32_t bop = sc__idmap_get(&c->op_at, sc__op_key(ev[i].track, ev[i].ts));
+        if (fop == SC__NONE || bop == SC__NONE) continue;
+        uint32_t from = SC__VEC_AT(&c->op_last, uint32_t, fop - c->first_op);
+        uint32_t to = SC__VEC_AT(&c->op_first, uint32_t, bop - c->first_op);
+        if (from == SC__NONE || to == SC__NONE || t[from].proc == t[to].proc) continue;
+        if (t[from].ts + t[from].dur > t[to].ts) continue; /* must follow measured time */
+        ok = sc__graph_add_edge(c->g, from, to, SC_E_CROSS_THREAD);
+    }
+    sc__idmap_free(&starts);
+    return ok;
+}
+
+sc_status sc__build_cross_thread(sc__bctx *c, sc_error *err) {
+    main_range m = main_tasks(c);
+    bool ok = true;
+    if (m.hi > m.lo) ok = burst_edges(c, m);
+    if (ok) ok = flow_edges(c);
+    if (!ok) return sc__fail(err, SC_E_NOMEM, c->t->path, SC_NO_OFFSET, "out of memory (cross-thread edges)");
+    return SC_OK;
+}

@@ -1,0 +1,222 @@
+/*
+ * gpu_tasks.c - one rank's GPU work: kernels, memcpys and memsets as tasks on
+ * (device, stream) processors in stream order, each linked to the runtime
+ * call that launched it (same correlation id: cudaLaunchKernel(ExC),
+ * cuLaunchKernel, cudaMemcpyAsync, cudaMemsetAsync, cudaGraphLaunch, the HIP
+ * calls...). A call found to launch GPU work is a LAUNCH task whatever its
+ * name says.
+ *
+ * Which GPU events belong to the iteration: those whose launch is one of the
+ * window's CPU tasks (even when they end after the annotation), plus those
+ * with no traced launch at all (no runtime call in the whole trace has their
+ * correlation) that start inside the window. Work launched before the window
+ * is the previous step's.
+ *
+ * NCCL / RCCL kernels are communication tasks: SC_T_COLL, or SC_T_SEND /
+ * SC_T_RECV when the metadata or the launching operator says point-to-point.
+ * They are queued (sc__comm_rec) for cross-rank matching in collectives.c.
+ */
+#include "build.h"
+
+#include <stdlib.h>
+
+typedef struct gpu_ev {
+    uint32_t event;
+    uint32_t proc;
+    uint32_t launch;
+} gpu_ev;
+
+static _Thread_local const sc__event *sort_events;
+
+static int cmp_gpu(const void *a, const void *b) {
+    const gpu_ev *x = a, *y = b;
+    if (x->proc != y->proc) return x->proc < y->proc ? -1 : 1;
+    const sc__event *ex = &sort_events[x->event], *ey = &sort_events[y->event];
+    if (ex->ts != ey->ts) return ex->ts < ey->ts ? -1 : 1;
+    return x->event < y->event ? -1 : (x->event > y->event);
+}
+
+uint32_t sc__bctx_stream_proc(const sc__bctx *c, int16_t device, int64_t stream) {
+    const sc__proc *p = sc__graph_procs(c->g);
+    for (size_t i = 0; i < c->g->procs.len; i++)
+        if (p[i].rank == c->rank && p[i].kind == SC_P_STREAM && p[i].device == device && p[i].id == stream)
+            return (uint32_t)i;
+    return SC__NONE;
+}
+
+static int16_t ev_device(const sc_trace *t, const sc__event *e) {
+    if (e->device >= 0) return e->device;
+    int64_t pid = sc__trace_track_at(t, e->track)->pid;
+    return pid >= 0 && pid <= INT16_MAX ? (int16_t)pid : 0;
+}
+
+static int64_t ev_stream(const sc_trace *t, const sc__event *e) {
+    return e->stream >= 0 ? e->stream : sc__trace_track_at(t, e->track)->tid;
+}
+
+/* Size in bytes of a Kineto dtype name; 0 when unknown. */
+static int64_t dtype_size(const char *d) {
+    static const struct {
+        const char *name;
+        int64_t size;
+    } table[] = {{"Float", 4},   {"float", 4},     {"Float32", 4}, {"Half", 2},   {"BFloat16", 2},
+                 {"Float16", 2}, {"Double", 8},    {"Long", 8},    {"Int", 4},    {"Short", 2},
+                 {"Byte", 1},    {"Char", 1},      {"Bool", 1},    {"Int8", 1},   {"UInt8", 1},
+                 {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}, {"Int64", 8}, {"Int32", 4}};
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(table[i].name, d) == 0) return table[i].size;
+    return 0;
+}
+
+/* The collective type and p2p direction of an NCCL kernel: its own metadata,
+ * else the nearest "nccl:*" operator around the launch, else its name. */
+static uint8_t comm_kind(sc__bctx *c, const sc__event *e, uint32_t launch, sc__coll_type *type) {
+    const sc_trace *t = c->t;
+    const sc__event_ext *x = sc__trace_ext(t, e);
+    const char *what = NULL;
+    if (x && x->coll_name != SC__NONE) what = sc__trace_str(t, x->coll_name);
+    if (!what && launch != SC__NONE) {
+        uint32_t op = sc__graph_tasks(c->g)[launch].op;
+        for (int depth = 0; op != SC__NONE && depth < 64; depth++) {
+            const sc__op *o = &SC__VEC_AT(&c->g->ops, sc__op, op);
+            const char *n = sc__graph_str(c->g, o->name);
+            if (sc__starts_with(n, "nccl:")) {
+                what = n + 5;
+                break;
+            }
+            op = o->parent;
+        }
+    }
+    char buf[64];
+    if (!what) {
+        sc__nccl_kind(sc__trace_str(t, e->name), buf, sizeof buf);
+        what = buf;
+    }
+    *type = sc__coll_type_from_name(what);
+    if (*type == SC_C_SEND_RECV && !sc__contains(what, "SendRecv") && !sc__contains(what, "sendrecv")) {
+        if (sc__contains(what, "send") || sc__contains(what, "Send")) return SC_T_SEND;
+        if (sc__contains(what, "recv") || sc__contains(what, "Recv")) return SC_T_RECV;
+    }
+    return SC_T_COLL;
+}
+
+static bool queue_comm(sc__bctx *c, const sc__event *e, uint32_t task, sc__coll_type type) {
+    const sc__event_ext *x = sc__trace_ext(c->t, e);
+    sc__comm_rec *r = sc__vec_push(c->comms);
+    if (!r) return false;
+    r->task = task;
+    r->rank = c->rank;
+    r->stream = ev_stream(c->t, e);
+    r->seq = x ? x->seq : -1;
+    r->bytes = -1;
+    r->pg = r->pg_ranks = SC__NONE;
+    r->type = (uint8_t)type;
+    if (!x) return true;
+    if (x->in_nelems >= 0 && x->dtype != SC__NONE) {
+        int64_t size = dtype_size(sc__trace_str(c->t, x->dtype));
+        if (size > 0 && x->in_nelems <= INT64_MAX / size) r->bytes = x->in_nelems * size;
+    }
+    if (x->pg_name != SC__NONE && (r->pg = sc__bctx_name(c, x->pg_name)) == SC__NONE) return false;
+    if (x->pg_ranks != SC__NONE && (r->pg_ranks = sc__bctx_name(c, x->pg_ranks)) == SC__NONE)
+        return false;
+    return true;
+}
+
+/* Correlations of every runtime / driver call in the trace (to tell "launched
+ * outside the window" from "launch not traced"). */
+static bool all_calls(const sc_trace *t, sc__idmap *m) {
+    const sc__event *ev = sc__trace_events(t);
+    for (size_t i = 0; i < t->events.len; i++)
+        if ((ev[i].kind == SC_K_RUNTIME || ev[i].kind == SC_K_DRIVER) && ev[i].correlation >= 0 &&
+            !sc__idmap_put(m, ev[i].correlation, (uint32_t)i))
+            return false;
+    return true;
+}
+
+static bool select_events(sc__bctx *c, sc__vec *out) {
+    const sc_trace *t = c->t;
+    const sc__event *ev = sc__trace_events(t);
+    sc__idmap calls = {0};
+    if (!c->win.whole && !all_calls(t, &calls)) {
+        sc__idmap_free(&calls);
+        return false;
+    }
+    bool ok = true;
+    for (size_t i = 0; i < t->events.len && ok; i++) {
+        const sc__event *e = &ev[i];
+        if (!(e->flags & SC_EF_GPU) || e->ph != 'X') continue;
+        uint32_t launch = e->correlation >= 0 ? sc__idmap_get(&c->corr, e->correlation) : SC__NONE;
+        if (launch == SC__NONE && !c->win.whole) {
+            if (e->ts < c->win.start || e->ts >= c->win.end) continue;
+            if (e->correlation >= 0 && sc__idmap_get(&calls, e->correlation) != SC__NONE) continue;
+        }
+        int16_t dev = ev_device(t, e);
+        int64_t stream = ev_stream(t, e);
+        uint32_t proc = sc__bctx_stream_proc(c, dev, stream);
+        if (proc == SC__NONE) proc = sc__graph_add_proc(c->g, c->rank, SC_P_STREAM, dev, stream);
+        gpu_ev *g = sc__vec_push(out);
+        ok = proc != SC__NONE && g;
+        if (ok) *g = (gpu_ev){(uint32_t)i, proc, launch};
+        if (c->device < 0) c->device = dev;
+    }
+    sc__idmap_free(&calls);
+    return ok;
+}
+
+static bool add_gpu_task(sc__bctx *c, const gpu_ev *g, uint32_t seq) {
+    const sc_trace *t = c->t;
+    const sc__event *e = &sc__trace_events(t)[g->event];
+    sc__task task;
+    memset(&task, 0, sizeof task);
+    task.dur = e->dur;
+    task.ts = e->ts;
+    task.proc = g->proc;
+    task.seq = seq;
+    task.name = sc__bctx_name(c, e->name);
+    task.op = g->launch != SC__NONE ? sc__graph_tasks(c->g)[g->launch].op : SC__NONE;
+    task.group = SC__NONE;
+    task.event = g->event;
+    task.sync_arg = SC__NONE;
+    sc__coll_type type = SC_C_UNKNOWN;
+    task.kind = e->kind == SC_K_MEMCPY ? SC_T_MEMCPY : e->kind == SC_K_MEMSET ? SC_T_MEMSET : SC_T_KERNEL;
+    if (e->flags & SC_EF_NCCL) task.kind = comm_kind(c, e, g->launch, &type);
+    if (task.name == SC__NONE) return false;
+    uint32_t id = sc__bctx_add_task(c, &task, SC_CALL_OTHER);
+    if (id == SC__NONE) return false;
+    SC__SCRATCH(c, launch_of, uint32_t, id) = g->launch;
+    if (g->launch != SC__NONE) {
+        sc__task *l = &sc__graph_tasks(c->g)[g->launch];
+        if (l->kind == SC_T_RUNTIME) {
+            l->kind = SC_T_LAUNCH;
+            SC__SCRATCH(c, call_class, uint8_t, g->launch) = SC_CALL_LAUNCH;
+        }
+        uint32_t *first = &SC__SCRATCH(c, gpu_first, uint32_t, g->launch);
+        uint32_t *last = &SC__SCRATCH(c, gpu_last, uint32_t, g->launch);
+        const sc__task *tasks = sc__graph_tasks(c->g);
+        if (*first == SC__NONE || tasks[id].ts < tasks[*first].ts) *first = id;
+        if (*last == SC__NONE || tasks[id].ts >= tasks[*last].ts) *last = id;
+        if (!sc__graph_add_edge(c->g, g->launch, id, SC_E_LAUNCH)) return false;
+    }
+    if (sc__task_is_comm(task.kind) && !queue_comm(c, e, id, type)) return false;
+    return true;
+}
+
+sc_status sc__build_gpu(sc__bctx *c, sc_error *err) {
+    sc__vec sel;
+    sc__vec_init(&sel, sizeof(gpu_ev));
+    c->first_gpu_task = (uint32_t)c->g->tasks.len;
+    bool ok = select_events(c, &sel);
+    if (ok && sel.len) {
+        sort_events = sc__trace_events(c->t);
+        qsort(sel.data, sel.len, sizeof(gpu_ev), cmp_gpu);
+        const gpu_ev *gs = sel.data;
+        uint32_t seq = 0;
+        for (size_t i = 0; i < sel.len && ok; i++) {
+            seq = i && gs[i].proc == gs[i - 1].proc ? seq + 1 : 0;
+            ok = add_gpu_task(c, &gs[i], seq);
+        }
+    }
+    sc__vec_free(&sel);
+    if (!ok) return sc__fail(err, SC_E_NOMEM, c->t->path, SC_NO_OFFSET, "out of memory building GPU tasks");
+    return SC_OK;
+}

@@ -1,0 +1,162 @@
+/*
+ * iteration.c - which slice of a rank's trace becomes the graph.
+ *
+ * Iterations are the `ProfilerStep#N` annotations (user_annotation, or
+ * cpu_op in older traces) on the main thread. The builder takes the one the
+ * caller asked for (--iteration N), else the last *complete* one: every
+ * runtime call inside it that carries a correlation id found its GPU event
+ * (a step cut off by the end of profiling has launches with no kernels).
+ * With no annotation at all the whole trace is one window.
+ *
+ * The window is [annotation start, annotation end): CPU events starting in
+ * it belong to the step; GPU work belongs to it when its launch does (even if
+ * it ends after the annotation), see gpu_tasks.c.
+ */
+#include "build.h"
+
+#include <stdlib.h>
+
+static bool is_step(const sc_trace *t, const sc__event *e, int64_t *number) {
+    if (e->ph != 'X' || (e->kind != SC_K_USER_ANNOTATION && e->kind != SC_K_CPU_OP)) return false;
+    const char *name = sc__trace_str(t, e->name);
+    if (!sc__starts_with(name, "ProfilerStep#")) return false;
+    int64_t n = 0;
+    const char *p = name + 13;
+    if (*p < '0' || *p > '9') return false;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (n > INT64_MAX / 10 - 10) return false;
+        n = n * 10 + (*p - '0');
+    }
+    *number = n;
+    return true;
+}
+
+/* qsort has no context argument; the builder runs one rank at a time per
+ * thread, so the events being sorted are passed through a thread-local. */
+static _Thread_local const sc__event *step_events;
+
+/* Latest start first; on equal starts the longest (the outer annotation). */
+static int cmp_step_desc(const void *a, const void *b) {
+    const sc__event *x = &step_events[*(const uint32_t *)a], *y = &step_events[*(const uint32_t *)b];
+    if (x->ts != y->ts) return x->ts > y->ts ? -1 : 1;
+    if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static bool is_cpu_kind(uint8_t k) {
+    return k == SC_K_CPU_OP || k == SC_K_USER_ANNOTATION || k == SC_K_RUNTIME ||
+           k == SC_K_DRIVER || k == SC_K_PYTHON;
+}
+
+/* True when every correlated runtime call in [start, end) on the thread
+ * found a GPU event. */
+static bool complete(const sc_trace *t, const sc__idmap *gpu_corr, uint32_t track, int64_t start,
+                     int64_t end) {
+    const sc__event *ev = sc__trace_events(t);
+    for (size_t i = 0; i < t->events.len; i++) {
+        const sc__event *e = &ev[i];
+        if (e->ph != 'X' || e->track != track || e->ts < start || e->ts >= end) continue;
+        if (e->kind != SC_K_RUNTIME && e->kind != SC_K_DRIVER) continue;
+        if (sc__call_classify(sc__trace_str(t, e->name)) != SC_CALL_LAUNCH || e->correlation < 0)
+            continue;
+        if (sc__idmap_get(gpu_corr, e->correlation) == SC__NONE) return false;
+    }
+    return true;
+}
+
+sc_status sc__build_window(sc__bctx *c, sc_error *err) {
+    const sc_trace *t = c->t;
+    const sc__event *ev = sc__trace_events(t);
+    sc__window *w = &c->win;
+    memset(w, 0, sizeof *w);
+    w->number = -1;
+    w->track = SC__NONE;
+    /* Candidates: each step number once (the longest event of that name). */
+    size_t nsteps = 0;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < t->events.len; i++) {
+        int64_t n;
+        if (is_cpu_kind(ev[i].kind) && ev[i].ph == 'X') {
+            if (ev[i].ts < lo) lo = ev[i].ts;
+            if (ev[i].ts + ev[i].dur > hi) hi = ev[i].ts + ev[i].dur;
+        }
+        if (is_step(t, &ev[i], &n)) nsteps++;
+    }
+    if (nsteps == 0) {
+        if (c->opts->iteration >= 0)
+            return sc__fail(err, SC_E_USAGE, t->path, SC_NO_OFFSET,
+                            "no ProfilerStep#%lld in this trace (it has no ProfilerStep annotations)",
+                            (long long)c->opts->iteration);
+        w->whole = true;
+        w->start = lo == INT64_MAX ? 0 : lo;
+        w->end = hi == INT64_MIN ? 0 : hi + 1;
+        /* GPU-only traces still get a window covering their GPU events. */
+        for (size_t i = 0; i < t->events.len; i++)
+            if (ev[i].flags & SC_EF_GPU) {
+                if (ev[i].ts < w->start) w->start = ev[i].ts;
+                if (ev[i].ts + ev[i].dur >= w->end) w->end = ev[i].ts + ev[i].dur + 1;
+            }
+        return SC_OK;
+    }
+    sc__idmap gpu_corr = {0};
+    if (c->opts->iteration < 0) {
+        if (!sc__idmap_init(&gpu_corr, 1024))
+            return sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
+        for (size_t i = 0; i < t->events.len; i++)
+            if ((ev[i].flags & SC_EF_GPU) && ev[i].correlation >= 0 &&
+                !sc__idmap_put(&gpu_corr, ev[i].correlation, (uint32_t)i)) {
+                sc__idmap_free(&gpu_corr);
+                return sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
+            }
+    }
+    /* The steps, latest start first; the first complete one wins. */
+    uint32_t *steps = sc__alloc_array(nsteps, sizeof *steps);
+    if (!steps) {
+        sc__idmap_free(&gpu_corr);
+        return sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
+    }
+    size_t k = 0;
+    int64_t min_n = INT64_MAX, max_n = -1;
+    for (size_t i = 0; i < t->events.len; i++) {
+        int64_t n;
+        if (!is_step(t, &ev[i], &n)) continue;
+        if (n < min_n) min_n = n;
+        if (n > max_n) max_n = n;
+        steps[k++] = (uint32_t)i;
+    }
+    step_events = ev;
+    qsort(steps, nsteps, sizeof *steps, cmp_step_desc);
+    const sc__event *best = NULL;
+    int64_t best_n = -1;
+    for (size_t j = 0; j < nsteps && !best; j++) {
+        const sc__event *e = &ev[steps[j]];
+        int64_t n;
+        is_step(t, e, &n);
+        if (c->opts->iteration >= 0 ? n == c->opts->iteration
+                                    : complete(t, &gpu_corr, e->track, e->ts, e->ts + e->dur)) {
+            best = e;
+            best_n = n;
+        }
+    }
+    const sc__event *last = &ev[steps[0]];
+    int64_t last_n;
+    is_step(t, last, &last_n);
+    free(steps);
+    sc__idmap_free(&gpu_corr);
+    if (c->opts->iteration >= 0 && !best)
+        return sc__fail(err, SC_E_USAGE, t->path, SC_NO_OFFSET,
+                        "no ProfilerStep#%lld in this trace (it has #%lld to #%lld)",
+                        (long long)c->opts->iteration, (long long)min_n, (long long)max_n);
+    if (!best) { /* none complete: take the last and say so */
+        best = last;
+        best_n = last_n;
+        if (!sc__graph_warn(c->g, "rank %lld: no complete ProfilerStep (some launches have no GPU "
+                            "event); using ProfilerStep#%lld", (long long)t->rank, (long long)last_n))
+            return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    }
+    w->start = best->ts;
+    w->end = best->ts + best->dur;
+    w->number = best_n;
+    w->track = best->track;
+    return SC_OK;
+}

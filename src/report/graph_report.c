@@ -1,0 +1,270 @@
+/*
+ * graph_report.c - `stepcast graph`: what the execution graph of a trace set
+ * holds, so people can check it before trusting a replay.
+ *
+ * Per rank: the iteration and measured step, processors, task counts by
+ * kind, edge counts by family (an edge is counted on the rank of its
+ * source task), operators. For the job: cross-rank groups by type, how many
+ * tasks they tie together, how many were left unmatched, the self-check of
+ * the cross-stream inference (when a trace carries cuda_sync events) and the
+ * builder's warnings. Text for people, JSON for scripts; `--dot` writes the
+ * graph itself for small inputs (Graphviz, one cluster per processor).
+ * Output is built in memory and written at once; it is deterministic.
+ */
+#include "../graph/build.h"
+
+#include <stdlib.h>
+
+typedef struct rank_counts {
+    uint64_t kinds[SC_T_COUNT];
+    uint64_t families[SC_E_FAMILY_COUNT];
+    uint32_t threads, streams, ops;
+} rank_counts;
+
+static sc_status build(const sc_traceset *set, const sc_graph_options *opts, sc__graph **g,
+                       sc__build_stats *stats, sc_error *err) {
+    sc__build_options bo = {-1, false};
+    if (opts) {
+        bo.iteration = opts->iteration;
+        bo.hide_cuda_sync = opts->hide_cuda_sync != 0;
+    }
+    memset(stats, 0, sizeof *stats);
+    bool chakra = set->count && set->traces[0]->format == SC__FMT_CHAKRA;
+    if (chakra) return sc__graph_build(set, &bo, g, err);
+    return sc__graph_build_kineto_stats(set, &bo, g, stats, err);
+}
+
+static bool count_rank(const sc__graph *g, uint32_t r, rank_counts *rc) {
+    memset(rc, 0, sizeof *rc);
+    const sc__rank *rk = &SC__VEC_AT(&g->ranks, sc__rank, r);
+    const sc__task *t = sc__graph_tasks(g);
+    for (uint32_t i = rk->first_task; i < rk->first_task + rk->ntasks; i++) {
+        rc->kinds[t[i].kind < SC_T_COUNT ? t[i].kind : 0]++;
+        for (uint32_t k = g->succ_off[i]; k < g->succ_off[i + 1]; k++)
+            rc->families[g->succ_family[k] < SC_E_FAMILY_COUNT ? g->succ_family[k] : 0]++;
+    }
+    const sc__proc *p = sc__graph_procs(g);
+    for (size_t i = 0; i < g->procs.len; i++)
+        if (p[i].rank == r) {
+            if (p[i].kind == SC_P_THREAD) rc->threads++;
+            else rc->streams++;
+        }
+    return true;
+}
+
+static uint32_t rank_ops(const sc__graph *g, uint32_t r) {
+    /* Ops are added rank by rank; a rank's ops are those its tasks name. */
+    const sc__rank *rk = &SC__VEC_AT(&g->ranks, sc__rank, r);
+    const sc__task *t = sc__graph_tasks(g);
+    uint32_t lo = SC__NONE, hi = 0;
+    for (uint32_t i = rk->first_task; i < rk->first_task + rk->ntasks; i++)
+        if (t[i].op != SC__NONE) {
+            if (t[i].op < lo) lo = t[i].op;
+            if (t[i].op + 1 > hi) hi = t[i].op + 1;
+        }
+    return lo == SC__NONE ? 0 : hi - lo;
+}
+
+typedef struct group_counts {
+    uint64_t by_type[SC_C_COUNT];
+    uint64_t groups, members, multi_rank, unmatched;
+    uint32_t largest;
+} group_counts;
+
+static void count_groups(const sc__graph *g, group_counts *gc) {
+    memset(gc, 0, sizeof *gc);
+    const sc__group *grp = g->groups.data;
+    for (size_t i = 0; i < g->groups.len; i++) {
+        gc->groups++;
+        gc->by_type[grp[i].type < SC_C_COUNT ? grp[i].type : SC_C_UNKNOWN]++;
+        gc->members += grp[i].count;
+        gc->multi_rank += grp[i].count > 1;
+        if (grp[i].count > gc->largest) gc->largest = grp[i].count;
+    }
+    const sc__task *t = sc__graph_tasks(g);
+    for (size_t i = 0; i < g->tasks.len; i++) gc->unmatched += (t[i].flags & SC__TF_UNMATCHED) != 0;
+}
+
+static void json_counts(sc__buf *b, const uint64_t *v, size_t n, const char *(*name)(uint8_t)) {
+    sc__buf_puts(b, "{");
+    bool first = true;
+    for (size_t i = 0; i < n; i++) {
+        if (!v[i]) continue;
+        sc__buf_printf(b, "%s\"%s\": %llu", first ? "" : ", ", name((uint8_t)i), (unsigned long long)v[i]);
+        first = false;
+    }
+    sc__buf_puts(b, "}");
+}
+
+static void text_counts(sc__buf *b, const char *label, const uint64_t *v, size_t n,
+                        const char *(*name)(uint8_t)) {
+    sc__buf_printf(b, "  %-16s", label);
+    bool first = true;
+    for (size_t i = 0; i < n; i++) {
+        if (!v[i]) continue;
+        sc__buf_printf(b, "%s%s=%llu", first ? "" : ", ", name((uint8_t)i), (unsigned long long)v[i]);
+        first = false;
+    }
+    sc__buf_puts(b, first ? "-\n" : "\n");
+}
+
+static const char *path_of(const sc_traceset *set, const sc__rank *rk) {
+    return rk->trace < set->count ? set->traces[rk->trace]->path : "";
+}
+
+static void put_json(sc__buf *b, const sc_traceset *set, const sc__graph *g, const sc__build_stats *st) {
+    sc__buf_puts(b, "{\n  \"ranks\": [\n");
+    for (uint32_t r = 0; r < g->ranks.len; r++) {
+        const sc__rank *rk = &SC__VEC_AT(&g->ranks, sc__rank, r);
+        rank_counts rc;
+        count_rank(g, r, &rc);
+        const char *path = path_of(set, rk);
+        sc__buf_printf(b, "    {\"rank\": %lld, \"file\": ", (long long)rk->rank);
+        sc__buf_json_str(b, path, strlen(path));
+        sc__buf_printf(b, ", \"measured_step_us\": %.3f, \"threads\": %u, \"streams\": %u, \"ops\": %u, "
+                          "\"tasks\": %u, \"tasks_by_kind\": ",
+                       (double)(rk->step_end - rk->step_start) / 1e3, rc.threads, rc.streams,
+                       rank_ops(g, r), rk->ntasks);
+        json_counts(b, rc.kinds, SC_T_COUNT, sc__task_kind_name);
+        sc__buf_puts(b, ", \"edges_by_family\": ");
+        json_counts(b, rc.families, SC_E_FAMILY_COUNT, sc__edge_family_name);
+        sc__buf_puts(b, r + 1 < g->ranks.len ? "},\n" : "}\n");
+    }
+    group_counts gc;
+    count_groups(g, &gc);
+    sc__buf_printf(b, "  ],\n  \"tasks\": %zu, \"edges\": %llu,\n", g->tasks.len, (unsigned long long)g->nedges);
+    sc__buf_printf(b, "  \"cross_rank\": {\"groups\": %llu, \"multi_rank_groups\": %llu, \"members\": %llu, "
+                      "\"largest\": %u, \"unmatched_tasks\": %llu, \"by_type\": ",
+                   (unsigned long long)gc.groups, (unsigned long long)gc.multi_rank,
+                   (unsigned long long)gc.members, gc.largest, (unsigned long long)gc.unmatched);
+    json_counts(b, gc.by_type, SC_C_COUNT, sc__coll_type_name);
+    sc__buf_puts(b, "},\n");
+    if (st->sync_checked)
+        sc__buf_printf(b, "  \"sync_inference\": {\"recorded\": %llu, \"matched\": %llu, \"missed\": %llu, "
+                          "\"extra\": %llu},\n",
+                       (unsigned long long)st->recorded, (unsigned long long)st->matched,
+                       (unsigned long long)st->missed, (unsigned long long)st->extra);
+    sc__buf_puts(b, "  \"warnings\": [");
+    size_t k = 0;
+    for (size_t i = 0; i < set->nwarnings; i++, k++) {
+        sc__buf_puts(b, k ? ", " : "");
+        sc__buf_json_str(b, set->warnings[i], strlen(set->warnings[i]));
+    }
+    for (size_t i = 0; i < g->nwarnings; i++, k++) {
+        sc__buf_puts(b, k ? ", " : "");
+        sc__buf_json_str(b, g->warnings[i], strlen(g->warnings[i]));
+    }
+    sc__buf_puts(b, "]\n}\n");
+}
+
+static void put_text(sc__buf *b, const sc_traceset *set, const sc__graph *g, const sc__build_stats *st) {
+    for (uint32_t r = 0; r < g->ranks.len; r++) {
+        const sc__rank *rk = &SC__VEC_AT(&g->ranks, sc__rank, r);
+        rank_counts rc;
+        count_rank(g, r, &rc);
+        sc__buf_printf(b, "rank %lld  %s\n", (long long)rk->rank, path_of(set, rk));
+        sc__buf_printf(b, "  %-16s%.3f ms\n", "measured step", (double)(rk->step_end - rk->step_start) / 1e6);
+        sc__buf_printf(b, "  %-16s%u threads, %u streams, %u operators\n", "processors", rc.threads,
+                       rc.streams, rank_ops(g, r));
+        sc__buf_printf(b, "  %-16s%u\n", "tasks", rk->ntasks);
+        text_counts(b, "by kind", rc.kinds, SC_T_COUNT, sc__task_kind_name);
+        text_counts(b, "edges by family", rc.families, SC_E_FAMILY_COUNT, sc__edge_family_name);
+    }
+    group_counts gc;
+    count_groups(g, &gc);
+    sc__buf_printf(b, "job: %zu tasks, %llu edges\n", g->tasks.len, (unsigned long long)g->nedges);
+    sc__buf_printf(b, "  %-16s%llu groups (%llu across ranks, largest %u), %llu tasks, %llu unmatched\n",
+                   "cross-rank", (unsigned long long)gc.groups, (unsigned long long)gc.multi_rank,
+                   gc.largest, (unsigned long long)gc.members, (unsigned long long)gc.unmatched);
+    text_counts(b, "group types", gc.by_type, SC_C_COUNT, sc__coll_type_name);
+    if (st->sync_checked)
+        sc__buf_printf(b, "  %-16srecorded %llu, matched %llu, missed %llu, extra %llu\n", "sync inference",
+                       (unsigned long long)st->recorded, (unsigned long long)st->matched,
+                       (unsigned long long)st->missed, (unsigned long long)st->extra);
+    for (size_t i = 0; i < set->nwarnings; i++) sc__buf_printf(b, "warning: %s\n", set->warnings[i]);
+    for (size_t i = 0; i < g->nwarnings; i++) sc__buf_printf(b, "warning: %s\n", g->warnings[i]);
+}
+
+static sc_status write_out(sc__buf *b, FILE *out, sc_error *err) {
+    if (b->oom) {
+        sc__buf_free(b);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory building the report");
+    }
+    bool ok = fwrite(b->data, 1, b->len, out) == b->len;
+    sc__buf_free(b);
+    if (!ok) return sc__fail(err, SC_E_IO, NULL, SC_NO_OFFSET, "cannot write the report");
+    return SC_OK;
+}
+
+sc_status sc_report_graph(const sc_traceset *set, const sc_graph_options *opts, FILE *out, int json,
+                          sc_error *err) {
+    sc__graph *g;
+    sc__build_stats st;
+    sc_status s = build(set, opts, &g, &st, err);
+    if (s != SC_OK) return s;
+    sc__buf b;
+    sc__buf_init(&b);
+    if (json) put_json(&b, set, g, &st);
+    else put_text(&b, set, g, &st);
+    sc__graph_free(g);
+    return write_out(&b, out, err);
+}
+
+/* ------------------------------------------------------------------ dot */
+
+static void dot_task_label(sc__buf *b, const sc__graph *g, uint32_t i) {
+    const sc__task *t = &sc__graph_tasks(g)[i];
+    const char *name = sc__graph_str(g, t->name);
+    char shortname[48];
+    size_t n = strlen(name);
+    if (n > 40) n = 40;
+    memcpy(shortname, name, n);
+    shortname[n] = '\0';
+    char label[96];
+    snprintf(label, sizeof label, "%s\n%s %.1fus", shortname, sc__task_kind_name(t->kind),
+             (double)t->dur / 1e3);
+    sc__buf_json_str(b, label, strlen(label)); /* JSON escaping is valid DOT quoting */
+}
+
+sc_status sc_report_graph_dot(const sc_traceset *set, const sc_graph_options *opts, FILE *out,
+                              sc_error *err) {
+    sc__graph *g;
+    sc__build_stats st;
+    sc_status s = build(set, opts, &g, &st, err);
+    if (s != SC_OK) return s;
+    sc__buf b;
+    sc__buf_init(&b);
+    sc__buf_puts(&b, "digraph stepcast {\n  rankdir=LR;\n  node [shape=box, fontsize=9];\n");
+    const sc__proc *p = sc__graph_procs(g);
+    const sc__task *t = sc__graph_tasks(g);
+    for (size_t pi = 0; pi < g->procs.len; pi++) {
+        int64_t rank = SC__VEC_AT(&g->ranks, sc__rank, p[pi].rank).rank;
+        sc__buf_printf(&b, "  subgraph cluster_%zu {\n    label=\"rank %lld %s %lld\";\n", pi,
+                       (long long)rank, p[pi].kind == SC_P_THREAD ? "thread" : "stream",
+                       (long long)p[pi].id);
+        for (size_t i = 0; i < g->tasks.len; i++) {
+            if (t[i].proc != pi) continue;
+            sc__buf_printf(&b, "    t%zu [label=", i);
+            dot_task_label(&b, g, (uint32_t)i);
+            sc__buf_puts(&b, "];\n");
+        }
+        sc__buf_puts(&b, "  }\n");
+    }
+    static const char *colors[SC_E_FAMILY_COUNT] = {"black", "purple", "blue", "gray",
+                                                    "red",   "orange", "green", "brown"};
+    for (size_t i = 0; i < g->tasks.len; i++)
+        for (uint32_t k = g->succ_off[i]; k < g->succ_off[i + 1]; k++) {
+            uint8_t f = g->succ_family[k];
+            sc__buf_printf(&b, "  t%zu -> t%u [color=%s];\n", i, g->succ[k],
+                           f < SC_E_FAMILY_COUNT ? colors[f] : "black");
+        }
+    const sc__group *grp = g->groups.data;
+    const uint32_t *mem = g->group_members.data;
+    for (size_t i = 0; i < g->groups.len; i++)
+        for (uint32_t m = 1; m < grp[i].count; m++)
+            sc__buf_printf(&b, "  t%u -> t%u [style=dashed, dir=none, color=darkgreen];\n",
+                           mem[grp[i].first], mem[grp[i].first + m]);
+    sc__buf_puts(&b, "}\n");
+    sc__graph_free(g);
+    return write_out(&b, out, err);
+}

@@ -1,0 +1,52 @@
+#!/bin/sh
+# valgrind.sh BUILD - runs the CLI over the shared traces and every test
+# program under valgrind (memcheck). Any invalid read/write, use of
+# uninitialised memory or leak (definite, indirect or possible) fails the
+# run. Prints one line per run and a closing summary; exits 1 on any error.
+set -u
+build=${1:-build}
+cd "$(dirname "$0")/.." || exit 1
+shared=${STEPCAST_SHARED:-../shared}
+traces=$shared/traces
+vg="valgrind -q --error-exitcode=99 --leak-check=full --track-origins=no
+    --errors-for-leak-kinds=definite,indirect,possible
+    --show-leak-kinds=definite,indirect,possible"
+logdir=$build/valgrind
+mkdir -p "$logdir"
+passed=0 failed=0
+# vgrun NAME EXPECTED-EXIT CMD...: valgrind's own errors exit 99.
+vgrun() {
+    name=$1 want=$2
+    shift 2
+    start=$(date +%s)
+    # The corpus test starts the CLI itself; the big generated cases are
+    # skipped here (they are about time and memory, not memory errors).
+    STEPCAST_CORPUS_BIG=0 $vg "$@" >"$logdir/$name.log" 2>&1
+    rc=$?
+    secs=$(($(date +%s) - start))
+    if [ "$rc" -eq 99 ] || [ "$rc" -ne "$want" ]; then
+        failed=$((failed + 1))
+        echo "valgrind: FAIL $name (exit $rc, want $want, ${secs}s), see $logdir/$name.log"
+        grep -E '^==[0-9]+== (Invalid|Conditional|Use of|[0-9,]+ bytes in)' "$logdir/$name.log" | head -5
+    else
+        passed=$((passed + 1))
+        echo "valgrind: ok $name (${secs}s)"
+    fi
+}
+vgrun info-megatron 0 "$build/stepcast" info "$traces/megatron-tp8-a100"
+vgrun info-dlrm 0 "$build/stepcast" info --json "$traces/param-dlrm-8rank/kineto"
+vgrun info-hta-small 0 "$build/stepcast" info "$traces/hta-testdata/critical_path" \
+    "$traces/hta-testdata/amd_trace"
+vgrun info-bad-input 1 "$build/stepcast" info tests/corpus/no-such-file.json
+# Commands that land later run on the Megatron traces when they exist.
+for cmd in graph replay; do
+    if "$build/stepcast" help "$cmd" >/dev/null 2>&1; then
+        vgrun "$cmd-megatron" 0 "$build/stepcast" "$cmd" "$traces/megatron-tp8-a100"
+    fi
+done
+for t in "$build"/tests/test_*; do
+    [ -x "$t" ] || continue
+    vgrun "$(basename "$t")" 0 "$t"
+done
+echo "valgrind: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
