@@ -5,14 +5,24 @@
 #include "cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int sc_cmd_info(int argc, char **argv) {
     int json = 0;
     const char *paths[4096];
     size_t n = 0;
+    sc_load_options lo = {0};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) json = 1;
+        else if (strcmp(argv[i], "-j") == 0 || strcmp(argv[i], "--jobs") == 0) {
+            /* files read in parallel; 0 = every core */
+            char *end = NULL;
+            long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : -1;
+            if (!end || *end || v < 0 || v > 4096) return sc_cli_usage("info", "-j needs a thread count");
+            lo.threads = (uint32_t)v;
+            i++;
+        }
         else if (strcmp(argv[i], "--") == 0) {
             for (i++; i < argc; i++) {
                 if (n == sizeof paths / sizeof paths[0]) return sc_cli_usage("info", "too many paths");
@@ -27,7 +37,7 @@ int sc_cmd_info(int argc, char **argv) {
     if (n == 0) return sc_cli_usage("info", "no trace files given");
     sc_error err;
     sc_traceset *set;
-    if (sc_traceset_load(paths, n, NULL, &set, &err) != SC_OK) return sc_cli_fail(&err);
+    if (sc_traceset_load(paths, n, &lo, &set, &err) != SC_OK) return sc_cli_fail(&err);
     sc_cli_print_warnings(set);
     int rc = SC_EXIT_OK;
     if (sc_report_info(set, stdout, json, &err) != SC_OK) rc = sc_cli_fail(&err);

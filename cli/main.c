@@ -13,7 +13,7 @@ static int cmd_version(int argc, char **argv);
 
 static const sc_cli_command commands[] = {
     {"info", "summarise traces: ranks, events, kernels, collectives, iterations",
-     "stepcast info [--json] TRACE|DIR...", sc_cmd_info},
+     "stepcast info [--json] [-j N] TRACE|DIR...", sc_cmd_info},
     {"synth", "write synthetic Kineto traces for N ranks, modelled on a real one",
      "stepcast synth --ranks N [--iterations I] [--layers L] [--seed S] [--gzip] [--template FILE] [--force] -o DIR",
      sc_cmd_synth},

@@ -83,6 +83,9 @@ typedef struct sc_load_options {
     /* Initial size of the read window; 0 means 4 MiB. Tests set a tiny one
      * (e.g. 64) so that every unit straddles a refill. */
     uint32_t window_bytes;
+    /* Files read in parallel by sc_traceset_load, one per thread (issue 5,
+     * `-j N`); 0 means every online core. */
+    uint32_t threads;
 } sc_load_options;
 
 /* Reads one Kineto trace (.json or .json.gz, detected by content). */

@@ -185,7 +185,7 @@ static int cmp_trace(const void *a, const void *b) {
 }
 
 static unsigned default_threads(const sc_load_options *opts) {
-    (void)opts;
+    if (opts && opts->threads) return opts->threads > 64 ? 64 : opts->threads;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
 }

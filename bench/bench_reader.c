@@ -1,0 +1,164 @@
+/*
+ * bench_reader.c - the Kineto reader's figures for `make bench`: throughput
+ * on plain and gzip JSON, memory per event, and parallel ingestion of many
+ * ranks with 1 and 2 threads.
+ *
+ *   bench_reader EXAMPLE_DIR SYNTH_DIR BIG_JSON BIG_GZ SMALL_JSON
+ *
+ * (the arguments every bench program gets from bench/run.sh). Prints
+ * `figure<TAB>name<TAB>value<TAB>unit` lines. Throughput is MB (10^6 bytes)
+ * of uncompressed JSON per second of wall time for one sc_trace_load on one
+ * thread, best of the repeats; the files were just written, so they are
+ * read from the page cache, not the disk.
+ */
+#include "stepcast.h"
+#include "trace/trace.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Current resident set in bytes (from /proc/self/statm). */
+static double rss_now(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages = 0, resident = 0;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+        fclose(f);
+    }
+    return (double)resident * (double)sysconf(_SC_PAGESIZE);
+}
+
+static double rss_peak(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_maxrss * 1024.0;
+}
+
+static sc_trace *load(const char *path, double *secs) {
+    sc_error err;
+    sc_trace *t = NULL;
+    double t0 = now();
+    if (sc_trace_load(path, NULL, &t, &err) != SC_OK) {
+        char buf[1024];
+        fprintf(stderr, "bench_reader: %s\n", sc_error_format(&err, buf, sizeof buf));
+        exit(1);
+    }
+    *secs = now() - t0;
+    return t;
+}
+
+/* Best-of-n throughput in MB/s of uncompressed JSON. */
+static double throughput(const char *path, int n, double *best_secs) {
+    double best = 1e30, bytes = 0;
+    for (int i = 0; i < n; i++) {
+        double s;
+        sc_trace *t = load(path, &s);
+        bytes = (double)t->input_bytes;
+        sc_trace_free(t);
+        if (s < best) best = s;
+    }
+    *best_secs = best;
+    return bytes / best / 1e6;
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The first `max` trace files of dir, sorted. */
+static size_t list_dir(const char *dir, char **out, size_t max) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    size_t n = 0;
+    struct dirent *de;
+    char *all[8192];
+    while ((de = readdir(d)) && n < 8192) {
+        if (!strstr(de->d_name, ".json")) continue;
+        size_t len = strlen(dir) + strlen(de->d_name) + 2;
+        all[n] = malloc(len);
+        if (!all[n]) break;
+        snprintf(all[n], len, "%s/%s", dir, de->d_name);
+        n++;
+    }
+    closedir(d);
+    qsort(all, n, sizeof *all, cmp_str);
+    size_t k = n < max ? n : max;
+    for (size_t i = 0; i < n; i++) {
+        if (i < k) out[i] = all[i];
+        else free(all[i]);
+    }
+    return k;
+}
+
+static double load_set(char **paths, size_t n, unsigned threads, double *bytes) {
+    sc_load_options o = {.threads = threads};
+    sc_traceset *set;
+    sc_error err;
+    double t0 = now();
+    if (sc_traceset_load((const char *const *)paths, n, &o, &set, &err) != SC_OK) {
+        char buf[1024];
+        fprintf(stderr, "bench_reader: %s\n", sc_error_format(&err, buf, sizeof buf));
+        exit(1);
+    }
+    double s = now() - t0;
+    *bytes = 0;
+    for (size_t i = 0; i < sc_traceset_count(set); i++)
+        *bytes += (double)sc_traceset_trace(set, i)->input_bytes;
+    sc_traceset_free(set);
+    return s;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 6) {
+        fprintf(stderr, "usage: bench_reader EXAMPLE_DIR SYNTH_DIR BIG_JSON BIG_GZ SMALL_JSON\n");
+        return 2;
+    }
+    const char *synth_dir = argv[2], *big = argv[3], *big_gz = argv[4], *small = argv[5];
+
+    /* Memory first, in a fresh process: RSS growth over one load. */
+    double before = rss_now(), secs;
+    sc_trace *t = load(big, &secs);
+    double grown = rss_peak() - before;
+    double events = (double)sc_trace_event_count(t);
+    double mb = (double)t->input_bytes / 1e6;
+    printf("reader\tinput (plain JSON, 1 rank)\t%.0f\tMB\n", mb);
+    printf("reader\tinput events\t%.0f\tevents\n", events);
+    printf("reader\tpeak RSS growth per event\t%.1f\tB/event\n", grown / events);
+    printf("reader\tsc_trace_memory per event\t%.1f\tB/event\n",
+           (double)sc_trace_memory(t) / events);
+    sc_trace_free(t);
+
+    double plain = throughput(big, 2, &secs);
+    printf("reader\tplain JSON, 1 thread\t%.0f\tMB/s\n", plain);
+    double gz = throughput(big_gz, 1, &secs);
+    printf("reader\tgzip JSON, 1 thread (MB of JSON)\t%.0f\tMB/s\n", gz);
+    double small_secs;
+    double small_mbs = throughput(small, 3, &small_secs);
+    printf("reader\tsmall file (python ratio input)\t%.3f\ts\n", small_secs);
+    printf("reader\tsmall file throughput\t%.0f\tMB/s\n", small_mbs);
+
+    /* Parallel ingestion: one file per thread. */
+    char *paths[128];
+    size_t n = list_dir(synth_dir, paths, 128);
+    if (n >= 2) {
+        double bytes, s1, s2;
+        s1 = load_set(paths, n, 1, &bytes);
+        s2 = load_set(paths, n, 2, &bytes);
+        printf("ingest\t%zu synthetic ranks, 1 thread\t%.0f\tMB/s\n", n, bytes / s1 / 1e6);
+        printf("ingest\t%zu synthetic ranks, 2 threads\t%.0f\tMB/s\n", n, bytes / s2 / 1e6);
+        printf("ingest\tspeed-up 2 vs 1 thread\t%.2f\tx\n", s1 / s2);
+    }
+    for (size_t i = 0; i < n; i++) free(paths[i]);
+    return 0;
+}

@@ -1,0 +1,97 @@
+#!/bin/sh
+# run.sh BUILD - `make bench`: generates the benchmark inputs once, runs every
+# bench program and the end-to-end commands, and prints ONE table.
+#
+# Inputs (written by `stepcast synth` into bench/data/, git-ignored, reused
+# while the synth options recorded in each folder's .stamp are unchanged):
+#   EXAMPLE_DIR  examples/megatron-tp8         the bundled 8 real ranks (.json.gz)
+#   SYNTH_DIR    bench/data/ranks1024          1,024 synthetic ranks, ~15k events each (.json.gz)
+#   BIG_JSON     bench/data/big/rank-00000.json           one rank, >= 500 MB plain JSON
+#   BIG_GZ       bench/data/big-gz/rank-00000.json.gz     the same content, gzip
+#   SMALL_JSON   bench/data/small/rank-00000.json         ~50 MB plain JSON (Python ratio)
+#
+# Bench programs: every executable BUILD/bench/bench_* (built from
+# bench/bench_*.c by `make bench`) is run from the repository root as
+#     BUILD/bench/bench_NAME EXAMPLE_DIR SYNTH_DIR BIG_JSON BIG_GZ SMALL_JSON
+# and prints any number of lines
+#     figure<TAB>name<TAB>value<TAB>unit
+# e.g. "reader<TAB>plain JSON, 1 thread<TAB>812<TAB>MB/s". `figure` groups rows
+# (reader, ingest, graph, sim, chakra, e2e, ...); lines not in this form are
+# passed through to stderr. A program that exits non-zero adds a FAILED row.
+# bench/measure.c (BUILD/bench/measure) runs a command and prints its wall
+# time and peak RSS as two such lines.
+#
+# End to end: `stepcast info` on EXAMPLE_DIR and SYNTH_DIR, and `stepcast
+# replay` on both once `stepcast help replay` succeeds. The Python row times
+# json.load on SMALL_JSON (the big file would take minutes and ~10 GB) and
+# the ratio compares it with our reader on the same file.
+set -u
+build=${1:-build}
+cd "$(dirname "$0")/.." || exit 1
+S=$build/stepcast
+M=$build/bench/measure
+data=bench/data
+EXAMPLE_DIR=examples/megatron-tp8
+SYNTH_DIR=$data/ranks1024
+BIG_JSON=$data/big/rank-00000.json
+BIG_GZ=$data/big-gz/rank-00000.json.gz
+SMALL_JSON=$data/small/rank-00000.json
+rows=$(mktemp)
+trap 'rm -f "$rows" "$rows.err"' EXIT
+
+[ -x "$S" ] || { echo "bench: $S not built" >&2; exit 1; }
+[ -d "$EXAMPLE_DIR" ] || EXAMPLE_DIR=/work/shared/traces/megatron-tp8-a100
+
+# gen DIR SYNTH-OPTIONS...: (re)generates DIR unless its stamp matches.
+gen() {
+    dir=$1
+    shift
+    stamp="synth $*"
+    if [ -f "$dir/.stamp" ] && [ "$(cat "$dir/.stamp")" = "$stamp" ]; then return 0; fi
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    echo "bench: generating $dir (stepcast $stamp)" >&2
+    $M synth "generate $(basename "$dir")" -- "$S" synth "$@" --force -o "$dir" >>"$rows" || exit 1
+    echo "$stamp" >"$dir/.stamp"
+}
+mkdir -p "$data"
+gen "$data/big" --ranks 1 --iterations 210 --seed 1
+gen "$data/big-gz" --ranks 1 --iterations 210 --seed 1 --gzip
+gen "$data/small" --ranks 1 --iterations 21 --seed 1
+gen "$SYNTH_DIR" --ranks 1024 --layers 54 --seed 1 --gzip
+
+for p in "$build"/bench/bench_*; do
+    [ -x "$p" ] || continue
+    echo "bench: $(basename "$p")" >&2
+    if ! "$p" "$EXAMPLE_DIR" "$SYNTH_DIR" "$BIG_JSON" "$BIG_GZ" "$SMALL_JSON" >>"$rows"; then
+        printf '%s\tFAILED (exit status)\t-\t-\n' "$(basename "$p")" >>"$rows"
+    fi
+done
+
+# Python's json.load on the small file, and the ratio to our reader.
+if command -v python3 >/dev/null 2>&1; then
+    $M python "json.load, $(du -m "$SMALL_JSON" | cut -f1) MB file" -- \
+        python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$SMALL_JSON" >>"$rows"
+    awk -F'\t' '$1=="python" && $2 ~ /wall$/ {py=$3}
+                $1=="reader" && $2=="small file (python ratio input)" {us=$3}
+                END { if (py > 0 && us > 0) printf "python\treader speed-up vs json.load (same file)\t%.0f\tx\n", py/us }' \
+        "$rows" >>"$rows.tmp" && cat "$rows.tmp" >>"$rows" && rm -f "$rows.tmp"
+fi
+
+echo "bench: end to end" >&2
+$M e2e "info, 8-rank example" -- "$S" info "$EXAMPLE_DIR" >>"$rows"
+$M e2e "info, 1024 synthetic ranks" -- "$S" info "$SYNTH_DIR" >>"$rows"
+$M e2e "info -j 1, 1024 synthetic ranks" -- "$S" info -j 1 "$SYNTH_DIR" >>"$rows"
+if "$S" help replay >/dev/null 2>&1; then
+    $M e2e "replay, 8-rank example" -- "$S" replay "$EXAMPLE_DIR" >>"$rows"
+    $M e2e "replay, 1024 synthetic ranks" -- "$S" replay "$SYNTH_DIR" >>"$rows"
+else
+    printf 'e2e\treplay (command not built yet)\t-\t-\n' >>"$rows"
+fi
+
+echo
+echo "stepcast bench  ($(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ); shared machines vary ~2x: compare within one run)"
+awk -F'\t' 'BEGIN { line = sprintf("%-8s  %-46s  %12s  %s", "figure", "name", "value", "unit"); print line;
+                    gsub(/./, "-", line); print line }
+            NF == 4 { printf "%-8s  %-46s  %12s  %s\n", $1, $2, $3, $4; next }
+            { print "bench: " $0 > "/dev/stderr" }' "$rows"
