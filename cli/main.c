@@ -19,6 +19,11 @@ static const sc_cli_command commands[] = {
      sc_cmd_synth},
     {"graph", "build the execution graph: tasks, edges by family, matched collectives (issue 3)",
      "stepcast graph [--json] [--dot FILE [--force]] [--iteration N] [--hide-cuda-sync] TRACE|DIR...", sc_cmd_graph},
+    /* replay (issue 4) */
+    {"replay", "simulate the traced iteration: measured vs simulated step, breakdown, critical path",
+     "stepcast replay [--json] [--chrome FILE [--force]] [--iteration N] [--comm coupled|traced] "
+     "[--scale CLASS=FACTOR]... TRACE|DIR...",
+     sc_cmd_replay},
     {"help", "show this help, or a command's usage", "stepcast help [COMMAND]", cmd_help},
     {"version", "print the version", "stepcast version", cmd_version},
 };

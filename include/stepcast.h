@@ -190,6 +190,27 @@ SC_API sc_status sc_report_graph(const sc_traceset *set, const sc_graph_options 
 SC_API sc_status sc_report_graph_dot(const sc_traceset *set, const sc_graph_options *opts, FILE *out,
                                      sc_error *err);
 
+/* ---------------------------------------------------- replay (issue 4) */
+
+/* `stepcast replay`: rebuild one iteration of every rank as an execution
+ * graph, simulate it (collectives coupled across ranks unless comm_traced)
+ * and print per rank the measured and simulated step time, the error, a
+ * breakdown (exposed compute / exposed communication / overlapped / idle,
+ * SM-busy per 1 ms window) and the critical path. Text or JSON to out;
+ * byte-identical for identical inputs. */
+typedef struct sc_replay_options {
+    int64_t iteration;         /* ProfilerStep#N to replay; -1: the last complete one */
+    int comm_traced;           /* 1: each rank's traced NCCL durations, no coupling */
+    const char *const *scales; /* "CLASS=FACTOR": compute, comm, cpu, gemm, attention, gpu, */
+    size_t nscales;            /* or a kernel-name substring; applied in order */
+    const char *chrome_path;   /* write the simulated + measured timeline here (NULL: no) */
+    int force;                 /* replace an existing chrome_path */
+} sc_replay_options;
+#define SC_REPLAY_OPTIONS_INIT {-1, 0, NULL, 0, NULL, 0}
+
+SC_API sc_status sc_report_replay(const sc_traceset *set, const sc_replay_options *opts, FILE *out,
+                                  int json, sc_error *err);
+
 #ifdef __cplusplus
 }
 #endif

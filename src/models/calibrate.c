@@ -6,7 +6,8 @@
  * LAUNCH predecessor) whose stream was idle when L was called - the previous
  * task on g's stream and every other predecessor of g ended (measured) by
  * L's start - the sample is g.start - L.end: how long after the call returns
- * the GPU picks the work up. The rank's latency is the median sample (lower
+ * the GPU picks the work up (the first task of each stream gives no sample:
+ * the previous iteration may still have held its stream). The rank's latency is the median sample (lower
  * median, so it is a measured value); a rank without samples takes the median
  * over all ranks, and 0 when there are none at all. It may be negative (the
  * kernel often starts before cudaLaunchKernel returns); the simulator never
@@ -15,6 +16,17 @@
  * Sync base (per rank). A sync that finds nothing to wait for still costs a
  * call: the shortest traced sync duration of the rank (a sync that did not
  * wait), capped by each sync's own traced length.
+ *
+ * Rank start offsets. Ranks do not enter a step together: a rank that
+ * finished the previous step late (data loading, a straggler) starts late, and
+ * the others wait for it in the first collective. That wait is part of their
+ * measured step, so each rank's processors become free at its offset: its
+ * step_start minus the earliest rank's, after removing clock skew. Skew
+ * between two ranks' clocks is the median difference of the measured ends of
+ * the collectives they share (members of a collective end together, within a
+ * few us); ranks that share none with the reference rank get no correction.
+ * Only this initial condition per rank is taken from the measured times;
+ * every task is still placed by the simulation.
  *
  * Collective transfer time (per group). A traced NCCL kernel spans from when
  * its rank arrived to when the collective completed, so it includes waiting
@@ -67,9 +79,13 @@ bool sc__calibrate_launch(const sc__graph *g, int64_t *latency) {
                 else if (end > pred_end[v]) pred_end[v] = end;
             }
         }
-        /* The previous task on each stream counts as a predecessor too. */
+        /* The previous task on each stream counts as a predecessor too. The
+         * first task of a stream has none in the graph, but work from before
+         * the window (the previous iteration's tail) may still have held the
+         * stream: we cannot tell, so it gives no sample. */
         for (size_t p = 0; p < g->procs.len; p++) {
             if (procs[p].kind != SC_P_STREAM) continue;
+            if (off[p] < off[p + 1]) pred_end[order[off[p]]] = INT64_MAX;
             for (uint32_t k = off[p] + 1; k < off[p + 1]; k++) {
                 const sc__task *prev = &tasks[order[k - 1]];
                 if (prev->ts + prev->dur > pred_end[order[k]]) pred_end[order[k]] = prev->ts + prev->dur;
@@ -131,5 +147,45 @@ bool sc__calibrate_transfers(sc__graph *g) {
             if (best < 0 || tasks[m[i]].dur < best) best = tasks[m[i]].dur;
         grp->transfer_ns = best < 0 ? 0 : best;
     }
+    return true;
+}
+
+bool sc__calibrate_rank_offsets(const sc__graph *g, int64_t *offset) {
+    size_t nr = g->ranks.len;
+    if (!nr) return true;
+    const sc__task *tasks = sc__graph_tasks(g);
+    const sc__proc *procs = sc__graph_procs(g);
+    sample *samples = sc__alloc_array(g->group_members.len ? g->group_members.len : 1, sizeof *samples);
+    if (!samples) return false;
+    /* Samples of (member end - reference member end), reference = graph rank 0. */
+    size_t ns = 0;
+    for (size_t gi = 0; gi < g->groups.len; gi++) {
+        const sc__group *grp = &SC__VEC_AT(&g->groups, sc__group, gi);
+        const uint32_t *m = &SC__VEC_AT(&g->group_members, uint32_t, grp->first);
+        uint32_t ref = SC__NONE;
+        for (uint32_t i = 0; i < grp->count; i++)
+            if (procs[tasks[m[i]].proc].rank == 0) ref = m[i];
+        if (ref == SC__NONE) continue;
+        int64_t ref_end = tasks[ref].ts + tasks[ref].dur;
+        for (uint32_t i = 0; i < grp->count; i++) {
+            uint32_t r = procs[tasks[m[i]].proc].rank;
+            if (m[i] != ref && r != 0) samples[ns++] = (sample){r, tasks[m[i]].ts + tasks[m[i]].dur - ref_end};
+        }
+    }
+    qsort(samples, ns, sizeof *samples, cmp_sample);
+    for (size_t r = 0; r < nr; r++) offset[r] = 0; /* skew first */
+    for (size_t i = 0; i < ns;) {
+        size_t j = i;
+        while (j < ns && samples[j].rank == samples[i].rank) j++;
+        if (samples[i].rank < nr) offset[samples[i].rank] = samples[i + (j - i - 1) / 2].value;
+        i = j;
+    }
+    free(samples);
+    int64_t lo = INT64_MAX;
+    for (size_t r = 0; r < nr; r++) {
+        offset[r] = SC__VEC_AT(&g->ranks, sc__rank, r).step_start - offset[r];
+        if (offset[r] < lo) lo = offset[r];
+    }
+    for (size_t r = 0; r < nr; r++) offset[r] -= lo;
     return true;
 }

@@ -12,6 +12,10 @@
 bool sc__calibrate_launch(const sc__graph *g, int64_t *latency);
 void sc__calibrate_sync_base(const sc__graph *g, int64_t *base);
 
+/* Per graph rank: when its processors become free (ns), relative to the
+ * earliest rank's step start, clock skew removed (see calibrate.c). */
+bool sc__calibrate_rank_offsets(const sc__graph *g, int64_t *offset);
+
 /* Fills every group's transfer_ns from its members' traced durations. */
 bool sc__calibrate_transfers(sc__graph *g);
 

@@ -348,6 +348,7 @@ static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p
     else memset(s->remaining, 0, nt * sizeof *s->remaining);
     memset(s->whead, 0xff, nt * sizeof *s->whead);
     for (size_t q = 0; q < np; q++) {
+        if (p->rank_offset && s->procs[q].rank < nr) s->free_at[q] = p->rank_offset[s->procs[q].rank];
         s->cur[q] = s->off[q];
         s->prev[q] = SC__NONE;
         s->launched[q] = SC__NONE;
