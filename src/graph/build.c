@@ -10,6 +10,7 @@
  * contiguous, CPU threads first (main thread first), then GPU streams.
  */
 #include "build.h"
+#include "../trace/job_check.h"
 
 #include <stdlib.h>
 
@@ -110,6 +111,8 @@ static sc_status build_rank(sc__bctx *c, uint32_t trace_index, sc_error *err) {
     return SC_OK;
 }
 
+static bool job_warn(void *g, const char *msg) { return sc__graph_warn(g, "%s", msg); }
+
 sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_options *opts,
                                        sc__graph **out, sc__build_stats *stats, sc_error *err) {
     *out = NULL;
@@ -118,6 +121,13 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
     if (!opts) opts = &defaults;
     sc__graph *g = sc__graph_new();
     if (!g) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    /* One consistent job? Duplicate ranks, world-size mismatches are errors;
+     * partial jobs, clock skew, uneven collectives are warnings (issue 6). */
+    sc_status jst = sc__traceset_check_job(set, job_warn, g, err);
+    if (jst != SC_OK) {
+        sc__graph_free(g);
+        return jst;
+    }
     sc__vec comms;
     sc__vec_init(&comms, sizeof(sc__comm_rec));
     sc__bctx c;
