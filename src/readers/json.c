@@ -16,11 +16,13 @@
 #define SC__JWIN_INITIAL (4u << 20)
 #define SC__JWIN_PAD 16
 
-sc_status sc__jwin_init(sc__jwin *w, sc__source *src, size_t max_unit, sc_error *err) {
+sc_status sc__jwin_init(sc__jwin *w, sc__source *src, size_t initial, size_t max_unit,
+                        sc_error *err) {
     memset(w, 0, sizeof *w);
     w->src = src;
-    w->cap = SC__JWIN_INITIAL;
-    w->max_cap = max_unit < SC__JWIN_INITIAL ? SC__JWIN_INITIAL : max_unit;
+    w->cap = initial ? initial : SC__JWIN_INITIAL;
+    if (w->cap < 16) w->cap = 16;
+    w->max_cap = max_unit < w->cap ? w->cap : max_unit;
     w->buf = malloc(w->cap + SC__JWIN_PAD);
     if (!w->buf) return sc__fail(err, SC_E_NOMEM, src->name, 0, "out of memory");
     memset(w->buf, 0, SC__JWIN_PAD);

@@ -47,7 +47,9 @@ typedef struct sc__jstr {
     size_t n;
 } sc__jstr;
 
-sc_status sc__jwin_init(sc__jwin *w, sc__source *src, size_t max_unit, sc_error *err);
+/* initial: first window size (0: 4 MiB); max_unit: the largest unit kept. */
+sc_status sc__jwin_init(sc__jwin *w, sc__source *src, size_t initial, size_t max_unit,
+                        sc_error *err);
 void sc__jwin_free(sc__jwin *w);
 /* Keeps bytes from keep_from on, reads more; moves jp->p along. Returns
  * SC__J_ERR at the end of input (truncated) or on read errors. */

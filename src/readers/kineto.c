@@ -504,7 +504,7 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
     if (!t) return sc__fail(err, SC_E_NOMEM, name, SC_NO_OFFSET, "out of memory");
     sc__jwin w;
     size_t max_unit = opts && opts->max_event_bytes ? opts->max_event_bytes : (1u << 30);
-    sc_status status = sc__jwin_init(&w, src, max_unit, err);
+    sc_status status = sc__jwin_init(&w, src, opts ? opts->window_bytes : 0, max_unit, err);
     if (status != SC_OK) {
         sc_trace_free(t);
         return status;
