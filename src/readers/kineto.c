@@ -529,7 +529,7 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
                 rc = SC__J_OK;
                 break;
             }
-            if (w.eof && unit >= r.jp.end && w.len == 0) {
+            if (w.eof && before == ST_START) { /* nothing but whitespace */
                 rc = sc__jp_error_at(&r.jp, r.jp.end, SC_E_PARSE, "empty input");
                 break;
             }
