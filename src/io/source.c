@@ -24,9 +24,8 @@ static sc_status source_start(sc__source *s, sc_error *err) {
         while (have < 2) {
             ssize_t r = read(s->fd, s->zin + have, s->zin_cap - have);
             if (r < 0 && errno == EINTR) continue;
-            if (r < 0)
-                return sc__fail(err, SC_E_IO, s->name, SC_NO_OFFSET, "cannot read: %s",
-                                strerror(errno));
+            if (r < 0) /* e.g. EISDIR: a directory where a file belongs */
+                return sc__fail(err, SC_E_IO, s->name, have, "cannot read: %s", strerror(errno));
             if (r == 0) break;
             have += (size_t)r;
         }
@@ -59,9 +58,13 @@ static sc_status source_start(sc__source *s, sc_error *err) {
 sc_status sc__source_open_file(sc__source *s, const char *path, sc_error *err) {
     memset(s, 0, sizeof *s);
     s->name = path;
-    s->fd = open(path, O_RDONLY);
+    /* O_NONBLOCK only for the open: a FIFO nobody writes to must not hang us
+     * (it then reads as empty); reads block as usual, so pipes still work. */
+    s->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (s->fd < 0)
         return sc__fail(err, SC_E_IO, path, SC_NO_OFFSET, "cannot open: %s", strerror(errno));
+    int flags = fcntl(s->fd, F_GETFL);
+    if (flags >= 0) fcntl(s->fd, F_SETFL, flags & ~O_NONBLOCK);
     sc_status st = source_start(s, err);
     if (st != SC_OK) sc__source_close(s);
     return st;
