@@ -266,7 +266,7 @@ sc_status sc_traceset_load(const char *const *paths, size_t npaths, const sc_loa
             }
         }
         if (st == SC_OK && kept == 0)
-            st = sc__fail(err, SC_E_USAGE, paths[i], SC_NO_OFFSET, "no Kineto trace files in this directory");
+            st = sc__fail(err, SC_E_FORMAT, paths[i], SC_NO_OFFSET, "no Kineto trace files in this directory");
         pathlist_free(&found);
     }
     if (st == SC_OK) st = load_all(set, &files, opts, default_threads(opts), err);
