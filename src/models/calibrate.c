@@ -28,6 +28,14 @@
  * Only this initial condition per rank is taken from the measured times;
  * every task is still placed by the simulation.
  *
+ * Stream backlog (per stream). A GPU-bound job's CPU runs ahead: when the
+ * step's annotation opens, its streams may still be busy with the previous
+ * step's kernels, and the measured step (annotation start to last task end)
+ * includes that tail. So a stream becomes free at its rank's offset plus
+ * the measured end of the last GPU task before the window on that stream,
+ * relative to step_start (clamped to the stream's first task in the window).
+ * Like the start offsets, this is an initial condition, not a placement.
+ *
  * Collective transfer time (per group). A traced NCCL kernel spans from when
  * its rank arrived to when the collective completed, so it includes waiting
  * for the slowest rank. The last rank to arrive waited for nobody: its kernel
@@ -38,6 +46,7 @@
  */
 #include "calibrate.h"
 #include "../sim/sim.h"
+#include "../trace/trace.h"
 
 #include <stdlib.h>
 
@@ -187,5 +196,48 @@ bool sc__calibrate_rank_offsets(const sc__graph *g, int64_t *offset) {
         if (offset[r] < lo) lo = offset[r];
     }
     for (size_t r = 0; r < nr; r++) offset[r] -= lo;
+    return true;
+}
+
+/* Device and stream of a GPU event, as the graph builder reads them. */
+static int16_t ev_device(const sc_trace *t, const sc__event *e) {
+    if (e->device >= 0) return e->device;
+    int64_t pid = sc__trace_track_at(t, e->track)->pid;
+    return pid >= 0 && pid <= INT16_MAX ? (int16_t)pid : 0;
+}
+
+static int64_t ev_stream(const sc_trace *t, const sc__event *e) {
+    return e->stream >= 0 ? e->stream : sc__trace_track_at(t, e->track)->tid;
+}
+
+bool sc__calibrate_backlog(const sc__graph *g, const sc_traceset *set, int64_t *backlog) {
+    const sc__task *tasks = sc__graph_tasks(g);
+    const sc__proc *procs = sc__graph_procs(g);
+    for (size_t q = 0; q < g->procs.len; q++) backlog[q] = 0;
+    if (!set) return true;
+    for (size_t k = 0; k < g->ranks.len; k++) {
+        const sc__rank *gr = &SC__VEC_AT(&g->ranks, sc__rank, k);
+        if (gr->trace >= set->count) continue;
+        const sc_trace *t = set->traces[gr->trace];
+        const sc__event *ev = sc__trace_events(t);
+        for (size_t i = 0; i < t->events.len; i++) {
+            const sc__event *e = &ev[i];
+            if (!(e->flags & SC_EF_GPU) || e->ph != 'X' || e->ts >= gr->step_end) continue;
+            int16_t dev = ev_device(t, e);
+            int64_t stream = ev_stream(t, e);
+            for (size_t q = 0; q < g->procs.len; q++) {
+                const sc__proc *p = &procs[q];
+                if (p->rank != k || p->kind != SC_P_STREAM || p->device != dev || p->id != stream ||
+                    p->first == SC__NONE)
+                    continue;
+                int64_t first = tasks[p->first].ts;
+                if (e->ts >= first) break;
+                int64_t end = e->ts + e->dur;
+                if (end > first) end = first;
+                if (end - gr->step_start > backlog[q]) backlog[q] = end - gr->step_start;
+                break;
+            }
+        }
+    }
     return true;
 }

@@ -16,6 +16,10 @@ void sc__calibrate_sync_base(const sc__graph *g, int64_t *base);
  * earliest rank's step start, clock skew removed (see calibrate.c). */
 bool sc__calibrate_rank_offsets(const sc__graph *g, int64_t *offset);
 
+/* Per processor: how long (ns) after its rank's offset a stream is still
+ * busy with GPU work from before the window (0 for threads). */
+bool sc__calibrate_backlog(const sc__graph *g, const sc_traceset *set, int64_t *backlog);
+
 /* Fills every group's transfer_ns from its members' traced durations. */
 bool sc__calibrate_transfers(sc__graph *g);
 

@@ -11,6 +11,7 @@
 #define SC_REPLAY_H
 
 #include "../sim/sim.h"
+#include "../transforms/prune.h"
 #include "../transforms/scale.h"
 
 #define SC__SM_WINDOW_NS 1000000 /* SM-busy windows of 1 ms */
@@ -44,6 +45,8 @@ typedef struct sc__replay {
     sc__sim sim;
     bool coupled;
     int64_t *launch_latency, *sync_base, *rank_offset; /* per graph rank */
+    int64_t *backlog; /* per processor */
+    uint64_t pruned[SC_E_FAMILY_COUNT]; /* edges the trace contradicts, dropped (prune.h) */
     int64_t *traced_dur; /* durations before --scale (NULL when nothing was scaled) */
     sc__replay_rank *ranks;
     size_t nranks;
@@ -52,8 +55,9 @@ typedef struct sc__replay {
     sc__cp_summary cp;
 } sc__replay;
 
-/* Takes ownership of g (finished) even on failure. */
-sc_status sc__replay_graph(sc__graph *g, bool coupled, const sc__scale_rule *rules, size_t nrules,
+/* Takes ownership of g (finished) even on failure. set: the traces g was
+ * built from (for the stream backlog), or NULL. */
+sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, const sc__scale_rule *rules, size_t nrules,
                            sc__replay **out, sc_error *err);
 void sc__replay_free(sc__replay *r);
 

@@ -285,7 +285,7 @@ static bool critical_path(sc__replay *r) {
 
 /* ---------------------------------------------------------------- replay */
 
-sc_status sc__replay_graph(sc__graph *g, bool coupled, const sc__scale_rule *rules, size_t nrules,
+sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, const sc__scale_rule *rules, size_t nrules,
                            sc__replay **out, sc_error *err) {
     *out = NULL;
     sc__replay *r = calloc(1, sizeof *r);
@@ -295,11 +295,14 @@ sc_status sc__replay_graph(sc__graph *g, bool coupled, const sc__scale_rule *rul
     }
     r->g = g;
     r->coupled = coupled;
+    sc__prune_contradicted(g, r->pruned);
     size_t nr = g->ranks.len ? g->ranks.len : 1;
     r->launch_latency = calloc(nr, sizeof *r->launch_latency);
     r->sync_base = calloc(nr, sizeof *r->sync_base);
     r->rank_offset = calloc(nr, sizeof *r->rank_offset);
-    if (!r->launch_latency || !r->sync_base || !r->rank_offset ||
+    r->backlog = calloc(g->procs.len ? g->procs.len : 1, sizeof *r->backlog);
+    if (!r->launch_latency || !r->sync_base || !r->rank_offset || !r->backlog ||
+        !sc__calibrate_backlog(g, set, r->backlog) ||
         !sc__calibrate_launch(g, r->launch_latency) || !sc__calibrate_rank_offsets(g, r->rank_offset) ||
         !sc__calibrate_transfers(g)) {
         sc__replay_free(r);
@@ -319,7 +322,8 @@ sc_status sc__replay_graph(sc__graph *g, bool coupled, const sc__scale_rule *rul
     sc__sim_params p = {.coupled = coupled,
                         .launch_latency = r->launch_latency,
                         .sync_base = r->sync_base,
-                        .rank_offset = r->rank_offset};
+                        .rank_offset = r->rank_offset,
+                        .proc_backlog = r->backlog};
     sc_status st = sc__sim_run(g, &p, &r->sim, err);
     if (st != SC_OK) {
         sc__replay_free(r);
@@ -340,6 +344,7 @@ void sc__replay_free(sc__replay *r) {
     free(r->launch_latency);
     free(r->sync_base);
     free(r->rank_offset);
+    free(r->backlog);
     free(r->traced_dur);
     free(r->cp.by_class);
     free(r->cp.by_op);
@@ -365,8 +370,15 @@ static void json_items(sc__buf *b, const char *key, const sc__cp_item *items, si
 }
 
 static void write_json(const sc__replay *r, sc__buf *b) {
-    sc__buf_printf(b, "{\"mode\":\"%s\",\"tasks\":%zu,\"ranks\":[", r->coupled ? "coupled" : "traced",
+    sc__buf_printf(b, "{\"mode\":\"%s\",\"tasks\":%zu,\"edges_dropped\":{", r->coupled ? "coupled" : "traced",
                    r->g->tasks.len);
+    for (int f = 0, first = 1; f < SC_E_FAMILY_COUNT; f++)
+        if (r->pruned[f]) {
+            sc__buf_printf(b, "%s\"%s\":%llu", first ? "" : ",", sc__edge_family_name((uint8_t)f),
+                           (unsigned long long)r->pruned[f]);
+            first = 0;
+        }
+    sc__buf_puts(b, "},\"ranks\":[");
     for (size_t k = 0; k < r->nranks; k++) {
         const sc__replay_rank *rr = &r->ranks[k];
         int64_t sim = rr->sim_end - rr->sim_start;
@@ -406,6 +418,12 @@ static void text_items(sc__buf *b, const char *title, const sc__cp_item *items, 
 static void write_text(const sc__replay *r, sc__buf *b) {
     sc__buf_printf(b, "replay: %zu rank%s, %zu tasks, %s collectives\n\n", r->nranks,
                    r->nranks == 1 ? "" : "s", r->g->tasks.len, r->coupled ? "coupled" : "traced");
+    for (int f = 0; f < SC_E_FAMILY_COUNT; f++)
+        if (r->pruned[f])
+            sc__buf_printf(b, "note: dropped %llu %s edge%s that the trace contradicts (destination started "
+                              "before the source ended)\n",
+                           (unsigned long long)r->pruned[f], sc__edge_family_name((uint8_t)f),
+                           r->pruned[f] == 1 ? "" : "s");
     sc__buf_puts(b, "rank   measured ms  simulated ms   error %   exp.compute ms  exp.comm ms  "
                     "overlap ms   idle ms  sm busy\n");
     double sum_abs = 0, max_abs = 0;
@@ -477,7 +495,7 @@ sc_status sc_report_replay(const sc_traceset *set, const sc_replay_options *opts
     sc__graph *g;
     sc_status st = sc__graph_build_kineto(set, &bo, &g, err);
     sc__replay *r = NULL;
-    if (st == SC_OK) st = sc__replay_graph(g, !opts->comm_traced, rules, opts->nscales, &r, err);
+    if (st == SC_OK) st = sc__replay_graph(g, set, !opts->comm_traced, rules, opts->nscales, &r, err);
     free(rules);
     if (st != SC_OK) return st;
     if (opts->chrome_path) {

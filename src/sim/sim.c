@@ -349,6 +349,7 @@ static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p
     memset(s->whead, 0xff, nt * sizeof *s->whead);
     for (size_t q = 0; q < np; q++) {
         if (p->rank_offset && s->procs[q].rank < nr) s->free_at[q] = p->rank_offset[s->procs[q].rank];
+        if (p->proc_backlog && p->proc_backlog[q] > 0) s->free_at[q] += p->proc_backlog[q];
         s->cur[q] = s->off[q];
         s->prev[q] = SC__NONE;
         s->launched[q] = SC__NONE;
