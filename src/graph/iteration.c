@@ -3,9 +3,10 @@
  *
  * Iterations are the `ProfilerStep#N` annotations (user_annotation, or
  * cpu_op in older traces) on the main thread. The builder takes the one the
- * caller asked for (--iteration N), else the last *complete* one: every
- * runtime call inside it that carries a correlation id found its GPU event
- * (a step cut off by the end of profiling has launches with no kernels).
+ * caller asked for (--iteration N), else the last *complete* one: it
+ * launched kernels and every kernel launch inside it found its GPU event (a
+ * step cut off by the end of profiling has launches with no kernels; the
+ * stub step the profiler opens on its last step() call launches nothing).
  * With no annotation at all the whole trace is one window.
  *
  * The window is [annotation start, annotation end): CPU events starting in
@@ -48,20 +49,25 @@ static bool is_cpu_kind(uint8_t k) {
            k == SC_K_DRIVER || k == SC_K_PYTHON;
 }
 
-/* True when every correlated runtime call in [start, end) on the thread
- * found a GPU event. */
+/* A step is complete when it launched kernels and every kernel launch
+ * (a call with "Launch" in its name and a correlation id) found its GPU
+ * event. Copies and memsets are not counted: CUPTI drops some (host-side
+ * or empty cudaMemsetAsync), which says nothing about truncation. */
 static bool complete(const sc_trace *t, const sc__idmap *gpu_corr, uint32_t track, int64_t start,
                      int64_t end) {
     const sc__event *ev = sc__trace_events(t);
+    size_t launches = 0;
     for (size_t i = 0; i < t->events.len; i++) {
         const sc__event *e = &ev[i];
         if (e->ph != 'X' || e->track != track || e->ts < start || e->ts >= end) continue;
         if (e->kind != SC_K_RUNTIME && e->kind != SC_K_DRIVER) continue;
-        if (sc__call_classify(sc__trace_str(t, e->name)) != SC_CALL_LAUNCH || e->correlation < 0)
+        const char *name = sc__trace_str(t, e->name);
+        if (sc__call_classify(name) != SC_CALL_LAUNCH || !strstr(name, "Launch") || e->correlation < 0)
             continue;
         if (sc__idmap_get(gpu_corr, e->correlation) == SC__NONE) return false;
+        launches++;
     }
-    return true;
+    return launches > 0;
 }
 
 sc_status sc__build_window(sc__bctx *c, sc_error *err) {

@@ -1,0 +1,471 @@
+/*
+ * test_graph.c - the Kineto graph builder (src/graph/build.c and friends)
+ * on the shared real traces and on small hand-written traces whose graph
+ * was worked out on paper: flattening with gaps, iteration choice, launch
+ * edges, collective matching and its diagnostics, sync targets, the
+ * cross-stream inference bar, and the cycle report.
+ */
+#include "testutil.h"
+
+#include "graph/build.h"
+
+static sc_traceset *load(const char *path) {
+    sc_traceset *set = NULL;
+    sc_error err;
+    const char *paths[1] = {path};
+    if (sc_traceset_load(paths, 1, NULL, &set, &err) != SC_OK) fail_msg("%s: %s", path, err.message);
+    return set;
+}
+
+static sc__graph *build(const sc_traceset *set, int64_t iteration, bool hide, sc__build_stats *st) {
+    sc__build_options o = {iteration, hide};
+    sc__graph *g = NULL;
+    sc_error err;
+    if (sc__graph_build_kineto_stats(set, &o, &g, st, &err) != SC_OK) fail_msg("build: %s", err.message);
+    return g;
+}
+
+static uint64_t count_family(const sc__graph *g, uint32_t lo, uint32_t hi, uint8_t family) {
+    uint64_t n = 0;
+    for (uint32_t i = lo; i < hi; i++)
+        for (uint32_t k = g->succ_off[i]; k < g->succ_off[i + 1]; k++) n += g->succ_family[k] == family;
+    return n;
+}
+
+static const sc__rank *rank_at(const sc__graph *g, size_t r) { return &SC__VEC_AT(&g->ranks, sc__rank, r); }
+
+/* GPU events of the trace whose correlation is a runtime call starting in
+ * [start, end) on any thread: what the launch edges must number. */
+static uint64_t launched_in_window(const sc_trace *t, int64_t start, int64_t end) {
+    const sc__event *ev = sc__trace_events(t);
+    sc__idmap calls = {0};
+    for (size_t i = 0; i < t->events.len; i++)
+        if ((ev[i].kind == SC_K_RUNTIME || ev[i].kind == SC_K_DRIVER) && ev[i].ph == 'X' &&
+            ev[i].ts >= start && ev[i].ts < end && ev[i].correlation >= 0)
+            assert_true(sc__idmap_put(&calls, ev[i].correlation, 1));
+    uint64_t n = 0;
+    for (size_t i = 0; i < t->events.len; i++)
+        n += (ev[i].flags & SC_EF_GPU) && ev[i].ph == 'X' && ev[i].correlation >= 0 &&
+             sc__idmap_get(&calls, ev[i].correlation) != SC__NONE;
+    sc__idmap_free(&calls);
+    return n;
+}
+
+/* ------------------------------------------------------------ Megatron */
+
+static void test_megatron_8rank(void **state) {
+    (void)state;
+    sc_traceset *set = load(sc_test_trace("megatron-tp8-a100"));
+    sc__graph *g = build(set, -1, false, NULL);
+    assert_int_equal(g->ranks.len, 8);
+    assert_int_equal(g->nwarnings, 0);
+    const sc__task *t = sc__graph_tasks(g);
+    const sc__proc *p = sc__graph_procs(g);
+    /* README: ProfilerStep#3 lasts 603240 us on rank 0. */
+    const sc_trace *tr0 = set->traces[0];
+    for (size_t r = 0; r < 8; r++) {
+        const sc__rank *rk = rank_at(g, r);
+        assert_int_equal(rk->rank, (int64_t)r);
+        uint64_t coll = 0, kernels = 0, memsets = 0, memcpys = 0;
+        for (uint32_t i = rk->first_task; i < rk->first_task + rk->ntasks; i++) {
+            if (t[i].kind == SC_T_COLL) {
+                coll++;
+                assert_int_equal(p[t[i].proc].id, 24);
+                assert_int_not_equal(t[i].group, SC__NONE);
+                assert_false(t[i].flags & SC__TF_UNMATCHED);
+            }
+            kernels += t[i].kind == SC_T_KERNEL;
+            memsets += t[i].kind == SC_T_MEMSET;
+            memcpys += t[i].kind == SC_T_MEMCPY;
+        }
+        /* README: 606 compute kernels, 84 NCCL, 81 memsets, 6 memcpys. */
+        assert_int_equal(coll, 84);
+        assert_int_equal(kernels, 606);
+        assert_int_equal(memsets, 81);
+        assert_int_equal(memcpys, 6);
+        uint64_t launches = count_family(g, rk->first_task, rk->first_task + rk->ntasks, SC_E_LAUNCH);
+        const sc_trace *tr = set->traces[rk->trace];
+        const sc__event *step = NULL;
+        for (size_t i = 0; i < tr->events.len && !step; i++)
+            if (strcmp(sc__trace_str(tr, sc__trace_events(tr)[i].name), "ProfilerStep#3") == 0)
+                step = &sc__trace_events(tr)[i];
+        assert_non_null(step);
+        assert_int_equal(rk->step_start, step->ts);
+        assert_true(rk->step_end >= step->ts + step->dur);
+        assert_int_equal(launches, launched_in_window(tr, step->ts, step->ts + step->dur));
+        assert_int_equal(launches, 606 + 84 + 81 + 6);
+        assert_int_not_equal(rk->step_first_task, SC__NONE);
+        assert_int_equal(t[rk->step_first_task].ts, step->ts);
+    }
+    (void)tr0;
+    assert_int_equal(g->groups.len, 84);
+    const sc__group *grp = g->groups.data;
+    for (size_t i = 0; i < g->groups.len; i++) {
+        assert_int_equal(grp[i].count, 8);
+        assert_int_equal(grp[i].type, SC_C_ALL_REDUCE);
+        assert_int_equal(grp[i].bytes, -1); /* no metadata in these traces */
+    }
+    sc__graph_free(g);
+    sc_traceset_free(set);
+}
+
+/* The i-th group's members on every rank are the i-th NCCL kernel. */
+static void test_megatron_group_order(void **state) {
+    (void)state;
+    sc_traceset *set = load(sc_test_trace("megatron-tp8-a100"));
+    sc__graph *g = build(set, -1, false, NULL);
+    const sc__task *t = sc__graph_tasks(g);
+    const sc__group *grp = g->groups.data;
+    const uint32_t *mem = g->group_members.data;
+    for (size_t i = 0; i < g->groups.len; i++)
+        for (uint32_t m = 0; m < grp[i].count; m++) {
+            assert_int_equal(t[mem[grp[i].first + m]].seq, i);
+            assert_int_equal(t[mem[grp[i].first + m]].group, i);
+        }
+    sc__graph_free(g);
+    sc_traceset_free(set);
+}
+
+/* ---------------------------------------------------------------- DLRM */
+
+static void test_dlrm_8rank(void **state) {
+    (void)state;
+    sc_traceset *set = load(sc_test_trace("param-dlrm-8rank/kineto"));
+    sc__graph *g = build(set, -1, false, NULL);
+    assert_int_equal(g->ranks.len, 8);
+    assert_int_equal(g->nwarnings, 0);
+    /* README: SendRecv x4, AllReduce, SendRecv, AllReduce, AllReduce on
+     * stream 84 of every rank; the SendRecv kernels implement all_to_all. */
+    static const uint8_t want[8] = {SC_C_ALL_TO_ALL, SC_C_ALL_TO_ALL, SC_C_ALL_TO_ALL, SC_C_ALL_TO_ALL,
+                                    SC_C_ALL_REDUCE, SC_C_ALL_TO_ALL, SC_C_ALL_REDUCE, SC_C_ALL_REDUCE};
+    assert_int_equal(g->groups.len, 8);
+    const sc__group *grp = g->groups.data;
+    const sc__task *t = sc__graph_tasks(g);
+    const sc__proc *p = sc__graph_procs(g);
+    const uint32_t *mem = g->group_members.data;
+    for (size_t i = 0; i < 8; i++) {
+        assert_int_equal(grp[i].count, 8);
+        assert_int_equal(grp[i].type, want[i]);
+        for (uint32_t m = 0; m < 8; m++) {
+            const sc__task *x = &t[mem[grp[i].first + m]];
+            assert_int_equal(p[x->proc].id, 84);
+            assert_int_equal(p[x->proc].rank, m);
+            assert_int_equal(x->kind, SC_T_COLL);
+        }
+    }
+    /* Two CPU threads per rank (main + autograd): cross-thread edges exist. */
+    for (size_t r = 0; r < 8; r++) {
+        const sc__rank *rk = rank_at(g, r);
+        assert_true(count_family(g, rk->first_task, rk->first_task + rk->ntasks, SC_E_CROSS_THREAD) >= 2);
+    }
+    sc__graph_free(g);
+    sc_traceset_free(set);
+}
+
+/* ------------------------------------------------- every shared trace */
+
+static const char *kineto_traces[] = {
+    "megatron-tp8-a100",
+    "param-dlrm-8rank/kineto",
+    "hta-testdata/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+    "hta-testdata/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+    "hta-testdata/critical_path/cuda_event_sync/event_sync_trace.json.gz",
+    "hta-testdata/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz",
+    "hta-testdata/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz",
+    "hta-testdata/df_index_resolver/df_index_resolver.json.gz",
+    "hta-testdata/nccl_parser_config/nccl_data.json.gz",
+    "hta-testdata/negative_queue_length_values_check/rank0.json.gz",
+    "hta-testdata/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+    "hta-testdata/trace_diff/control/control.json.gz",
+    "hta-testdata/trace_diff/test/test.json.gz",
+    "hta-testdata/trace_filter",
+};
+
+static void test_every_trace_builds(void **state) {
+    (void)state;
+    for (size_t k = 0; k < sizeof kineto_traces / sizeof kineto_traces[0]; k++) {
+        sc_traceset *set = load(sc_test_trace(kineto_traces[k]));
+        sc__graph *g = build(set, -1, false, NULL);
+        assert_int_equal(g->ranks.len, set->count);
+        for (size_t r = 0; r < g->ranks.len; r++) {
+            const sc__rank *rk = rank_at(g, r);
+            uint64_t gpu = 0;
+            for (uint32_t i = rk->first_task; i < rk->first_task + rk->ntasks; i++)
+                gpu += sc__task_on_gpu(sc__graph_tasks(g)[i].kind);
+            if (gpu == 0 || rk->step_end <= rk->step_start)
+                fail_msg("%s rank %zu: %u tasks, %llu on the GPU", kineto_traces[k], r, rk->ntasks,
+                         (unsigned long long)gpu);
+        }
+        assert_true(g->nedges > 0);
+        sc__graph_free(g);
+        sc_traceset_free(set);
+    }
+}
+
+/* ------------------------------------------ cross-stream inference bar */
+
+static void test_sync_inference_bar(void **state) {
+    (void)state;
+    static const char *cp[] = {
+        "hta-testdata/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+        "hta-testdata/critical_path/cuda_event_sync/event_sync_trace.json.gz",
+        "hta-testdata/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz",
+        "hta-testdata/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz",
+    };
+    /* Recorded edges counted by hand from the Stream Wait Event events that
+     * pair two streams with work (alexnet/simple_add: 3 per iteration x 2). */
+    static const uint64_t recorded[] = {6, 0, 1, 6};
+    for (size_t k = 0; k < 4; k++) {
+        sc_traceset *set = load(sc_test_trace(cp[k]));
+        sc__build_stats st;
+        sc__graph *g = build(set, -1, false, &st);
+        assert_true(st.sync_checked);
+        assert_int_equal(st.recorded, recorded[k]);
+        assert_int_equal(st.matched + st.missed, st.recorded);
+        if (st.matched * 100 < st.recorded * 95 || st.extra * 100 > st.recorded * 5)
+            fail_msg("%s: recorded %llu matched %llu extra %llu", cp[k], (unsigned long long)st.recorded,
+                     (unsigned long long)st.matched, (unsigned long long)st.extra);
+        uint64_t with = count_family(g, 0, (uint32_t)g->tasks.len, SC_E_CROSS_STREAM);
+        sc__graph_free(g);
+        /* Hidden: the graph gets the inferred edges, as many here. */
+        g = build(set, -1, true, &st);
+        assert_int_equal(count_family(g, 0, (uint32_t)g->tasks.len, SC_E_CROSS_STREAM), with);
+        sc__graph_free(g);
+        sc_traceset_free(set);
+    }
+}
+
+/* ------------------------------------------------- hand-written traces */
+
+static sc_traceset *load_text(const char *json) {
+    const char *path = sc_test_tmpfile(json, strlen(json), ".json");
+    assert_non_null(path);
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", path);
+    sc_traceset *set = load(copy);
+    remove(copy);
+    return set;
+}
+
+/* Thread: A [10,60) holds cudaLaunchKernel [20,30); B [70,80). Kernel on
+ * stream 7 at [35,50). No ProfilerStep: the whole trace. Expected thread
+ * tasks: A 10us (gap 0), launch 10us, A 30us, B 10us with a 10 us gap. */
+static void test_flatten_with_gaps(void **state) {
+    (void)state;
+    sc_traceset *set = load_text(
+        "{\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"A\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":50},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+        "\"ts\":20,\"dur\":10,\"args\":{\"correlation\":7}},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"B\",\"pid\":1,\"tid\":1,\"ts\":70,\"dur\":10},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":35,\"dur\":15,"
+        "\"args\":{\"correlation\":7,\"stream\":7,\"device\":0}}]}");
+    sc__graph *g = build(set, -1, false, NULL);
+    assert_int_equal(g->tasks.len, 5);
+    const sc__task *t = sc__graph_tasks(g);
+    static const struct {
+        uint8_t kind;
+        int64_t dur_us, gap_us;
+        const char *name;
+    } want[5] = {{SC_T_CPU, 10, 0, "A"},
+                 {SC_T_LAUNCH, 10, 0, "cudaLaunchKernel"},
+                 {SC_T_CPU, 30, 0, "A"},
+                 {SC_T_CPU, 10, 10, "B"},
+                 {SC_T_KERNEL, 15, 0, "k1"}};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(t[i].kind, want[i].kind);
+        assert_int_equal(t[i].dur, want[i].dur_us * 1000);
+        assert_int_equal(t[i].gap, want[i].gap_us * 1000);
+        assert_string_equal(sc__graph_str(g, t[i].name), want[i].name);
+    }
+    /* Attribution: the kernel was launched inside A. */
+    assert_string_equal(sc__graph_str(g, SC__VEC_AT(&g->ops, sc__op, t[4].op).name), "A");
+    assert_int_equal(count_family(g, 0, 5, SC_E_LAUNCH), 1);
+    assert_int_equal(count_family(g, 0, 5, SC_E_THREAD), 3);
+    assert_int_equal(g->succ[g->succ_off[1]], 2); /* launch -> next on thread */
+    assert_int_equal(g->ops.len, 2);
+    sc__graph_free(g);
+    sc_traceset_free(set);
+}
+
+/* Two steps: #1 launches a kernel that ran, #2 a launch with no kernel
+ * (cut off). The default is #1; --iteration 2 takes #2; 5 is an error. */
+static const char *two_steps =
+    "{\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":5,"
+    "\"args\":{\"correlation\":1}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":20,\"dur\":150,"
+    "\"args\":{\"correlation\":1,\"stream\":7,\"device\":0}},"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":1,\"tid\":1,\"ts\":100,\"dur\":100},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":110,\"dur\":5,"
+    "\"args\":{\"correlation\":2}}]}";
+
+static void test_iteration_choice(void **state) {
+    (void)state;
+    sc_traceset *set = load_text(two_steps);
+    sc__graph *g = build(set, -1, false, NULL);
+    const sc__rank *rk = rank_at(g, 0);
+    assert_int_equal(rk->step_start, 0);
+    /* The kernel ends at 170 us, after the annotation: still this step's. */
+    assert_int_equal(rk->step_end, 170000);
+    assert_int_equal(count_family(g, 0, (uint32_t)g->tasks.len, SC_E_LAUNCH), 1);
+    sc__graph_free(g);
+    g = build(set, 2, false, NULL);
+    rk = rank_at(g, 0);
+    assert_int_equal(rk->step_start, 100000);
+    assert_int_equal(count_family(g, 0, (uint32_t)g->tasks.len, SC_E_LAUNCH), 0);
+    sc__graph_free(g);
+    sc__build_options o = {5, false};
+    sc_error err;
+    assert_int_equal(sc__graph_build_kineto(set, &o, &g, &err), SC_E_USAGE);
+    assert_non_null(strstr(err.message, "ProfilerStep#5"));
+    sc_traceset_free(set);
+}
+
+/* Rank 1 has one NCCL kernel where rank 0 has two: a warning naming it, the
+ * first matched, the leftover alone in its group and flagged. */
+static void test_collective_mismatch(void **state) {
+    (void)state;
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/stepcast-graph-%ld", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (long)getpid());
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+    assert_int_equal(system(cmd), 0);
+    for (int r = 0; r < 2; r++) {
+        char path[400], text[2048];
+        int n = snprintf(text, sizeof text,
+                         "{\"distributedInfo\":{\"rank\":%d,\"world_size\":2},\"traceEvents\":["
+                         "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+                         "\"tid\":1,\"ts\":10,\"dur\":5,\"args\":{\"correlation\":1}},"
+                         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f16_RING_LL\","
+                         "\"pid\":0,\"tid\":24,\"ts\":20,\"dur\":10,\"args\":{\"correlation\":1,\"stream\":24}}%s]}",
+                         r,
+                         r ? ""
+                           : ",{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+                             "\"tid\":1,\"ts\":40,\"dur\":5,\"args\":{\"correlation\":2}},"
+                             "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f16_RING_LL\","
+                             "\"pid\":0,\"tid\":24,\"ts\":50,\"dur\":10,\"args\":{\"correlation\":2,\"stream\":24}}");
+        snprintf(path, sizeof path, "%s/rank%d.json", dir, r);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        assert_int_equal(fwrite(text, 1, (size_t)n, f), (size_t)n);
+        fclose(f);
+    }
+    sc_traceset *set = load(dir);
+    sc__graph *g = build(set, -1, false, NULL);
+    /* The job check (src/trace/job_check.c) may add its own line first. */
+    bool found = false;
+    for (size_t i = 0; i < g->nwarnings; i++)
+        found |= strcmp(g->warnings[i], "rank 1 has 1 collectives on stream 24 where the others have 2") == 0;
+    assert_true(found);
+    assert_int_equal(g->groups.len, 2);
+    const sc__group *grp = g->groups.data;
+    assert_int_equal(grp[0].count, 2);
+    assert_int_equal(grp[1].count, 1);
+    const sc__task *t = sc__graph_tasks(g);
+    const uint32_t *mem = g->group_members.data;
+    assert_false(t[mem[grp[0].first]].flags & SC__TF_UNMATCHED);
+    assert_true(t[mem[grp[1].first]].flags & SC__TF_UNMATCHED);
+    sc__graph_free(g);
+    sc_traceset_free(set);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* cuda_event_sync: cudaStreamSynchronize (Stream Sync on stream 7),
+ * cudaEventSynchronize (Event Sync on stream 7), cudaDeviceSynchronize. The
+ * measured-time inference (cuda_sync hidden) must name the same targets. */
+static void test_sync_targets(void **state) {
+    (void)state;
+    sc_traceset *set = load(sc_test_trace("hta-testdata/critical_path/cuda_event_sync/event_sync_trace.json.gz"));
+    for (int hide = 0; hide < 2; hide++) {
+        sc__graph *g = build(set, -1, hide != 0, NULL);
+        const sc__task *t = sc__graph_tasks(g);
+        const sc__proc *p = sc__graph_procs(g);
+        int seen = 0;
+        for (size_t i = 0; i < g->tasks.len; i++) {
+            if (t[i].kind != SC_T_SYNC) continue;
+            const char *name = sc__graph_str(g, t[i].name);
+            if (strcmp(name, "cudaStreamSynchronize") == 0) {
+                assert_int_equal(t[i].sync, SC_SYNC_STREAM);
+                assert_int_equal(p[t[i].sync_arg].id, 7);
+                seen |= 1;
+            } else if (strcmp(name, "cudaEventSynchronize") == 0) {
+                assert_int_equal(t[i].sync, SC_SYNC_TASK);
+                assert_true(sc__task_on_gpu(t[t[i].sync_arg].kind));
+                assert_int_equal(p[t[t[i].sync_arg].proc].id, 7);
+                seen |= 2;
+            } else if (strcmp(name, "cudaDeviceSynchronize") == 0) {
+                assert_int_equal(t[i].sync, SC_SYNC_DEVICE);
+                assert_int_equal(t[i].sync_arg, 0);
+                seen |= 4;
+            }
+        }
+        assert_int_equal(seen, 7);
+        sc__graph_free(g);
+    }
+    sc_traceset_free(set);
+}
+
+/* A cycle built by hand is refused with the names of its tasks. */
+static void test_cycle_reported(void **state) {
+    (void)state;
+    sc__graph *g = sc__graph_new();
+    assert_non_null(g);
+    sc__graph_add_rank(g, 0, 0);
+    uint32_t p = sc__graph_add_proc(g, 0, SC_P_THREAD, -1, 1);
+    uint32_t q = sc__graph_add_proc(g, 0, SC_P_STREAM, 0, 7);
+    const char *names[3] = {"first_op", "second_op", "the_kernel"};
+    uint32_t id[3];
+    for (int i = 0; i < 3; i++) {
+        sc__task t;
+        memset(&t, 0, sizeof t);
+        t.proc = i < 2 ? p : q;
+        t.seq = (uint32_t)(i < 2 ? i : 0);
+        t.name = sc__intern_put(&g->strings, names[i], strlen(names[i]));
+        t.op = t.group = t.event = t.sync_arg = SC__NONE;
+        t.kind = i < 2 ? SC_T_CPU : SC_T_KERNEL;
+        id[i] = sc__graph_add_task(g, &t);
+    }
+    assert_true(sc__graph_add_edge(g, id[1], id[2], SC_E_LAUNCH));
+    assert_true(sc__graph_add_edge(g, id[2], id[0], SC_E_GPU_TO_CPU));
+    sc_error err;
+    assert_int_equal(sc__graph_finish(g, true, &err), SC_E_GRAPH);
+    for (int i = 0; i < 3; i++) assert_non_null(strstr(err.message, names[i]));
+    sc__graph_free(g);
+}
+
+/* Same input, same graph: byte-identical report. */
+static void test_report_deterministic(void **state) {
+    (void)state;
+    sc_traceset *set = load(sc_test_trace("param-dlrm-8rank/kineto"));
+    char *out[2] = {NULL, NULL};
+    size_t len[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        FILE *f = open_memstream(&out[k], &len[k]);
+        sc_error err;
+        sc_graph_options o = SC_GRAPH_OPTIONS_INIT;
+        assert_int_equal(sc_report_graph(set, &o, f, 1, &err), SC_OK);
+        fclose(f);
+    }
+    assert_int_equal(len[0], len[1]);
+    assert_memory_equal(out[0], out[1], len[0]);
+    assert_non_null(strstr(out[0], "\"all_to_all\": 5"));
+    free(out[0]);
+    free(out[1]);
+    sc_traceset_free(set);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_megatron_8rank),     cmocka_unit_test(test_megatron_group_order),
+        cmocka_unit_test(test_dlrm_8rank),         cmocka_unit_test(test_every_trace_builds),
+        cmocka_unit_test(test_sync_inference_bar), cmocka_unit_test(test_flatten_with_gaps),
+        cmocka_unit_test(test_iteration_choice),   cmocka_unit_test(test_collective_mismatch),
+        cmocka_unit_test(test_sync_targets),       cmocka_unit_test(test_cycle_reported),
+        cmocka_unit_test(test_report_deterministic),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
