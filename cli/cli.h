@@ -35,6 +35,8 @@ void sc_cli_print_warnings(const sc_traceset *set);
 const sc_cli_command *sc_cli_find(const char *name);
 
 int sc_cmd_info(int argc, char **argv);
+int sc_cmd_export(int argc, char **argv); /* issue 7 */
+int sc_cmd_et(int argc, char **argv);     /* issue 7 */
 int sc_cmd_replay(int argc, char **argv); /* issue 4 */
 int sc_cmd_synth(int argc, char **argv);
 int sc_cmd_graph(int argc, char **argv); /* issue 3 */

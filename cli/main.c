@@ -24,6 +24,12 @@ static const sc_cli_command commands[] = {
      "stepcast replay [--json] [--chrome FILE [--force]] [--iteration N] [--comm coupled|traced] "
      "[--scale CLASS=FACTOR]... TRACE|DIR...",
      sc_cmd_replay},
+    /* Chakra / Execution Trace interop (issue 7) */
+    {"export", "write Chakra execution traces (PREFIX.<rank>.et) for ASTRA-sim & co.",
+     "stepcast export --chakra PREFIX [--no-cpu|--gpu-only] [--iteration N] [--force] TRACE|DIR...",
+     sc_cmd_export},
+    {"et", "read a PyTorch Execution Trace; link it with the rank's Kineto trace",
+     "stepcast et [--json] ET_FILE [KINETO_TRACE]", sc_cmd_et},
     {"help", "show this help, or a command's usage", "stepcast help [COMMAND]", cmd_help},
     {"version", "print the version", "stepcast version", cmd_version},
 };
@@ -77,6 +83,7 @@ static void print_help(FILE *out) {
     fprintf(out,
             "\ninputs: Kineto (PyTorch profiler) Chrome-trace JSON, .json or .json.gz (detected\n"
             "by content), one file per rank; a directory means every trace file under it.\n"
+            "Chakra execution traces (<prefix>.<rank>.et[.gz]) are accepted wherever traces are.\n"
             "\nexit codes: 0 ok, 1 bad or unreadable input, 2 bad command line,\n"
             "            3 internal error (out of memory, cannot write output, bug)\n");
 }

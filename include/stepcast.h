@@ -211,6 +211,39 @@ typedef struct sc_replay_options {
 SC_API sc_status sc_report_replay(const sc_traceset *set, const sc_replay_options *opts, FILE *out,
                                   int json, sc_error *err);
 
+/* ------------------------------------ Chakra and Execution Traces (issue 7) */
+
+/* Trace sets also hold Chakra execution traces (.et / .et.gz, one file per
+ * rank named <prefix>.<rank>.et): every command that builds a graph takes
+ * them. `stepcast export --chakra` goes the other way. */
+#define SC_EXPORT_NO_CPU 1u   /* drop CPU operator tasks, keep runtime calls */
+#define SC_EXPORT_GPU_ONLY 2u /* keep only GPU tasks (kernels, copies, communication) */
+#define SC_EXPORT_FORCE 4u    /* replace existing files */
+
+typedef struct sc_export_stats {
+    uint64_t files, nodes, dependencies, bytes;
+    uint64_t graph_tasks; /* tasks in the graph before any were dropped */
+} sc_export_stats;
+
+/* Builds the graph of the set (iteration: ProfilerStep number, -1 = last
+ * complete one) and writes prefix.<rank>.et per rank: a GlobalMetadata,
+ * then COMP / COMM_COLL / COMM_SEND / COMM_RECV nodes with durations and
+ * dependencies (each file via a temporary name and a rename). stats may be
+ * NULL. */
+SC_API sc_status sc_export_chakra(const sc_traceset *set, const char *prefix, unsigned flags,
+                                  int64_t iteration, sc_export_stats *stats, sc_error *err);
+
+/* A PyTorch Execution Trace (host graph JSON, schema 1.0.1 - 1.1.x) and its
+ * link with the Kineto trace of the same rank. */
+typedef struct sc_et sc_et;
+SC_API sc_status sc_et_load(const char *path, sc_et **out, sc_error *err);
+SC_API void sc_et_free(sc_et *et);
+/* `stepcast et`: nodes, operators with shapes, tensor data dependencies and,
+ * with a Kineto trace (may be NULL), how many of its CPU ops link to an ET
+ * node by record-function id (or by order as a fallback). */
+SC_API sc_status sc_report_et(const sc_et *et, const sc_trace *kineto, FILE *out, int json,
+                              sc_error *err);
+
 #ifdef __cplusplus
 }
 #endif

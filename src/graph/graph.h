@@ -208,6 +208,19 @@ typedef struct sc__build_options {
 sc_status sc__graph_build_kineto(const sc_traceset *set, const sc__build_options *opts,
                                  sc__graph **out, sc_error *err);
 
+/* ---- added by Chakra interop (issue 7) ---- */
+/* One graph from a set of Chakra .et ranks (src/readers/chakra.c; the
+ * mapping is documented there). opts are not used: a Chakra file is one
+ * window already. */
+sc_status sc__graph_build_chakra(const sc_traceset *set, sc__graph **out, sc_error *err);
+
+/* THE entry point for commands that take traces: Kineto traces go to
+ * sc__graph_build_kineto, Chakra ranks to sc__graph_build_chakra; a set that
+ * mixes both is a usage error (src/graph/build_any.c). */
+sc_status sc__graph_build(const sc_traceset *set, const sc__build_options *opts, sc__graph **out,
+                          sc_error *err);
+/* ---- end of the Chakra additions ---- */
+
 /* Bytes held by the graph (for bytes-per-task figures). */
 size_t sc__graph_memory(const sc__graph *g);
 

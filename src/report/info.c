@@ -6,6 +6,7 @@
  * busy time (the union of kernel/memcpy/memset intervals). Text for people,
  * JSON for scripts; both are built in memory and written at once.
  */
+#include "../readers/chakra.h"
 #include "../trace/trace.h"
 
 #include <stdlib.h>
@@ -206,6 +207,15 @@ sc_status sc_report_info(const sc_traceset *set, FILE *out, int json, sc_error *
     sc__buf_init(&b);
     if (json) sc__buf_puts(&b, "{\n  \"ranks\": [\n");
     for (size_t i = 0; i < set->count; i++) {
+        if (set->traces[i]->format == SC__FMT_CHAKRA) { /* issue 7: a Chakra rank */
+            sc_status cst = sc__chakra_info(set->traces[i], &b, json, err);
+            if (cst != SC_OK) {
+                sc__buf_free(&b);
+                return cst;
+            }
+            if (json) sc__buf_puts(&b, i + 1 < set->count ? ",\n" : "\n");
+            continue;
+        }
         rank_info ri;
         sc__arena keys;
         sc__arena_init(&keys);

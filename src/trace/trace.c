@@ -37,6 +37,7 @@ void sc_trace_free(sc_trace *t) {
     sc__vec_free(&t->tracks);
     sc__vec_free(&t->devices);
     free(t->track_slots);
+    free(t->chakra_data);
     free(t->path);
     free(t);
 }

@@ -113,7 +113,22 @@ struct sc_trace {
     int64_t schema_version;   /* -1 when absent */
     uint64_t input_bytes;     /* bytes of JSON read */
     uint32_t rank_source;     /* 0 distributedInfo, 1 file name, 2 argument order */
+
+    /* Chakra ranks (issue 7, src/readers/chakra.c): no events; the file's
+     * decompressed bytes are kept and decoded by sc__graph_build(). */
+    uint8_t format;        /* SC__FMT_KINETO (0) or SC__FMT_CHAKRA */
+    uint8_t *chakra_data;  /* malloc'ed, freed by sc_trace_free */
+    size_t chakra_size;
+    uint64_t chakra_nodes; /* Node messages in the file */
 };
+
+enum { SC__FMT_KINETO = 0, SC__FMT_CHAKRA = 1 };
+
+/* Reads a Chakra .et / .et.gz file into a trace of format SC__FMT_CHAKRA
+ * (framing and every message checked now, so errors carry offsets). The rank
+ * comes from the name <prefix>.<rank>.et, else a "rank" attr of the
+ * GlobalMetadata, else stays -1. */
+sc_status sc__chakra_load(const char *path, sc_trace **out, sc_error *err);
 
 sc_trace *sc__trace_new(const char *path);
 /* Track index of (pid, tid), created on first use; SC__NONE on OOM. */

@@ -4,10 +4,10 @@
  *
  * Paths may be files or directories (walked recursively, in sorted order so
  * results are deterministic). Files are sniffed by content: Kineto traces are
- * read; PyTorch Execution Traces and Chakra files met while walking a
- * directory are skipped with a warning (explicitly named files must be
- * Kineto traces). Ranks come from distributedInfo.rank, then the file name,
- * then argument order.
+ * read by the Kineto reader, Chakra .et files (binary) by the Chakra reader
+ * (src/readers/chakra.c: rank from <prefix>.<rank>.et); PyTorch Execution
+ * Traces met while walking a directory are skipped with a warning. Ranks come
+ * from distributedInfo.rank, then the file name, then argument order.
  */
 #include "../io/source.h"
 #include "trace.h"
@@ -137,6 +137,24 @@ static sniff_kind sniff(const char *path) {
     return SNIFF_KINETO; /* let the Kineto reader say what is wrong */
 }
 
+/* A Chakra file: binary content (the first decompressed byte that is not
+ * whitespace opens no JSON value) under a name that does not claim JSON, so
+ * a corrupt .json still gets the JSON reader's diagnosis. Reads a few bytes
+ * only (called per file). */
+static bool is_chakra_file(const char *path) {
+    if (has_suffix(path, ".json") || has_suffix(path, ".json.gz")) return false;
+    sc__source src;
+    sc_error e;
+    if (sc__source_open_file(&src, path, &e) != SC_OK) return false;
+    unsigned char buf[64];
+    size_t got = 0;
+    if (sc__source_read(&src, buf, sizeof buf, &got, &e) != SC_OK) got = 0;
+    sc__source_close(&src);
+    size_t i = 0;
+    while (i < got && isspace(buf[i])) i++;
+    return i < got && buf[i] != '{' && buf[i] != '[';
+}
+
 /* Rank from a file name: rank-N, rank_N, rankN, worker N, workerN, worker_N. */
 static int64_t rank_from_name(const char *path) {
     const char *base = strrchr(path, '/');
@@ -173,7 +191,10 @@ static void *load_worker(void *arg) {
     for (;;) {
         size_t i = atomic_fetch_add(&job->next, 1);
         if (i >= job->count) break;
-        job->status[i] = sc_trace_load(job->paths[i], job->opts, &job->traces[i], &job->errors[i]);
+        if (is_chakra_file(job->paths[i]))
+            job->status[i] = sc__chakra_load(job->paths[i], &job->traces[i], &job->errors[i]);
+        else
+            job->status[i] = sc_trace_load(job->paths[i], job->opts, &job->traces[i], &job->errors[i]);
     }
     return NULL;
 }
@@ -255,18 +276,17 @@ sc_status sc_traceset_load(const char *const *paths, size_t npaths, const sc_loa
         size_t kept = 0;
         for (size_t k = 0; st == SC_OK && k < found.count; k++) {
             sniff_kind kind = sniff(found.items[k]);
-            if (kind == SNIFF_KINETO) {
+            if (kind == SNIFF_KINETO || kind == SNIFF_CHAKRA) {
                 if (!pathlist_add(&files, found.items[k])) st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
                 kept++;
             } else {
-                traceset_warn(set, "%s: skipped (%s, not a Kineto trace)", found.items[k],
+                traceset_warn(set, "%s: skipped (%s, not a Kineto or Chakra trace)", found.items[k],
                               kind == SNIFF_PYTORCH_ET ? "PyTorch Execution Trace"
-                              : kind == SNIFF_CHAKRA   ? "Chakra execution trace"
                                                        : "empty or unknown format");
             }
         }
         if (st == SC_OK && kept == 0)
-            st = sc__fail(err, SC_E_FORMAT, paths[i], SC_NO_OFFSET, "no Kineto trace files in this directory");
+            st = sc__fail(err, SC_E_FORMAT, paths[i], SC_NO_OFFSET, "no Kineto or Chakra trace files in this directory");
         pathlist_free(&found);
     }
     if (st == SC_OK) st = load_all(set, &files, opts, default_threads(opts), err);

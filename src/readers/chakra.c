@@ -1,0 +1,953 @@
+/*
+ * chakra.c - Chakra execution traces (.et, .et.gz) in: loading a rank's
+ * file into the trace set, and building the execution graph of a set of
+ * Chakra ranks.
+ *
+ * Loading (sc__chakra_load) keeps the decompressed bytes and checks every
+ * frame and message, so `stepcast info` and the graph builder never meet a
+ * malformed file. Building (sc__graph_build_chakra) maps Chakra onto the
+ * sc__graph contract (graph.h):
+ *
+ *   - one rank per file; tasks of a rank in a topological order of its
+ *     dependencies that keeps file order wherever the file allows it;
+ *   - COMP_NODE -> SC_T_KERNEL, or SC_T_CPU when is_cpu_op; COMM_COLL_NODE ->
+ *     SC_T_COLL (SC_T_CPU when is_cpu_op: the host-side record of the call);
+ *     COMM_SEND/RECV -> SC_T_SEND/RECV; MEM_LOAD/STORE -> SC_T_MEMCPY;
+ *     anything else -> a CPU task;
+ *   - processors: CPU nodes run on the thread named by their `tid` attr
+ *     (0 when absent); GPU nodes on the stream named by `stream`, else
+ *     `tid`, else a default per role: compute 0, collectives 1, sends 2,
+ *     receives 3 (device from a `device` attr, else 0). Tasks of a processor
+ *     run in the topological order, so order edges never contradict deps;
+ *   - data_deps -> SC_E_DATA, ctrl_deps -> SC_E_CTRL (a dependency on an id
+ *     the file lacks is dropped with a warning; cycles fail in finish);
+ *   - durations: duration_micros x 1000 ns. Collectives and send/recv
+ *     without a duration get an alpha-beta time: 10 us + moved bytes /
+ *     100 GB/s, moving 2(n-1)/n of comm_size for all-reduce, (n-1)/n for
+ *     all-gather, reduce-scatter and all-to-all, comm_size for the others and
+ *     for point-to-point, nothing for a barrier (n = ranks in the group);
+ *   - cross-rank groups: the k-th collective of each rank with the same
+ *     pg_name ("" when absent) form one group; the k-th send from s to d
+ *     with tag t pairs with the k-th receive from s to d with tag t (a send's
+ *     source and a receive's destination default to the file's rank).
+ *
+ * Files written by stepcast's exporter (GlobalMetadata generator
+ * "stepcast ...") also carry sc_* attributes (exact ns times, gaps, task
+ * kinds, syncs, edge families, the step window) that make export -> import
+ * reproduce the graph the export started from.
+ */
+#include "../graph/graph.h"
+#include "../io/source.h"
+#include "../trace/trace.h"
+#include "chakra_wire.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The communication model for collectives without a recorded duration. */
+#define CK_ALPHA_NS 10000     /* 10 us per collective */
+#define CK_BYTES_PER_NS 100.0 /* 100 GB/s bus bandwidth */
+
+/* ------------------------------------------------------------ loading */
+
+/* <prefix>.<rank>.et or <prefix>.<rank>.et.gz -> rank, else -1. */
+static int64_t rank_from_et_name(const char *path) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base);
+    if (n > 3 && strcmp(base + n - 3, ".gz") == 0) n -= 3;
+    if (n < 4 || memcmp(base + n - 3, ".et", 3) != 0) return -1;
+    n -= 3;
+    size_t end = n;
+    while (n > 0 && isdigit((unsigned char)base[n - 1])) n--;
+    if (n == end || n == 0 || base[n - 1] != '.' || end - n > 9) return -1;
+    int64_t r = 0;
+    for (size_t i = n; i < end; i++) r = r * 10 + (base[i] - '0');
+    return r;
+}
+
+/* Walks every message; returns the node count or fails with an offset. */
+static sc_status check_file(const char *path, const uint8_t *data, size_t size,
+                            sc__chakra_meta *meta, uint64_t *nodes, sc_error *err) {
+    sc__chakra_cursor c = {data, size, 0};
+    const uint8_t *msg;
+    size_t len;
+    bool bad;
+    uint64_t count = 0;
+    sc__vec ctrl, dd;
+    sc__vec_init(&ctrl, sizeof(uint64_t));
+    sc__vec_init(&dd, sizeof(uint64_t));
+    sc_status st = SC_OK;
+    for (;;) {
+        size_t at = c.pos;
+        if (!sc__chakra_next(&c, &msg, &len, &bad)) {
+            if (bad) st = sc__fail(err, SC_E_PARSE, path, at, "truncated or malformed Chakra frame");
+            else if (!count) st = sc__fail(err, SC_E_FORMAT, path, 0, "empty Chakra file (no GlobalMetadata)");
+            break;
+        }
+        if (count++ == 0) {
+            if (!sc__chakra_decode_meta(msg, len, meta)) {
+                st = sc__fail(err, SC_E_PARSE, path, at, "malformed Chakra GlobalMetadata");
+                break;
+            }
+            continue;
+        }
+        sc__chakra_node n;
+        bool oom;
+        ctrl.len = dd.len = 0;
+        if (!sc__chakra_decode_node(msg, len, &n, &ctrl, &dd, &oom)) {
+            st = oom ? sc__fail(err, SC_E_NOMEM, path, at, "out of memory")
+                     : sc__fail(err, SC_E_PARSE, path, at, "malformed Chakra node (message %llu)",
+                                (unsigned long long)(count - 1));
+            break;
+        }
+    }
+    sc__vec_free(&ctrl);
+    sc__vec_free(&dd);
+    *nodes = count ? count - 1 : 0;
+    return st;
+}
+
+sc_status sc__chakra_load(const char *path, sc_trace **out, sc_error *err) {
+    *out = NULL;
+    unsigned char *data = NULL;
+    size_t size = 0;
+    sc_status st = sc__source_slurp(path, &data, &size, err);
+    if (st != SC_OK) return st;
+    sc__chakra_meta meta;
+    uint64_t nodes = 0;
+    st = check_file(path, data, size, &meta, &nodes, err);
+    if (st != SC_OK) {
+        free(data);
+        return st;
+    }
+    sc_trace *t = sc__trace_new(path);
+    if (!t) {
+        free(data);
+        return sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
+    }
+    t->format = SC__FMT_CHAKRA;
+    t->chakra_data = data;
+    t->chakra_size = size;
+    t->chakra_nodes = nodes;
+    t->input_bytes = size;
+    t->rank = rank_from_et_name(path);
+    if (t->rank < 0) t->rank = meta.rank;
+    t->rank_source = 1;
+    *out = t;
+    return SC_OK;
+}
+
+/* ------------------------------------------------------------ building */
+
+/* One decoded node, compact; deps live in the per-rank ctrl/data vectors. */
+typedef struct ck_node {
+    uint64_t id;
+    int64_t dur, ts, gap, bytes, sync_arg, proc_id;
+    uint32_t name, pg;
+    uint32_t ctrl_first, ctrl_count, data_first, data_count;
+    uint32_t fam_off;  /* into the rank's family bytes, SC__NONE when none */
+    int32_t src, dst, tag, device;
+    uint16_t flags;
+    uint8_t ck_type, kind, sync, coll_type, on_stream, has_dur;
+} ck_node;
+
+/* uint64 id -> node index (open addressing; ids are arbitrary). */
+typedef struct idmap {
+    uint64_t *keys;
+    uint32_t *vals; /* index + 1, 0 = empty */
+    size_t mask;
+} idmap;
+
+static bool idmap_init(idmap *m, size_t n) {
+    size_t cap = 16;
+    while (cap < n * 2) cap *= 2;
+    m->keys = sc__alloc_array(cap, sizeof *m->keys);
+    m->vals = calloc(cap, sizeof *m->vals);
+    m->mask = cap - 1;
+    return m->keys && m->vals;
+}
+static void idmap_free(idmap *m) {
+    free(m->keys);
+    free(m->vals);
+}
+/* Inserts id -> v; returns false if the id was already there. */
+static bool idmap_put(idmap *m, uint64_t id, uint32_t v) {
+    size_t s = sc__hash_u64(id) & m->mask;
+    while (m->vals[s]) {
+        if (m->keys[s] == id) return false;
+        s = (s + 1) & m->mask;
+    }
+    m->keys[s] = id;
+    m->vals[s] = v + 1;
+    return true;
+}
+static uint32_t idmap_get(const idmap *m, uint64_t id) {
+    size_t s = sc__hash_u64(id) & m->mask;
+    while (m->vals[s]) {
+        if (m->keys[s] == id) return m->vals[s] - 1;
+        s = (s + 1) & m->mask;
+    }
+    return SC__NONE;
+}
+
+static uint8_t coll_from_chakra(int64_t t) {
+    switch (t) {
+    case SC__CK_ALL_REDUCE: return SC_C_ALL_REDUCE;
+    case SC__CK_REDUCE: return SC_C_REDUCE;
+    case SC__CK_ALL_GATHER: return SC_C_ALL_GATHER;
+    case SC__CK_GATHER: return SC_C_GATHER;
+    case SC__CK_SCATTER: return SC_C_SCATTER;
+    case SC__CK_BROADCAST: return SC_C_BROADCAST;
+    case SC__CK_ALL_TO_ALL: return SC_C_ALL_TO_ALL;
+    case SC__CK_REDUCE_SCATTER:
+    case SC__CK_REDUCE_SCATTER_BLOCK: return SC_C_REDUCE_SCATTER;
+    case SC__CK_BARRIER: return SC_C_BARRIER;
+    default: return SC_C_UNKNOWN;
+    }
+}
+
+/* The task kind of a node, and whether it runs on a GPU stream. */
+static void classify(const sc__chakra_node *n, ck_node *k) {
+    bool cpu = sc__ck_has(n, SC__CA_IS_CPU_OP) && n->attr[SC__CA_IS_CPU_OP];
+    switch (n->type) {
+    case SC__CK_COMP: k->kind = cpu ? SC_T_CPU : SC_T_KERNEL; break;
+    case SC__CK_COLL: k->kind = cpu ? SC_T_CPU : SC_T_COLL; break;
+    case SC__CK_SEND: k->kind = cpu ? SC_T_CPU : SC_T_SEND; break;
+    case SC__CK_RECV: k->kind = cpu ? SC_T_CPU : SC_T_RECV; break;
+    case SC__CK_MEM_LOAD:
+    case SC__CK_MEM_STORE: k->kind = cpu ? SC_T_CPU : SC_T_MEMCPY; break;
+    default: k->kind = SC_T_CPU; break;
+    }
+    /* A stepcast file names kinds the node type cannot (launch, sync...),
+     * as long as it keeps the CPU/GPU side. */
+    if (sc__ck_has(n, SC__CA_SC_KIND)) {
+        int64_t sk = n->attr[SC__CA_SC_KIND];
+        if (sk >= 0 && sk < SC_T_COUNT && sc__task_on_gpu((uint8_t)sk) == sc__task_on_gpu(k->kind))
+            k->kind = (uint8_t)sk;
+    }
+    k->on_stream = sc__task_on_gpu(k->kind);
+    if (!k->on_stream) {
+        k->proc_id = sc__ck_has(n, SC__CA_TID) ? n->attr[SC__CA_TID] : 0;
+    } else if (sc__ck_has(n, SC__CA_STREAM)) {
+        k->proc_id = n->attr[SC__CA_STREAM];
+    } else if (sc__ck_has(n, SC__CA_TID)) {
+        k->proc_id = n->attr[SC__CA_TID];
+    } else {
+        k->proc_id = k->kind == SC_T_COLL ? 1 : k->kind == SC_T_SEND ? 2 : k->kind == SC_T_RECV ? 3 : 0;
+    }
+    k->device = sc__ck_has(n, SC__CA_DEVICE) ? (int32_t)n->attr[SC__CA_DEVICE] : 0;
+}
+
+typedef struct rank_nodes {
+    ck_node *nodes;
+    size_t count;
+    sc__vec ctrl, data; /* uint64 ids */
+    sc__vec fam;        /* uint8 families of stepcast files */
+    sc__chakra_meta meta;
+    bool stepcast;
+} rank_nodes;
+
+static void rank_nodes_free(rank_nodes *rn) {
+    free(rn->nodes);
+    sc__vec_free(&rn->ctrl);
+    sc__vec_free(&rn->data);
+    sc__vec_free(&rn->fam);
+}
+
+static sc_status decode_rank(sc__graph *g, const sc_trace *t, rank_nodes *rn, sc_error *err) {
+    memset(rn, 0, sizeof *rn);
+    sc__vec_init(&rn->ctrl, sizeof(uint64_t));
+    sc__vec_init(&rn->data, sizeof(uint64_t));
+    sc__vec_init(&rn->fam, 1);
+    rn->nodes = sc__alloc_array(t->chakra_nodes ? t->chakra_nodes : 1, sizeof *rn->nodes);
+    if (!rn->nodes) return sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
+    sc__chakra_cursor c = {t->chakra_data, t->chakra_size, 0};
+    const uint8_t *msg;
+    size_t len;
+    bool bad, first = true;
+    while (sc__chakra_next(&c, &msg, &len, &bad)) {
+        if (first) {
+            first = false;
+            if (!sc__chakra_decode_meta(msg, len, &rn->meta))
+                return sc__fail(err, SC_E_PARSE, t->path, 0, "malformed Chakra GlobalMetadata");
+            rn->stepcast = rn->meta.stepcast;
+            continue;
+        }
+        if (rn->count >= t->chakra_nodes) break; /* the file changed since loading */
+        sc__chakra_node n;
+        bool oom;
+        if (!sc__chakra_decode_node(msg, len, &n, &rn->ctrl, &rn->data, &oom))
+            return sc__fail(err, oom ? SC_E_NOMEM : SC_E_PARSE, t->path, SC_NO_OFFSET,
+                            "malformed Chakra node");
+        if (rn->ctrl.len > UINT32_MAX || rn->data.len > UINT32_MAX)
+            return sc__fail(err, SC_E_LIMIT, t->path, SC_NO_OFFSET, "too many dependencies");
+        ck_node *k = &rn->nodes[rn->count++];
+        memset(k, 0, sizeof *k);
+        k->id = n.id;
+        k->ck_type = n.type < 256 ? (uint8_t)n.type : 0;
+        k->name = sc__intern_put(&g->strings, n.name ? n.name : "", n.name_len);
+        k->pg = sc__intern_put(&g->strings, n.pg_name ? n.pg_name : "", n.pg_name_len);
+        if (k->name == SC__NONE || k->pg == SC__NONE)
+            return sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
+        k->ctrl_first = (uint32_t)n.ctrl_first;
+        k->ctrl_count = (uint32_t)n.ctrl_count;
+        k->data_first = (uint32_t)n.data_first;
+        k->data_count = (uint32_t)n.data_count;
+        k->fam_off = SC__NONE;
+        if (rn->stepcast && n.fam && n.fam_len == n.ctrl_count + n.data_count) {
+            k->fam_off = (uint32_t)rn->fam.len;
+            if (!sc__vec_reserve(&rn->fam, rn->fam.len + n.fam_len))
+                return sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
+            memcpy((uint8_t *)rn->fam.data + rn->fam.len, n.fam, n.fam_len);
+            rn->fam.len += n.fam_len;
+        }
+        classify(&n, k);
+        k->has_dur = n.has_dur;
+        k->dur = sc__ck_has(&n, SC__CA_SC_DUR_NS) ? n.attr[SC__CA_SC_DUR_NS]
+                                                  : (int64_t)(n.dur_us > INT64_MAX / 1000 ? INT64_MAX / 1000 : n.dur_us) * 1000;
+        if (sc__ck_has(&n, SC__CA_SC_DUR_NS)) k->has_dur = 1;
+        k->ts = sc__ck_has(&n, SC__CA_SC_TS_NS) ? n.attr[SC__CA_SC_TS_NS]
+                                                : (int64_t)(n.start_us > INT64_MAX / 1000 ? INT64_MAX / 1000 : n.start_us) * 1000;
+        k->gap = sc__ck_has(&n, SC__CA_SC_GAP_NS) ? n.attr[SC__CA_SC_GAP_NS] : 0;
+        k->flags = sc__ck_has(&n, SC__CA_SC_FLAGS) ? (uint16_t)n.attr[SC__CA_SC_FLAGS] : 0;
+        if (k->dur < 0) k->dur = 0;
+        if (k->gap < 0) k->gap = 0;
+        k->bytes = sc__ck_has(&n, SC__CA_COMM_SIZE) ? n.attr[SC__CA_COMM_SIZE] : -1;
+        k->coll_type = sc__ck_has(&n, SC__CA_COMM_TYPE) ? coll_from_chakra(n.attr[SC__CA_COMM_TYPE])
+                                                        : SC_C_UNKNOWN;
+        if (sc__ck_has(&n, SC__CA_SC_COLL_TYPE) && n.attr[SC__CA_SC_COLL_TYPE] >= 0 &&
+            n.attr[SC__CA_SC_COLL_TYPE] < SC_C_COUNT)
+            k->coll_type = (uint8_t)n.attr[SC__CA_SC_COLL_TYPE];
+        if (k->coll_type == SC_C_UNKNOWN && k->kind == SC_T_COLL && n.name)
+            k->coll_type = (uint8_t)sc__coll_type_from_name(sc__graph_str(g, k->name));
+        k->src = sc__ck_has(&n, SC__CA_COMM_SRC) ? (int32_t)n.attr[SC__CA_COMM_SRC] : (int32_t)t->rank;
+        k->dst = sc__ck_has(&n, SC__CA_COMM_DST) ? (int32_t)n.attr[SC__CA_COMM_DST] : (int32_t)t->rank;
+        k->tag = sc__ck_has(&n, SC__CA_COMM_TAG) ? (int32_t)n.attr[SC__CA_COMM_TAG] : 0;
+        if (sc__ck_has(&n, SC__CA_SC_SYNC) && n.attr[SC__CA_SC_SYNC] > 0 &&
+            n.attr[SC__CA_SC_SYNC] <= SC_SYNC_TASK && k->kind == SC_T_SYNC) {
+            k->sync = (uint8_t)n.attr[SC__CA_SC_SYNC];
+            k->sync_arg = sc__ck_has(&n, SC__CA_SC_SYNC_ARG) ? n.attr[SC__CA_SC_SYNC_ARG] : -1;
+        }
+    }
+    if (bad) return sc__fail(err, SC_E_PARSE, t->path, c.pos, "truncated or malformed Chakra frame");
+    return SC_OK;
+}
+
+/* A binary min-heap of node indices (file positions). */
+typedef struct heap {
+    uint32_t *a;
+    size_t n;
+} heap;
+
+static void heap_push(heap *h, uint32_t v) {
+    size_t i = h->n++;
+    while (i > 0 && h->a[(i - 1) / 2] > v) {
+        h->a[i] = h->a[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->a[i] = v;
+}
+
+static uint32_t heap_pop(heap *h) {
+    uint32_t top = h->a[0], v = h->a[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n) break;
+        if (c + 1 < h->n && h->a[c + 1] < h->a[c]) c++;
+        if (h->a[c] >= v) break;
+        h->a[i] = h->a[c];
+        i = c;
+    }
+    if (h->n) h->a[i] = v;
+    return top;
+}
+
+/* Resolves dependency ids to node indices (SC__NONE when dangling) in place
+ * of the ids, counting the dangling ones. */
+static void resolve_deps(const idmap *m, sc__vec *deps, uint64_t *dangling) {
+    uint64_t *d = deps->data;
+    for (size_t i = 0; i < deps->len; i++) {
+        uint32_t v = idmap_get(m, d[i]);
+        if (v == SC__NONE) (*dangling)++;
+        d[i] = v;
+    }
+}
+
+/* Topological order preferring file order (Kahn with a min-heap) over the
+ * data deps, and the ctrl deps unless data_only; nodes on a cycle are
+ * appended in file order. Returns false on OOM; *complete says whether every
+ * node was ordered. */
+static bool topo_order(const rank_nodes *rn, uint32_t *order, bool data_only, bool *complete) {
+    size_t n = rn->count;
+    uint32_t *indeg = calloc(n ? n : 1, sizeof *indeg);
+    uint32_t *off = calloc(n + 1, sizeof *off);
+    const uint64_t *cd = rn->ctrl.data, *dd = rn->data.data;
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) total += rn->nodes[i].ctrl_count + rn->nodes[i].data_count;
+    uint32_t *succ = sc__alloc_array(total ? total : 1, sizeof *succ);
+    uint32_t *fill = calloc(n ? n : 1, sizeof *fill);
+    heap h = {sc__alloc_array(n ? n : 1, sizeof(uint32_t)), 0};
+    uint8_t *done = calloc(n ? n : 1, 1);
+    bool ok = indeg && off && succ && fill && h.a && done;
+    if (ok) {
+        for (size_t i = 0; i < n; i++) {
+            const ck_node *k = &rn->nodes[i];
+            for (uint32_t j = data_only ? k->ctrl_count : 0; j < k->ctrl_count + k->data_count; j++) {
+                uint64_t p = j < k->ctrl_count ? cd[k->ctrl_first + j] : dd[k->data_first + j - k->ctrl_count];
+                if (p == SC__NONE || p == i) continue;
+                off[p + 1]++;
+                indeg[i]++;
+            }
+        }
+        for (size_t i = 0; i < n; i++) off[i + 1] += off[i];
+        for (size_t i = 0; i < n; i++) {
+            const ck_node *k = &rn->nodes[i];
+            for (uint32_t j = data_only ? k->ctrl_count : 0; j < k->ctrl_count + k->data_count; j++) {
+                uint64_t p = j < k->ctrl_count ? cd[k->ctrl_first + j] : dd[k->data_first + j - k->ctrl_count];
+                if (p == SC__NONE || p == i) continue;
+                succ[off[p] + fill[p]++] = (uint32_t)i;
+            }
+        }
+        for (size_t i = 0; i < n; i++)
+            if (!indeg[i]) heap_push(&h, (uint32_t)i);
+        size_t w = 0;
+        while (h.n) {
+            uint32_t v = heap_pop(&h);
+            done[v] = 1;
+            order[w++] = v;
+            for (uint32_t e = off[v]; e < off[v + 1]; e++)
+                if (--indeg[succ[e]] == 0) heap_push(&h, succ[e]);
+        }
+        *complete = w == n;
+        for (size_t i = 0; i < n; i++)
+            if (!done[i]) order[w++] = (uint32_t)i;
+    }
+    free(indeg);
+    free(off);
+    free(succ);
+    free(fill);
+    free(h.a);
+    free(done);
+    return ok;
+}
+
+/* Processor lookup for one rank: (stream?, device, id) -> proc index. */
+typedef struct procmap {
+    struct {
+        int64_t id;
+        int32_t device;
+        uint8_t stream;
+        uint32_t proc;
+    } *items;
+    size_t count, cap;
+    uint32_t *slots; /* item index + 1 */
+    size_t nslots;
+} procmap;
+
+static uint64_t proc_hash(int64_t id, int32_t device, uint8_t stream) {
+    return sc__hash_u64((uint64_t)id ^ ((uint64_t)(uint32_t)device << 40) ^ ((uint64_t)stream << 62));
+}
+
+static uint32_t proc_get(procmap *m, sc__graph *g, uint32_t rank, uint8_t stream, int32_t device,
+                         int64_t id) {
+    if ((m->count + 1) * 2 > m->nslots) {
+        size_t ns = m->nslots ? m->nslots * 2 : 16;
+        uint32_t *slots = calloc(ns, sizeof *slots);
+        if (!slots) return SC__NONE;
+        for (size_t i = 0; i < m->count; i++) {
+            size_t s = proc_hash(m->items[i].id, m->items[i].device, m->items[i].stream) & (ns - 1);
+            while (slots[s]) s = (s + 1) & (ns - 1);
+            slots[s] = (uint32_t)i + 1;
+        }
+        free(m->slots);
+        m->slots = slots;
+        m->nslots = ns;
+    }
+    size_t s = proc_hash(id, device, stream) & (m->nslots - 1);
+    while (m->slots[s]) {
+        size_t i = m->slots[s] - 1;
+        if (m->items[i].id == id && m->items[i].device == device && m->items[i].stream == stream)
+            return m->items[i].proc;
+        s = (s + 1) & (m->nslots - 1);
+    }
+    if (m->count == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 8;
+        void *p = sc__realloc_array(m->items, cap, sizeof *m->items);
+        if (!p) return SC__NONE;
+        m->items = p;
+        m->cap = cap;
+    }
+    uint32_t proc = sc__graph_add_proc(g, rank, stream ? SC_P_STREAM : SC_P_THREAD,
+                                       (int16_t)(stream ? device : -1), id);
+    if (proc == SC__NONE) return SC__NONE;
+    m->items[m->count].id = id;
+    m->items[m->count].device = device;
+    m->items[m->count].stream = stream;
+    m->items[m->count].proc = proc;
+    m->slots[s] = (uint32_t)++m->count;
+    return proc;
+}
+
+/* What matching needs about a communication task. */
+typedef struct comm_ref {
+    uint32_t task;
+    uint32_t rank;    /* rank index in the graph */
+    uint32_t ordinal; /* k-th of its key on its rank */
+    int32_t src, dst, tag;
+    uint32_t pg;
+} comm_ref;
+
+typedef struct build_state {
+    sc__graph *g;
+    sc__vec colls;  /* comm_ref of SC_T_COLL */
+    sc__vec sends;  /* comm_ref of SC_T_SEND */
+    sc__vec recvs;  /* comm_ref of SC_T_RECV */
+    sc__vec bytes;  /* int64 comm_size per task (-1 unknown), indexed by task */
+    sc__vec ctype;  /* uint8 coll type per task */
+    sc__vec timed;  /* uint8: the task had a duration */
+    uint64_t dangling;
+} build_state;
+
+static bool push_ref(sc__vec *v, comm_ref r) {
+    comm_ref *slot = sc__vec_push(v);
+    if (!slot) return false;
+    *slot = r;
+    return true;
+}
+
+/* Adds one rank's tasks and edges. */
+static sc_status add_rank(build_state *bs, const sc_trace *t, rank_nodes *rn, sc_error *err) {
+    sc__graph *g = bs->g;
+    size_t n = rn->count;
+    idmap m = {0};
+    uint32_t *order = sc__alloc_array(n ? n : 1, sizeof *order);
+    uint32_t *task_of = sc__alloc_array(n ? n : 1, sizeof *task_of);
+    procmap pm = {0};
+    sc__vec seen_pg; /* pg ids used on this rank, to reset ordinals */
+    sc__vec_init(&seen_pg, sizeof(uint32_t));
+    uint32_t *pg_count = NULL;
+    sc_status st = SC_OK;
+    if (!order || !task_of || !idmap_init(&m, n)) {
+        st = sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
+        goto out;
+    }
+    uint64_t dup = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!idmap_put(&m, rn->nodes[i].id, (uint32_t)i)) dup++;
+    if (dup)
+        sc__graph_warn(g, "%s: %llu nodes reuse an id; dependencies go to the first", t->path,
+                       (unsigned long long)dup);
+    uint64_t dangling = 0;
+    resolve_deps(&m, &rn->ctrl, &dangling);
+    resolve_deps(&m, &rn->data, &dangling);
+    if (dangling)
+        sc__graph_warn(g, "%s: %llu dependencies name nodes the file does not have (dropped)",
+                       t->path, (unsigned long long)dangling);
+    bs->dangling += dangling;
+    /* Converter output has ctrl_deps that loop (self-references, parent <->
+     * child): when all deps together are cyclic, order by data deps alone
+     * and drop the ctrl deps that point backwards (a warning says how many).
+     * Cyclic data deps stay an error, reported by finish(). */
+    bool complete = false, drop_back_ctrl = false;
+    if (!topo_order(rn, order, false, &complete) ||
+        (!complete && (drop_back_ctrl = true, !topo_order(rn, order, true, &complete)))) {
+        st = sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
+        goto out;
+    }
+    uint32_t rank = sc__graph_add_rank(g, t->rank, SC__NONE);
+    pg_count = calloc(g->strings.count + n + 1, sizeof *pg_count);
+    if (rank == SC__NONE || !pg_count) {
+        st = sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
+        goto out;
+    }
+    uint32_t first_task = (uint32_t)g->tasks.len;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t w = 0; w < n; w++) {
+        const ck_node *k = &rn->nodes[order[w]];
+        uint32_t proc = proc_get(&pm, g, rank, k->on_stream, k->device, k->proc_id);
+        if (proc == SC__NONE) {
+            st = sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
+            goto out;
+        }
+        sc__task task = {0};
+        task.dur = k->dur;
+        task.gap = k->gap;
+        task.ts = k->ts;
+        task.proc = proc;
+        task.seq = sc__graph_procs(g)[proc].ntasks++; /* reset by finish() */
+        task.name = k->name;
+        task.op = task.group = task.event = SC__NONE;
+        task.kind = k->kind;
+        task.sync = k->sync;
+        task.flags = k->flags;
+        task.sync_arg = SC__NONE;
+        uint32_t ti = sc__graph_add_task(g, &task);
+        int64_t *b = sc__vec_push(&bs->bytes);
+        uint8_t *ct = sc__vec_push(&bs->ctype);
+        uint8_t *tm = sc__vec_push(&bs->timed);
+        if (ti == SC__NONE || !b || !ct || !tm) {
+            st = sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
+            goto out;
+        }
+        *b = k->bytes;
+        *ct = k->coll_type;
+        *tm = k->has_dur;
+        task_of[order[w]] = ti;
+        if (k->has_dur || k->ts) {
+            if (k->ts < lo) lo = k->ts;
+            if (k->ts + k->dur > hi) hi = k->ts + k->dur;
+        }
+        comm_ref r = {ti, rank, 0, k->src, k->dst, k->tag, k->pg};
+        bool ok = true;
+        if (k->kind == SC_T_COLL) {
+            if (!pg_count[k->pg]) {
+                uint32_t *s = sc__vec_push(&seen_pg);
+                if (s) *s = k->pg;
+                else ok = false;
+            }
+            r.ordinal = pg_count[k->pg]++;
+            ok = ok && push_ref(&bs->colls, r);
+        } else if (k->kind == SC_T_SEND) {
+            ok = push_ref(&bs->sends, r);
+        } else if (k->kind == SC_T_RECV) {
+            ok = push_ref(&bs->recvs, r);
+        }
+        if (!ok) {
+            st = sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
+            goto out;
+        }
+    }
+    /* Syncs: a stepcast file names the stream by id and the task by node id. */
+    sc__task *tasks = sc__graph_tasks(g);
+    for (size_t i = 0; i < n; i++) {
+        const ck_node *k = &rn->nodes[i];
+        sc__task *tk = &tasks[task_of[i]];
+        if (k->sync == SC_SYNC_STREAM) {
+            for (size_t p = 0; p < pm.count; p++)
+                if (pm.items[p].stream && pm.items[p].id == k->sync_arg) tk->sync_arg = pm.items[p].proc;
+        } else if (k->sync == SC_SYNC_DEVICE) {
+            tk->sync_arg = k->sync_arg >= 0 ? (uint32_t)k->sync_arg : 0;
+        } else if (k->sync == SC_SYNC_TASK) {
+            uint32_t v = k->sync_arg >= 0 ? idmap_get(&m, (uint64_t)k->sync_arg) : SC__NONE;
+            tk->sync_arg = v == SC__NONE ? SC__NONE : task_of[v];
+        }
+        if (k->sync && tk->sync_arg == SC__NONE) tk->sync = SC_SYNC_NONE;
+    }
+    /* Edges (task_of follows the order, so "backwards" is task_of[p] >= task_of[i]). */
+    const uint64_t *cd = rn->ctrl.data, *dd = rn->data.data;
+    const uint8_t *fam = rn->fam.data;
+    uint64_t dropped = 0;
+    for (size_t i = 0; i < n; i++) {
+        const ck_node *k = &rn->nodes[i];
+        for (uint32_t j = 0; j < k->ctrl_count + k->data_count; j++) {
+            bool is_ctrl = j < k->ctrl_count;
+            uint64_t p = is_ctrl ? cd[k->ctrl_first + j] : dd[k->data_first + j - k->ctrl_count];
+            if (p == SC__NONE) continue;
+            if (is_ctrl && drop_back_ctrl && task_of[p] >= task_of[i]) {
+                dropped++;
+                continue;
+            }
+            uint8_t f = is_ctrl ? SC_E_CTRL : SC_E_DATA;
+            if (k->fam_off != SC__NONE && fam[k->fam_off + j] < SC_E_FAMILY_COUNT) f = fam[k->fam_off + j];
+            if (!sc__graph_add_edge(g, task_of[p], task_of[i], (sc__edge_family)f)) {
+                st = sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
+                goto out;
+            }
+        }
+    }
+    if (dropped)
+        sc__graph_warn(g, "%s: %llu ctrl_deps close cycles (self-references or loops); dropped", t->path,
+                       (unsigned long long)dropped);
+    sc__rank *r = &SC__VEC_AT(&g->ranks, sc__rank, rank);
+    r->ntasks = (uint32_t)(g->tasks.len - first_task);
+    if (rn->meta.has_step) {
+        r->step_start = rn->meta.step_start;
+        r->step_end = rn->meta.step_end;
+    } else if (lo <= hi) {
+        r->step_start = lo;
+        r->step_end = hi;
+    }
+    if (rn->meta.step_first >= 0) {
+        uint32_t v = idmap_get(&m, (uint64_t)rn->meta.step_first);
+        r->step_first_task = v == SC__NONE ? SC__NONE : task_of[v];
+    }
+out:
+    if (pg_count) {
+        const uint32_t *s = seen_pg.data;
+        for (size_t i = 0; i < seen_pg.len; i++) pg_count[s[i]] = 0;
+    }
+    free(pg_count);
+    sc__vec_free(&seen_pg);
+    free(pm.items);
+    free(pm.slots);
+    idmap_free(&m);
+    free(order);
+    free(task_of);
+    return st;
+}
+
+static int cmp_coll(const void *a, const void *b) {
+    const comm_ref *x = a, *y = b;
+    if (x->pg != y->pg) return x->pg < y->pg ? -1 : 1;
+    if (x->ordinal != y->ordinal) return x->ordinal < y->ordinal ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* Send/recv order: (src, dst, tag), then the order on the sending (or
+ * receiving) rank, which is task order. */
+static int cmp_p2p(const void *a, const void *b) {
+    const comm_ref *x = a, *y = b;
+    if (x->src != y->src) return x->src < y->src ? -1 : 1;
+    if (x->dst != y->dst) return x->dst < y->dst ? -1 : 1;
+    if (x->tag != y->tag) return x->tag < y->tag ? -1 : 1;
+    return x->task < y->task ? -1 : x->task > y->task;
+}
+
+/* Bytes a collective moves per rank under the ring model. */
+static double moved_bytes(uint8_t type, int64_t bytes, uint32_t n) {
+    if (bytes <= 0 || n == 0) return 0;
+    double s = (double)bytes, f = (double)(n - 1) / (double)n;
+    switch (type) {
+    case SC_C_ALL_REDUCE: return 2 * f * s;
+    case SC_C_ALL_GATHER:
+    case SC_C_REDUCE_SCATTER:
+    case SC_C_ALL_TO_ALL: return f * s;
+    case SC_C_BARRIER: return 0;
+    default: return s;
+    }
+}
+
+static int64_t model_ns(uint8_t type, int64_t bytes, uint32_t n) {
+    return CK_ALPHA_NS + (int64_t)(moved_bytes(type, bytes, n) / CK_BYTES_PER_NS + 0.5);
+}
+
+/* Makes one group; times untimed members by the model. */
+static bool make_group(build_state *bs, uint8_t type, const uint32_t *members, uint32_t count) {
+    sc__graph *g = bs->g;
+    const int64_t *bytes = bs->bytes.data;
+    const uint8_t *timed = bs->timed.data;
+    int64_t b = -1;
+    bool all_timed = true;
+    for (uint32_t i = 0; i < count; i++) {
+        if (bytes[members[i]] > b) b = bytes[members[i]];
+        if (!timed[members[i]]) all_timed = false;
+    }
+    uint32_t grp = sc__graph_add_group(g, (sc__coll_type)type, b, members, count);
+    if (grp == SC__NONE) return false;
+    if (!all_timed) {
+        int64_t ns = model_ns(type, b, type == SC_C_SEND_RECV ? 2 : count);
+        sc__task *tasks = sc__graph_tasks(g);
+        for (uint32_t i = 0; i < count; i++)
+            if (!timed[members[i]]) tasks[members[i]].dur = ns;
+        SC__VEC_AT(&g->groups, sc__group, grp).transfer_ns = ns;
+    }
+    return true;
+}
+
+static sc_status match_groups(build_state *bs, sc_error *err) {
+    sc__graph *g = bs->g;
+    const uint8_t *ctype = bs->ctype.data;
+    comm_ref *c = bs->colls.data;
+    size_t nc = bs->colls.len;
+    if (nc) qsort(c, nc, sizeof *c, cmp_coll);
+    uint32_t *members = sc__alloc_array(g->ranks.len + 2, sizeof *members);
+    if (!members) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    uint64_t short_groups = 0, mixed = 0;
+    for (size_t i = 0; i < nc;) {
+        size_t j = i;
+        uint32_t cnt = 0;
+        uint8_t type = ctype[c[i].task];
+        while (j < nc && c[j].pg == c[i].pg && c[j].ordinal == c[i].ordinal) {
+            if (ctype[c[j].task] != type) mixed++;
+            members[cnt++] = c[j++].task;
+        }
+        if (cnt != g->ranks.len) short_groups++;
+        if (!make_group(bs, type, members, cnt)) {
+            free(members);
+            return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+        }
+        i = j;
+    }
+    free(members);
+    if (mixed)
+        sc__graph_warn(g, "%llu collective group members disagree with the first rank's comm_type",
+                       (unsigned long long)mixed);
+    if (short_groups && g->ranks.len > 1)
+        sc__graph_warn(g, "%llu collectives are missing on some ranks (matched by order per pg_name)",
+                       (unsigned long long)short_groups);
+    comm_ref *s = bs->sends.data, *r = bs->recvs.data;
+    size_t ns = bs->sends.len, nr = bs->recvs.len;
+    if (ns) qsort(s, ns, sizeof *s, cmp_p2p);
+    if (nr) qsort(r, nr, sizeof *r, cmp_p2p);
+    size_t a = 0, b = 0;
+    uint64_t unmatched = 0;
+    while (a < ns || b < nr) {
+        int cmp = a == ns ? 1 : b == nr ? -1 : 0;
+        if (!cmp) {
+            comm_ref x = s[a], y = r[b];
+            x.task = y.task = 0;
+            cmp = cmp_p2p(&x, &y);
+        }
+        if (cmp < 0) {
+            unmatched++;
+            a++;
+        } else if (cmp > 0) {
+            unmatched++;
+            b++;
+        } else {
+            uint32_t pair[2] = {s[a++].task, r[b++].task};
+            if (!make_group(bs, SC_C_SEND_RECV, pair, 2))
+                return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+        }
+    }
+    if (unmatched)
+        sc__graph_warn(g, "%llu sends/receives have no partner (matched by source, destination, tag)",
+                       (unsigned long long)unmatched);
+    return SC_OK;
+}
+
+sc_status sc__graph_build_chakra(const sc_traceset *set, sc__graph **out, sc_error *err) {
+    *out = NULL;
+    sc__graph *g = sc__graph_new();
+    if (!g) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    build_state bs = {.g = g};
+    sc__vec_init(&bs.colls, sizeof(comm_ref));
+    sc__vec_init(&bs.sends, sizeof(comm_ref));
+    sc__vec_init(&bs.recvs, sizeof(comm_ref));
+    sc__vec_init(&bs.bytes, sizeof(int64_t));
+    sc__vec_init(&bs.ctype, 1);
+    sc__vec_init(&bs.timed, 1);
+    sc_status st = SC_OK;
+    for (size_t i = 0; i < set->count && st == SC_OK; i++) {
+        const sc_trace *t = set->traces[i];
+        if (t->format != SC__FMT_CHAKRA) {
+            st = sc__fail(err, SC_E_USAGE, t->path, SC_NO_OFFSET,
+                          "a set mixes Chakra files with Kineto traces");
+            break;
+        }
+        rank_nodes rn;
+        st = decode_rank(g, t, &rn, err);
+        if (st == SC_OK) st = add_rank(&bs, t, &rn, err);
+        rank_nodes_free(&rn);
+    }
+    if (st == SC_OK) st = match_groups(&bs, err);
+    if (st == SC_OK) {
+        /* add_rank counted tasks per processor for seq; finish recounts. */
+        sc__proc *procs = sc__graph_procs(g);
+        for (size_t p = 0; p < g->procs.len; p++) procs[p].ntasks = 0;
+        st = sc__graph_finish(g, true, err);
+    }
+    sc__vec_free(&bs.colls);
+    sc__vec_free(&bs.sends);
+    sc__vec_free(&bs.recvs);
+    sc__vec_free(&bs.bytes);
+    sc__vec_free(&bs.ctype);
+    sc__vec_free(&bs.timed);
+    if (st != SC_OK) {
+        sc__graph_free(g);
+        return st;
+    }
+    *out = g;
+    return SC_OK;
+}
+
+/* ------------------------------------------------------------ info */
+
+sc_status sc__chakra_info(const sc_trace *t, sc__buf *b, bool json, sc_error *err) {
+    static const char *type_names[SC__CK_NTYPES] = {"invalid", "metadata", "mem_load", "mem_store",
+                                                    "comp",    "send",     "recv",     "coll"};
+    static const char *comm_names[10] = {"all_reduce", "reduce",    "all_gather", "gather",
+                                         "scatter",    "broadcast", "all_to_all", "reduce_scatter",
+                                         "reduce_scatter_block", "barrier"};
+    uint64_t by_type[SC__CK_NTYPES + 1] = {0}, cpu = 0, gpu_coll[11] = {0}, deps = 0, dur_us = 0;
+    sc__chakra_meta meta = {0};
+    sc__vec ctrl, dd;
+    sc__vec_init(&ctrl, sizeof(uint64_t));
+    sc__vec_init(&dd, sizeof(uint64_t));
+    sc__chakra_cursor c = {t->chakra_data, t->chakra_size, 0};
+    const uint8_t *msg;
+    size_t len;
+    bool bad, first = true;
+    sc_status st = SC_OK;
+    while (sc__chakra_next(&c, &msg, &len, &bad)) {
+        if (first) {
+            first = false;
+            sc__chakra_decode_meta(msg, len, &meta);
+            continue;
+        }
+        sc__chakra_node n;
+        bool oom;
+        ctrl.len = dd.len = 0;
+        if (!sc__chakra_decode_node(msg, len, &n, &ctrl, &dd, &oom)) {
+            st = sc__fail(err, oom ? SC_E_NOMEM : SC_E_PARSE, t->path, SC_NO_OFFSET, "malformed Chakra node");
+            break;
+        }
+        by_type[n.type < SC__CK_NTYPES ? n.type : SC__CK_NTYPES]++;
+        bool is_cpu = sc__ck_has(&n, SC__CA_IS_CPU_OP) && n.attr[SC__CA_IS_CPU_OP];
+        cpu += is_cpu;
+        deps += n.ctrl_count + n.data_count;
+        dur_us += n.dur_us;
+        if (n.type == SC__CK_COLL && !is_cpu) {
+            int64_t ct = sc__ck_has(&n, SC__CA_COMM_TYPE) ? n.attr[SC__CA_COMM_TYPE] : 10;
+            gpu_coll[ct >= 0 && ct < 10 ? ct : 10]++;
+        }
+    }
+    sc__vec_free(&ctrl);
+    sc__vec_free(&dd);
+    if (st != SC_OK) return st;
+    char version[80];
+    snprintf(version, sizeof version, "%.*s", (int)(meta.version_len < 64 ? meta.version_len : 64),
+             meta.version ? meta.version : "");
+    if (json) {
+        sc__buf_puts(b, "    {\"file\": ");
+        sc__buf_json_str(b, t->path, strlen(t->path));
+        sc__buf_printf(b, ", \"format\": \"chakra\", \"rank\": %lld, \"version\": ", (long long)t->rank);
+        sc__buf_json_str(b, version, strlen(version));
+        sc__buf_printf(b, ", \"bytes\": %zu, \"nodes\": %llu, \"nodes_by_type\": {", t->chakra_size,
+                       (unsigned long long)t->chakra_nodes);
+        bool any = false;
+        for (int i = 0; i <= SC__CK_NTYPES; i++) {
+            if (!by_type[i]) continue;
+            sc__buf_printf(b, "%s\"%s\": %llu", any ? ", " : "", i < SC__CK_NTYPES ? type_names[i] : "unknown",
+                           (unsigned long long)by_type[i]);
+            any = true;
+        }
+        sc__buf_printf(b, "}, \"cpu_nodes\": %llu, \"dependencies\": %llu, \"collectives_by_kind\": {",
+                       (unsigned long long)cpu, (unsigned long long)deps);
+        any = false;
+        for (int i = 0; i <= 10; i++) {
+            if (!gpu_coll[i]) continue;
+            sc__buf_printf(b, "%s\"%s\": %llu", any ? ", " : "", i < 10 ? comm_names[i] : "unknown",
+                           (unsigned long long)gpu_coll[i]);
+            any = true;
+        }
+        sc__buf_printf(b, "}, \"duration_us_sum\": %llu}", (unsigned long long)dur_us);
+        return SC_OK;
+    }
+    sc__buf_printf(b, "rank %lld  %s (Chakra ET, version %s)\n", (long long)t->rank, t->path,
+                   version[0] ? version : "(none)");
+    sc__buf_printf(b, "  %-20s%llu (%zu bytes)\n", "nodes", (unsigned long long)t->chakra_nodes, t->chakra_size);
+    sc__buf_printf(b, "  %-20s", "nodes by type");
+    bool any = false;
+    for (int i = 0; i <= SC__CK_NTYPES; i++) {
+        if (!by_type[i]) continue;
+        sc__buf_printf(b, "%s%s=%llu", any ? ", " : "", i < SC__CK_NTYPES ? type_names[i] : "unknown",
+                       (unsigned long long)by_type[i]);
+        any = true;
+    }
+    sc__buf_printf(b, "%s\n  %-20s%llu\n  %-20s%llu\n", any ? "" : "-", "cpu nodes",
+                   (unsigned long long)cpu, "dependencies", (unsigned long long)deps);
+    sc__buf_printf(b, "  %-20s", "collectives");
+    any = false;
+    for (int i = 0; i <= 10; i++) {
+        if (!gpu_coll[i]) continue;
+        sc__buf_printf(b, "%s%s=%llu", any ? ", " : "", i < 10 ? comm_names[i] : "unknown",
+                       (unsigned long long)gpu_coll[i]);
+        any = true;
+    }
+    sc__buf_printf(b, "%s\n  %-20s%.3f ms\n", any ? "" : "-", "sum of durations", (double)dur_us / 1e3);
+    return SC_OK;
+}

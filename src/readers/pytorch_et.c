@@ -1,0 +1,790 @@
+/*
+ * pytorch_et.c - PyTorch Execution Traces (the host graph JSON written by
+ * torch.profiler.ExecutionTraceObserver) and their link with the Kineto
+ * trace of the same rank.
+ *
+ * The ET records every operator call with its id, parent, record-function id
+ * and the values, shapes and types of its inputs and outputs; Kineto records
+ * when things ran. Together they give ops their shapes, dtypes and data
+ * dependencies (which tensor an op reads that another op wrote).
+ *
+ * Reading streams the file through json.h, one element of "nodes" at a time
+ * (no DOM). Both schema families are read:
+ *   - 1.0.x: "parent", "rf_id", "inputs": [values], "input_shapes",
+ *     "input_types", "outputs", "output_shapes", "output_types";
+ *   - 1.1.x: "ctrl_deps" (the parent), "inputs"/"outputs" as objects with
+ *     "values", "shapes", "types", and "attrs": [{"name", "type", "value"}]
+ *     carrying rf_id.
+ * A tensor value is [tensor_id, storage_id, offset, numel, elem_size, device];
+ * lists of tensors nest such arrays. Data dependencies: in id order (the
+ * order ops started), an op that reads tensor T depends on the latest
+ * earlier op that wrote T, unless that op encloses it.
+ *
+ * Linking (sc_report_et): a Kineto cpu_op with a "Record function id" maps
+ * to the ET node with that rf_id; when the Kineto trace has none (2023-24
+ * traces), the k-th cpu_op of a name (by start time) maps to the k-th ET
+ * node of that name (by id). Coverage is reported both ways.
+ */
+#include "../io/source.h"
+#include "../trace/trace.h"
+#include "json.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct et_node {
+    int64_t id, parent, rf_id;
+    uint32_t name;
+    uint32_t in_shapes, in_types, out_shapes, out_types; /* raw JSON text, interned */
+    uint32_t in_first, in_count, out_first, out_count;   /* tensor ids in et->tensors */
+} et_node;
+
+typedef struct et_dep {
+    uint32_t from, to; /* node indices in id order */
+} et_dep;
+
+struct sc_et {
+    char *path;
+    sc__intern strings;
+    sc__vec nodes;   /* et_node, sorted by id after loading */
+    sc__vec tensors; /* int64 tensor ids */
+    sc__vec deps;    /* et_dep */
+    uint32_t schema; /* interned */
+    uint64_t bytes;
+    uint64_t with_shapes; /* nodes with a non-empty input shape list */
+};
+
+typedef struct etreader {
+    sc__jp jp;
+    sc_et *et;
+    sc__vec scratch_in, scratch_out; /* int64 tensor ids of the node being read */
+    bool saw_nodes, first_member;
+} etreader;
+
+static int et_oom(etreader *r) {
+    return sc__jp_error_at(&r->jp, r->jp.p, SC_E_NOMEM, "out of memory");
+}
+
+static uint32_t intern_raw(etreader *r, sc__jstr s) {
+    return sc__intern_put(&r->et->strings, s.s, s.n);
+}
+
+/* ---- tensor ids out of a raw JSON value (already validated by skip) ---- */
+
+static const char *ws(const char *p, const char *end) {
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+    return p;
+}
+
+/* Scans one value at p; appends the ids of tensor tuples found inside.
+ * Returns the position after the value. depth bounds recursion. */
+static const char *scan_value(const char *p, const char *end, sc__vec *out, int depth, bool *oom) {
+    p = ws(p, end);
+    if (p >= end) return end;
+    if (*p == '"') {
+        for (p++; p < end && *p != '"'; p++)
+            if (*p == '\\') p++;
+        return p < end ? p + 1 : end;
+    }
+    if (*p != '[' && *p != '{') {
+        while (p < end && *p != ',' && *p != ']' && *p != '}') p++;
+        return p;
+    }
+    char close = *p == '[' ? ']' : '}';
+    bool array = close == ']';
+    p++;
+    /* Tensor tuple: 6 elements, five integers then a string. */
+    int64_t first = 0;
+    int nelem = 0, nint = 0;
+    bool last_str = false;
+    while (p < end) {
+        p = ws(p, end);
+        if (p < end && *p == close) {
+            p++;
+            break;
+        }
+        const char *q = p;
+        if (!array) { /* skip "key": */
+            q = scan_value(q, end, out, depth, oom);
+            q = ws(q, end);
+            if (q < end && *q == ':') q++;
+        }
+        q = ws(q, end);
+        bool is_int = q < end && (*q == '-' || (*q >= '0' && *q <= '9'));
+        if (is_int) {
+            char *e;
+            long long v = strtoll(q, &e, 10);
+            if (e > q && (*e == ',' || *e == ']' || *e == ' ' || *e == '\n')) {
+                if (nelem == 0) first = v;
+                nint++;
+            } else {
+                is_int = false;
+            }
+        }
+        last_str = q < end && *q == '"';
+        p = depth < 64 ? scan_value(q, end, out, depth + 1, oom) : end;
+        nelem++;
+        p = ws(p, end);
+        if (p < end && *p == ',') p++;
+    }
+    if (array && nelem == 6 && nint == 5 && last_str) {
+        int64_t *slot = sc__vec_push(out);
+        if (!slot) *oom = true;
+        else *slot = first;
+    }
+    return p;
+}
+
+static int tensor_ids(etreader *r, sc__vec *out) {
+    sc__jstr raw;
+    SC__JTRY(sc__jp_raw(&r->jp, &raw));
+    bool oom = false;
+    scan_value(raw.s, raw.s + raw.n, out, 0, &oom);
+    return oom ? et_oom(r) : SC__J_OK;
+}
+
+/* 1.1.x "inputs"/"outputs": {"values": [...], "shapes": [...], "types": [...]} */
+static int io_object(etreader *r, sc__vec *ids, uint32_t *shapes, uint32_t *types) {
+    sc__jp *jp = &r->jp;
+    SC__JTRY(sc__jp_expect(jp, '{'));
+    if (sc__jp_peek(jp) == '}') {
+        jp->p++;
+        return SC__J_OK;
+    }
+    for (;;) {
+        sc__jstr key, raw;
+        SC__JTRY(sc__jp_string(jp, &key));
+        bool values = SC__JSTR_EQ(key, "values"), sh = SC__JSTR_EQ(key, "shapes"),
+             ty = SC__JSTR_EQ(key, "types");
+        SC__JTRY(sc__jp_expect(jp, ':'));
+        if (values) {
+            SC__JTRY(tensor_ids(r, ids));
+        } else if (sh || ty) {
+            SC__JTRY(sc__jp_raw(jp, &raw));
+            uint32_t id = intern_raw(r, raw);
+            if (id == SC__NONE) return et_oom(r);
+            *(sh ? shapes : types) = id;
+        } else {
+            SC__JTRY(sc__jp_skip(jp));
+        }
+        bool done;
+        SC__JTRY(sc__jp_next(jp, '}', &done));
+        if (done) return SC__J_OK;
+    }
+}
+
+/* 1.1.x "attrs": [{"name": "rf_id", "type": "uint64", "value": 7}, ...] */
+static int attrs_array(etreader *r, et_node *n) {
+    sc__jp *jp = &r->jp;
+    SC__JTRY(sc__jp_expect(jp, '['));
+    if (sc__jp_peek(jp) == ']') {
+        jp->p++;
+        return SC__J_OK;
+    }
+    for (;;) {
+        SC__JTRY(sc__jp_expect(jp, '{'));
+        bool is_rf = false, have_val = false;
+        int64_t val = 0;
+        if (sc__jp_peek(jp) != '}') {
+            for (;;) {
+                sc__jstr key;
+                SC__JTRY(sc__jp_string(jp, &key));
+                SC__JTRY(sc__jp_expect(jp, ':'));
+                char c = sc__jp_peek(jp);
+                if (SC__JSTR_EQ(key, "name") && c == '"') {
+                    sc__jstr s;
+                    SC__JTRY(sc__jp_string(jp, &s));
+                    is_rf = SC__JSTR_EQ(s, "rf_id");
+                } else if (SC__JSTR_EQ(key, "value") && (c == '-' || (c >= '0' && c <= '9'))) {
+                    SC__JTRY(sc__jp_int(jp, &val));
+                    have_val = true;
+                } else {
+                    SC__JTRY(sc__jp_skip(jp));
+                }
+                bool done;
+                SC__JTRY(sc__jp_next(jp, '}', &done));
+                if (done) break;
+            }
+        } else {
+            jp->p++;
+        }
+        if (is_rf && have_val) n->rf_id = val;
+        bool done;
+        SC__JTRY(sc__jp_next(jp, ']', &done));
+        if (done) return SC__J_OK;
+    }
+}
+
+static bool append_ids(sc__vec *dst, const sc__vec *src, uint32_t *first, uint32_t *count) {
+    if (dst->len + src->len > UINT32_MAX) return false;
+    *first = (uint32_t)dst->len;
+    *count = (uint32_t)src->len;
+    if (!sc__vec_reserve(dst, dst->len + src->len)) return false;
+    if (src->len) memcpy((int64_t *)dst->data + dst->len, src->data, src->len * sizeof(int64_t));
+    dst->len += src->len;
+    return true;
+}
+
+/* One element of "nodes": a retryable unit (state is committed at the end). */
+static int parse_node(etreader *r) {
+    sc__jp *jp = &r->jp;
+    et_node n = {.id = -1, .parent = -1, .rf_id = -1};
+    n.in_shapes = n.in_types = n.out_shapes = n.out_types = SC__NONE;
+    r->scratch_in.len = r->scratch_out.len = 0;
+    SC__JTRY(sc__jp_expect(jp, '{'));
+    if (sc__jp_peek(jp) != '}') {
+        for (;;) {
+            sc__jstr key, s;
+            SC__JTRY(sc__jp_string(jp, &key));
+            SC__JTRY(sc__jp_expect(jp, ':'));
+            char c = sc__jp_peek(jp);
+            bool num = c == '-' || (c >= '0' && c <= '9');
+            if (SC__JSTR_EQ(key, "name") && c == '"') {
+                SC__JTRY(sc__jp_string(jp, &s));
+                n.name = intern_raw(r, s);
+                if (n.name == SC__NONE) return et_oom(r);
+            } else if (SC__JSTR_EQ(key, "id") && num) {
+                SC__JTRY(sc__jp_int(jp, &n.id));
+            } else if ((SC__JSTR_EQ(key, "parent") || SC__JSTR_EQ(key, "ctrl_deps")) && num) {
+                SC__JTRY(sc__jp_int(jp, &n.parent));
+            } else if (SC__JSTR_EQ(key, "rf_id") && num) {
+                SC__JTRY(sc__jp_int(jp, &n.rf_id));
+            } else if (SC__JSTR_EQ(key, "attrs") && c == '[') {
+                SC__JTRY(attrs_array(r, &n));
+            } else if (SC__JSTR_EQ(key, "inputs") && c == '{') {
+                SC__JTRY(io_object(r, &r->scratch_in, &n.in_shapes, &n.in_types));
+            } else if (SC__JSTR_EQ(key, "outputs") && c == '{') {
+                SC__JTRY(io_object(r, &r->scratch_out, &n.out_shapes, &n.out_types));
+            } else if (SC__JSTR_EQ(key, "inputs") && c == '[') {
+                SC__JTRY(tensor_ids(r, &r->scratch_in));
+            } else if (SC__JSTR_EQ(key, "outputs") && c == '[') {
+                SC__JTRY(tensor_ids(r, &r->scratch_out));
+            } else if (SC__JSTR_EQ(key, "input_shapes") || SC__JSTR_EQ(key, "input_types") ||
+                       SC__JSTR_EQ(key, "output_shapes") || SC__JSTR_EQ(key, "output_types")) {
+                SC__JTRY(sc__jp_raw(jp, &s));
+                uint32_t id = intern_raw(r, s);
+                if (id == SC__NONE) return et_oom(r);
+                if (key.s[0] == 'i') *(key.s[6] == 's' ? &n.in_shapes : &n.in_types) = id;
+                else *(key.s[7] == 's' ? &n.out_shapes : &n.out_types) = id;
+            } else {
+                SC__JTRY(sc__jp_skip(jp));
+            }
+            bool done;
+            SC__JTRY(sc__jp_next(jp, '}', &done));
+            if (done) break;
+        }
+    } else {
+        jp->p++;
+    }
+    /* Commit. */
+    sc_et *et = r->et;
+    et_node *slot = sc__vec_push(&et->nodes);
+    if (!slot || !append_ids(&et->tensors, &r->scratch_in, &n.in_first, &n.in_count) ||
+        !append_ids(&et->tensors, &r->scratch_out, &n.out_first, &n.out_count))
+        return et_oom(r);
+    *slot = n;
+    return SC__J_OK;
+}
+
+typedef enum { ET_START, ET_MEMBER, ET_NODES_FIRST, ET_NODES, ET_END, ET_DONE } etstate;
+
+static int et_step(etreader *r, etstate *st) {
+    sc__jp *jp = &r->jp;
+    switch (*st) {
+    case ET_START:
+        SC__JTRY(sc__jp_expect(jp, '{'));
+        *st = ET_MEMBER;
+        r->first_member = true;
+        return SC__J_OK;
+    case ET_MEMBER: {
+        if (sc__jp_peek(jp) == '}') {
+            jp->p++;
+            *st = ET_END;
+            return SC__J_OK;
+        }
+        if (!r->first_member) {
+            bool done;
+            SC__JTRY(sc__jp_next(jp, '}', &done));
+            if (done) {
+                *st = ET_END;
+                return SC__J_OK;
+            }
+        }
+        sc__jstr key;
+        SC__JTRY(sc__jp_string(jp, &key));
+        SC__JTRY(sc__jp_expect(jp, ':'));
+        if (SC__JSTR_EQ(key, "nodes")) {
+            SC__JTRY(sc__jp_expect(jp, '['));
+            r->saw_nodes = true;
+            r->first_member = false;
+            *st = ET_NODES_FIRST;
+            return SC__J_OK;
+        }
+        if (SC__JSTR_EQ(key, "schema") && sc__jp_peek(jp) == '"') {
+            sc__jstr s;
+            SC__JTRY(sc__jp_string(jp, &s));
+            r->et->schema = intern_raw(r, s);
+            if (r->et->schema == SC__NONE) return et_oom(r);
+        } else {
+            SC__JTRY(sc__jp_skip(jp));
+        }
+        r->first_member = false;
+        return SC__J_OK;
+    }
+    case ET_NODES_FIRST:
+        if (sc__jp_peek(jp) == ']') {
+            jp->p++;
+            *st = ET_MEMBER;
+            return SC__J_OK;
+        }
+        SC__JTRY(parse_node(r));
+        *st = ET_NODES;
+        return SC__J_OK;
+    case ET_NODES: {
+        bool done;
+        SC__JTRY(sc__jp_next(jp, ']', &done));
+        if (done) {
+            *st = ET_MEMBER;
+            return SC__J_OK;
+        }
+        SC__JTRY(parse_node(r));
+        return SC__J_OK;
+    }
+    case ET_END:
+        if (sc__jp_peek(jp) != '\0' || jp->p < jp->end)
+            return sc__jp_error(jp, "unexpected data after the end of the execution trace");
+        if (!jp->w->eof) return SC__J_MORE;
+        *st = ET_DONE;
+        return SC__J_OK;
+    case ET_DONE: return SC__J_OK;
+    }
+    return SC__J_ERR;
+}
+
+static int cmp_node_id(const void *a, const void *b) {
+    const et_node *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Index of the node with this id in the id-sorted array, SC__NONE. */
+static uint32_t node_by_id(const sc_et *et, int64_t id) {
+    const et_node *n = et->nodes.data;
+    size_t lo = 0, hi = et->nodes.len;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (n[mid].id < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < et->nodes.len && n[lo].id == id ? (uint32_t)lo : SC__NONE;
+}
+
+static bool encloses(const sc_et *et, uint32_t anc, uint32_t v) {
+    const et_node *n = et->nodes.data;
+    for (int depth = 0; depth < 256; depth++) {
+        uint32_t p = node_by_id(et, n[v].parent);
+        if (p == SC__NONE) return false;
+        if (p == anc) return true;
+        v = p;
+    }
+    return false;
+}
+
+/* tensor id -> latest writer, as sorted (tensor, node) pairs updated in
+ * id order: a small open-addressing map. */
+static bool data_deps(sc_et *et) {
+    size_t nt = et->tensors.len, nslots = 16;
+    while (nslots < nt * 2 + 2) nslots *= 2;
+    int64_t *keys = sc__alloc_array(nslots, sizeof *keys);
+    uint32_t *vals = calloc(nslots, sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return false;
+    }
+    const et_node *n = et->nodes.data;
+    const int64_t *t = et->tensors.data;
+    bool ok = true;
+    for (uint32_t v = 0; v < et->nodes.len && ok; v++) {
+        for (uint32_t i = 0; i < n[v].in_count && ok; i++) {
+            int64_t tid = t[n[v].in_first + i];
+            size_t s = sc__hash_u64((uint64_t)tid) & (nslots - 1);
+            while (vals[s] && keys[s] != tid) s = (s + 1) & (nslots - 1);
+            if (!vals[s]) continue;
+            uint32_t w = vals[s] - 1;
+            if (w == v || encloses(et, w, v)) continue;
+            et_dep *d = sc__vec_push(&et->deps);
+            if (!d) ok = false;
+            else *d = (et_dep){w, v};
+        }
+        for (uint32_t i = 0; i < n[v].out_count; i++) {
+            int64_t tid = t[n[v].out_first + i];
+            size_t s = sc__hash_u64((uint64_t)tid) & (nslots - 1);
+            while (vals[s] && keys[s] != tid) s = (s + 1) & (nslots - 1);
+            keys[s] = tid;
+            vals[s] = v + 1;
+        }
+    }
+    free(keys);
+    free(vals);
+    return ok;
+}
+
+void sc_et_free(sc_et *et) {
+    if (!et) return;
+    sc__intern_free(&et->strings);
+    sc__vec_free(&et->nodes);
+    sc__vec_free(&et->tensors);
+    sc__vec_free(&et->deps);
+    free(et->path);
+    free(et);
+}
+
+sc_status sc_et_load(const char *path, sc_et **out, sc_error *err) {
+    sc__error_clear(err);
+    *out = NULL;
+    sc_et *et = calloc(1, sizeof *et);
+    if (!et) return sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
+    size_t pl = strlen(path);
+    et->path = malloc(pl + 1);
+    if (!et->path || !sc__intern_init(&et->strings)) {
+        free(et->path);
+        free(et);
+        return sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
+    }
+    memcpy(et->path, path, pl + 1);
+    sc__vec_init(&et->nodes, sizeof(et_node));
+    sc__vec_init(&et->tensors, sizeof(int64_t));
+    sc__vec_init(&et->deps, sizeof(et_dep));
+    et->schema = SC__NONE;
+    sc__source src;
+    sc_status st = sc__source_open_file(&src, path, err);
+    if (st != SC_OK) {
+        sc_et_free(et);
+        return st;
+    }
+    sc__jwin w;
+    st = sc__jwin_init(&w, &src, 0, (size_t)1 << 30, err);
+    etreader r;
+    memset(&r, 0, sizeof r);
+    r.et = et;
+    sc__vec_init(&r.scratch_in, sizeof(int64_t));
+    sc__vec_init(&r.scratch_out, sizeof(int64_t));
+    if (st == SC_OK && !sc__jp_init(&r.jp, &w, path, NULL, err)) {
+        sc__jwin_free(&w);
+        st = sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
+    }
+    if (st != SC_OK) {
+        sc__source_close(&src);
+        sc_et_free(et);
+        return st;
+    }
+    etstate state = ET_START;
+    int rc = SC__J_OK;
+    while (state != ET_DONE) {
+        const char *unit = r.jp.p;
+        etstate before = state;
+        rc = et_step(&r, &state);
+        if (rc == SC__J_MORE) {
+            if (w.eof && before == ET_END) {
+                rc = SC__J_OK;
+                break;
+            }
+            if (w.eof && before == ET_START) {
+                rc = sc__jp_error_at(&r.jp, r.jp.end, SC_E_PARSE, "empty input");
+                break;
+            }
+            state = before;
+            rc = sc__jwin_refill(&r.jp, unit);
+            if (rc != SC__J_OK) break;
+            continue;
+        }
+        if (rc != SC__J_OK) break;
+    }
+    if (rc == SC__J_OK && !r.saw_nodes)
+        rc = sc__jp_error_at(&r.jp, r.jp.p, SC_E_FORMAT,
+                             "no \"nodes\" array: not a PyTorch Execution Trace");
+    et->bytes = w.base + w.len;
+    sc__jp_free(&r.jp);
+    sc__jwin_free(&w);
+    sc__source_close(&src);
+    sc__vec_free(&r.scratch_in);
+    sc__vec_free(&r.scratch_out);
+    if (rc != SC__J_OK) {
+        sc_et_free(et);
+        if (err && err->status == SC_OK) sc__fail(err, SC_E_INTERNAL, path, SC_NO_OFFSET, "reader stopped");
+        return err ? err->status : SC_E_PARSE;
+    }
+    if (et->nodes.len) qsort(et->nodes.data, et->nodes.len, sizeof(et_node), cmp_node_id);
+    et_node *n = et->nodes.data;
+    for (size_t i = 0; i < et->nodes.len; i++) {
+        uint32_t s = n[i].in_shapes;
+        if (s != SC__NONE && sc__intern_len(&et->strings, s) > 2) et->with_shapes++;
+    }
+    if (!data_deps(et)) {
+        sc_et_free(et);
+        return sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
+    }
+    *out = et;
+    return SC_OK;
+}
+
+/* ------------------------------------------------------------ linking */
+
+typedef struct link_stats {
+    uint64_t cpu_ops, with_rf, linked, et_ops, et_linked;
+    uint64_t shapes_compared, shapes_agree; /* Kineto "Input Dims" vs ET input shapes */
+    bool by_order;
+} link_stats;
+
+/* The tensor shapes of a shape list: its innermost lists that hold numbers,
+ * concatenated without spaces ("[[4, 2048], [], [[]]]" -> "[4,2048]").
+ * Kineto and the ET spell non-tensor arguments differently ([] vs [[]]),
+ * so only tensor shapes are compared. False when out is too small. */
+static bool tensor_shapes(const char *s, char *out, size_t cap) {
+    size_t n = 0, start = 0;
+    bool leaf = false;
+    for (const char *p = s; *p; p++) {
+        if (*p == '[') {
+            leaf = true;
+            start = n;
+        } else if (*p == ']') {
+            if (leaf && n > start) {
+                if (n + 2 >= cap) return false;
+                memmove(out + start + 1, out + start, n - start);
+                out[start] = '[';
+                out[++n] = ']';
+                n++;
+            } else if (leaf) {
+                n = start;
+            }
+            leaf = false;
+        } else if (leaf && *p != ' ' && *p != '\n') {
+            if (n + 3 >= cap) return false;
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+    return true;
+}
+
+static bool same_shapes(const char *a, const char *b) {
+    static _Thread_local char x[4096], y[4096];
+    if (!tensor_shapes(a, x, sizeof x) || !tensor_shapes(b, y, sizeof y)) return false;
+    return strcmp(x, y) == 0;
+}
+
+/* Records a link of Kineto event i and ET node j; checks their shapes
+ * agree, an independent sign that the link is right. */
+static void link_pair(const sc_et *et, const sc_trace *k, size_t i, uint32_t j, uint8_t *et_hit,
+                      link_stats *ls) {
+    ls->linked++;
+    et_hit[j] = 1;
+    const sc__event_ext *x = sc__trace_ext(k, &sc__trace_events(k)[i]);
+    uint32_t es = ((const et_node *)et->nodes.data)[j].in_shapes;
+    if (!x || x->input_dims == SC__NONE || es == SC__NONE) return;
+    ls->shapes_compared++;
+    ls->shapes_agree += same_shapes(sc__trace_str(k, x->input_dims), sc__intern_str(&et->strings, es));
+}
+
+typedef struct name_pos {
+    uint32_t key;  /* ET-interned name (or SC__NONE when the ET lacks it) */
+    uint32_t rank; /* k-th of its name */
+    uint32_t idx;  /* ET node or Kineto event */
+} name_pos;
+
+static int cmp_name_pos(const void *a, const void *b) {
+    const name_pos *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+typedef struct rf_pos {
+    int64_t rf;
+    uint32_t idx;
+} rf_pos;
+
+static int cmp_rf_pos(const void *a, const void *b) {
+    const rf_pos *x = a, *y = b;
+    if (x->rf != y->rf) return x->rf < y->rf ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* qsort has no context argument in C17; linking runs on one thread. */
+static _Thread_local const sc__event *g_sort_events;
+
+static int cmp_event_ts(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    const sc__event *ex = &g_sort_events[x], *ey = &g_sort_events[y];
+    if (ex->ts != ey->ts) return ex->ts < ey->ts ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+static bool is_op_node(const sc_et *et, const et_node *n) {
+    /* The root and thread nodes ("[pytorch|profiler|execution_...]") are not ops. */
+    return sc__intern_str(&et->strings, n->name)[0] != '[';
+}
+
+static bool et_link(const sc_et *et, const sc_trace *k, link_stats *ls) {
+    memset(ls, 0, sizeof *ls);
+    const et_node *n = et->nodes.data;
+    for (size_t i = 0; i < et->nodes.len; i++) ls->et_ops += is_op_node(et, &n[i]);
+    if (!k) return true;
+    const sc__event *ev = sc__trace_events(k);
+    uint8_t *et_hit = calloc(et->nodes.len ? et->nodes.len : 1, 1);
+    if (!et_hit) return false;
+    for (size_t i = 0; i < k->events.len; i++) {
+        if (ev[i].kind != SC_K_CPU_OP || ev[i].ph != 'X') continue;
+        ls->cpu_ops++;
+        const sc__event_ext *x = sc__trace_ext(k, &ev[i]);
+        if (x && x->rf_id >= 0) ls->with_rf++;
+    }
+    if (ls->with_rf) {
+        /* rf_id -> ET node through (rf_id, index) pairs sorted by rf_id. */
+        size_t ne = et->nodes.len;
+        rf_pos *by_rf = sc__alloc_array(ne ? ne : 1, sizeof *by_rf);
+        if (!by_rf) {
+            free(et_hit);
+            return false;
+        }
+        for (size_t j = 0; j < ne; j++) by_rf[j] = (rf_pos){n[j].rf_id, (uint32_t)j};
+        qsort(by_rf, ne, sizeof *by_rf, cmp_rf_pos);
+        for (size_t i = 0; i < k->events.len; i++) {
+            const sc__event_ext *x = sc__trace_ext(k, &ev[i]);
+            if (ev[i].kind != SC_K_CPU_OP || ev[i].ph != 'X' || !x || x->rf_id < 0) continue;
+            size_t lo = 0, hi = ne;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (by_rf[mid].rf < x->rf_id) lo = mid + 1;
+                else hi = mid;
+            }
+            if (lo < ne && by_rf[lo].rf == x->rf_id) link_pair(et, k, i, by_rf[lo].idx, et_hit, ls);
+        }
+        free(by_rf);
+    } else {
+        /* By order: the k-th cpu_op named X <-> the k-th ET node named X. */
+        ls->by_order = true;
+        size_t nk = ls->cpu_ops, ne = et->nodes.len;
+        name_pos *a = sc__alloc_array(nk ? nk : 1, sizeof *a);
+        name_pos *b = sc__alloc_array(ne ? ne : 1, sizeof *b);
+        uint32_t *cnt = calloc(et->strings.count + 1, sizeof *cnt);
+        if (!a || !b || !cnt) {
+            free(a);
+            free(b);
+            free(cnt);
+            free(et_hit);
+            return false;
+        }
+        /* ET ids follow the order ops started, across threads; Kineto files
+         * are not in that order (DLRM's interleave threads), so walk its
+         * cpu_ops by start time. */
+        uint32_t *by_ts = sc__alloc_array(nk ? nk : 1, sizeof *by_ts);
+        if (!by_ts) {
+            free(a);
+            free(b);
+            free(cnt);
+            free(et_hit);
+            return false;
+        }
+        size_t na = 0;
+        for (size_t i = 0; i < k->events.len; i++)
+            if (ev[i].kind == SC_K_CPU_OP && ev[i].ph == 'X') by_ts[na++] = (uint32_t)i;
+        g_sort_events = ev;
+        qsort(by_ts, na, sizeof *by_ts, cmp_event_ts);
+        for (size_t r = 0; r < na; r++) {
+            uint32_t i = by_ts[r];
+            const char *nm = sc__trace_str(k, ev[i].name);
+            uint32_t key = sc__intern_find(&et->strings, nm, strlen(nm));
+            a[r] = (name_pos){key, key == SC__NONE ? 0 : cnt[key]++, i};
+        }
+        free(by_ts);
+        memset(cnt, 0, (et->strings.count + 1) * sizeof *cnt);
+        for (size_t j = 0; j < ne; j++) b[j] = (name_pos){n[j].name, cnt[n[j].name]++, (uint32_t)j};
+        qsort(a, na, sizeof *a, cmp_name_pos);
+        qsort(b, ne, sizeof *b, cmp_name_pos);
+        size_t p = 0, q = 0;
+        while (p < na && q < ne) {
+            if (a[p].key == SC__NONE) break; /* SC__NONE sorts last */
+            int c = a[p].key != b[q].key ? (a[p].key < b[q].key ? -1 : 1)
+                                         : a[p].rank != b[q].rank ? (a[p].rank < b[q].rank ? -1 : 1) : 0;
+            if (c < 0) p++;
+            else if (c > 0) q++;
+            else {
+                link_pair(et, k, a[p].idx, b[q].idx, et_hit, ls);
+                p++;
+                q++;
+            }
+        }
+        free(a);
+        free(b);
+        free(cnt);
+    }
+    for (size_t j = 0; j < et->nodes.len; j++) ls->et_linked += et_hit[j] && is_op_node(et, &n[j]);
+    free(et_hit);
+    return true;
+}
+
+sc_status sc_report_et(const sc_et *et, const sc_trace *kineto, FILE *out, int json, sc_error *err) {
+    link_stats ls;
+    if (!et_link(et, kineto, &ls)) return sc__fail(err, SC_E_NOMEM, et->path, SC_NO_OFFSET, "out of memory");
+    const char *schema = et->schema == SC__NONE ? "" : sc__intern_str(&et->strings, et->schema);
+    uint64_t with_tensors = 0;
+    const et_node *n = et->nodes.data;
+    for (size_t i = 0; i < et->nodes.len; i++) with_tensors += n[i].in_count + n[i].out_count > 0;
+    double cov_k = ls.cpu_ops ? 100.0 * (double)ls.linked / (double)ls.cpu_ops : 0;
+    double cov_e = ls.et_ops ? 100.0 * (double)ls.et_linked / (double)ls.et_ops : 0;
+    sc__buf b;
+    sc__buf_init(&b);
+    if (json) {
+        sc__buf_puts(&b, "{\"file\": ");
+        sc__buf_json_str(&b, et->path, strlen(et->path));
+        sc__buf_puts(&b, ", \"schema\": ");
+        sc__buf_json_str(&b, schema, strlen(schema));
+        sc__buf_printf(&b,
+                       ", \"nodes\": %zu, \"ops\": %llu, \"ops_with_shapes\": %llu, "
+                       "\"nodes_with_tensors\": %llu, \"tensor_data_deps\": %zu",
+                       et->nodes.len, (unsigned long long)ls.et_ops,
+                       (unsigned long long)et->with_shapes, (unsigned long long)with_tensors,
+                       et->deps.len);
+        if (kineto) {
+            sc__buf_puts(&b, ", \"kineto\": ");
+            sc__buf_json_str(&b, kineto->path, strlen(kineto->path));
+            sc__buf_printf(&b,
+                           ", \"link_method\": \"%s\", \"kineto_cpu_ops\": %llu, "
+                           "\"kineto_with_rf_id\": %llu, \"linked\": %llu, "
+                           "\"kineto_coverage_pct\": %.1f, \"et_ops_linked\": %llu, "
+                           "\"et_coverage_pct\": %.1f, \"shapes_compared\": %llu, "
+                           "\"shapes_agree\": %llu",
+                           ls.by_order ? "order" : "rf_id", (unsigned long long)ls.cpu_ops,
+                           (unsigned long long)ls.with_rf, (unsigned long long)ls.linked, cov_k,
+                           (unsigned long long)ls.et_linked, cov_e,
+                           (unsigned long long)ls.shapes_compared, (unsigned long long)ls.shapes_agree);
+        }
+        sc__buf_puts(&b, "}\n");
+    } else {
+        sc__buf_printf(&b, "%s (PyTorch Execution Trace, schema %s)\n", et->path, schema[0] ? schema : "?");
+        sc__buf_printf(&b, "  %-22s%zu (%llu operators, %llu with input shapes)\n", "nodes",
+                       et->nodes.len, (unsigned long long)ls.et_ops, (unsigned long long)et->with_shapes);
+        sc__buf_printf(&b, "  %-22s%llu nodes with tensors, %zu data dependencies\n", "tensors",
+                       (unsigned long long)with_tensors, et->deps.len);
+        if (kineto) {
+            sc__buf_printf(&b, "  %-22s%s\n", "kineto trace", kineto->path);
+            sc__buf_printf(&b, "  %-22sby %s (%llu of %llu cpu_ops carry a Record function id)\n",
+                           "link", ls.by_order ? "order of names" : "record-function id",
+                           (unsigned long long)ls.with_rf, (unsigned long long)ls.cpu_ops);
+            sc__buf_printf(&b, "  %-22s%llu of %llu Kineto cpu_ops (%.1f%%), %llu of %llu ET ops (%.1f%%)\n",
+                           "linked", (unsigned long long)ls.linked, (unsigned long long)ls.cpu_ops,
+                           cov_k, (unsigned long long)ls.et_linked, (unsigned long long)ls.et_ops, cov_e);
+            sc__buf_printf(&b, "  %-22s%llu of %llu linked pairs with shapes on both sides\n",
+                           "input shapes agree", (unsigned long long)ls.shapes_agree,
+                           (unsigned long long)ls.shapes_compared);
+        }
+    }
+    if (b.oom) {
+        sc__buf_free(&b);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    }
+    bool ok = fwrite(b.data, 1, b.len, out) == b.len;
+    sc__buf_free(&b);
+    return ok ? SC_OK : sc__fail(err, SC_E_IO, NULL, SC_NO_OFFSET, "cannot write the report");
+}

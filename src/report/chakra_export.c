@@ -1,0 +1,522 @@
+/*
+ * chakra_export.c - `stepcast export --chakra PREFIX`: an execution graph
+ * out as Chakra execution traces, PREFIX.<rank>.et per rank, for ASTRA-sim
+ * and the other tools of that ecosystem.
+ *
+ * Per rank: a GlobalMetadata (version "0.0.4" as in the ASTRA-sim examples,
+ * plus generator, rank, world_size and the measured step window), then one
+ * Node per kept task in a topological order, with ids 0..n-1 (so every
+ * dependency names a smaller id):
+ *   - CPU-side tasks -> COMP_NODE with is_cpu_op true and a `tid` attr;
+ *     kernels, copies and memsets -> COMP_NODE with is_cpu_op false and a
+ *     `stream` attr; collectives -> COMM_COLL_NODE (comm_type, comm_size in
+ *     bytes, pg_name naming the set of ranks taking part); sends/receives ->
+ *     COMM_SEND_NODE / COMM_RECV_NODE (comm_src, comm_dst, comm_tag = the
+ *     pair's group index, unique per pair);
+ *   - duration_micros rounded to the nearest us, start_time_micros;
+ *   - dependencies: program order on a CPU thread (and across threads) and
+ *     imported control deps go to ctrl_deps (no data flows along them);
+ *     launches, stream order, cross-stream waits, GPU->CPU syncs and data
+ *     deps go to data_deps.
+ * sc_* attributes (exact ns durations and starts, gaps, task kinds, syncs,
+ * the family of each dependency) let stepcast read its own export back into
+ * the same graph; other readers ignore them.
+ *
+ * SC_EXPORT_NO_CPU drops CPU operator tasks but keeps runtime calls (their
+ * time moves into the next kept task's gap on that thread); SC_EXPORT_GPU_ONLY
+ * keeps GPU tasks only. Dependencies through dropped tasks are kept: a kept
+ * task depends on the latest kept ancestor of each processor reached only
+ * through dropped tasks (earlier ones on that processor follow from stream
+ * or thread order).
+ */
+#include "../graph/graph.h"
+#include "../readers/chakra.h"
+#include "../readers/chakra_wire.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define NODE_ID 1
+#define NODE_NAME 2
+#define NODE_TYPE 3
+#define NODE_CTRL 4
+#define NODE_DATA 5
+#define NODE_START 6
+#define NODE_DUR 7
+#define NODE_ATTR 10
+#define META_VERSION 1
+#define META_ATTR 2
+
+static bool keep_task(const sc__task *t, unsigned flags) {
+    if (flags & SC_EXPORT_GPU_ONLY) return sc__task_on_gpu(t->kind);
+    if (flags & SC_EXPORT_NO_CPU) return t->kind != SC_T_CPU;
+    return true;
+}
+
+static bool is_ctrl_family(uint8_t f) {
+    return f == SC_E_THREAD || f == SC_E_CROSS_THREAD || f == SC_E_CTRL;
+}
+
+static int64_t chakra_comm_type(uint8_t t) {
+    switch (t) {
+    case SC_C_ALL_REDUCE: return SC__CK_ALL_REDUCE;
+    case SC_C_REDUCE: return SC__CK_REDUCE;
+    case SC_C_ALL_GATHER: return SC__CK_ALL_GATHER;
+    case SC_C_GATHER: return SC__CK_GATHER;
+    case SC_C_SCATTER: return SC__CK_SCATTER;
+    case SC_C_BROADCAST: return SC__CK_BROADCAST;
+    case SC_C_ALL_TO_ALL: return SC__CK_ALL_TO_ALL;
+    case SC_C_REDUCE_SCATTER: return SC__CK_REDUCE_SCATTER;
+    case SC_C_BARRIER: return SC__CK_BARRIER;
+    case SC_C_SEND_RECV: return SC__CK_ALL_TO_ALL; /* grouped send/recv: all-to-all */
+    default: return SC__CK_ALL_REDUCE;
+    }
+}
+
+/* The default kind a reader infers from (node type, is_cpu_op). */
+static uint8_t default_kind(const sc__task *t) {
+    switch (t->kind) {
+    case SC_T_COLL:
+    case SC_T_SEND:
+    case SC_T_RECV: return t->kind;
+    default: return sc__task_on_gpu(t->kind) ? SC_T_KERNEL : SC_T_CPU;
+    }
+}
+
+/* pg_name per group: "pg<N>", N numbering the distinct sets of ranks in
+ * order of first appearance (an order-independent hash of the set). */
+static bool name_groups(const sc__graph *g, uint32_t **pg_out) {
+    size_t ng = g->groups.len;
+    uint32_t *pg = sc__alloc_array(ng ? ng : 1, sizeof *pg);
+    size_t nslots = 16;
+    while (nslots < ng * 2) nslots *= 2;
+    uint64_t *keys = sc__alloc_array(nslots, sizeof *keys);
+    uint32_t *vals = calloc(nslots, sizeof *vals);
+    if (!pg || !keys || !vals) {
+        free(pg);
+        free(keys);
+        free(vals);
+        return false;
+    }
+    const sc__group *groups = g->groups.data;
+    const uint32_t *members = g->group_members.data;
+    const sc__task *tasks = sc__graph_tasks(g);
+    const sc__proc *procs = sc__graph_procs(g);
+    uint32_t next = 0;
+    for (size_t i = 0; i < ng; i++) {
+        uint64_t h = sc__hash_u64(groups[i].count + 0x9e3779b97f4a7c15ULL);
+        for (uint32_t m = 0; m < groups[i].count; m++)
+            h += sc__hash_u64((uint64_t)procs[tasks[members[groups[i].first + m]].proc].rank + 1);
+        size_t s = sc__hash_u64(h) & (nslots - 1);
+        while (vals[s] && keys[s] != h) s = (s + 1) & (nslots - 1);
+        if (!vals[s]) {
+            keys[s] = h;
+            vals[s] = ++next;
+        }
+        pg[i] = vals[s] - 1;
+    }
+    free(keys);
+    free(vals);
+    *pg_out = pg;
+    return true;
+}
+
+/* What one rank's export needs, reused across ranks. */
+typedef struct xrank {
+    uint32_t *order;    /* local task indices in export order */
+    uint32_t *node_id;  /* local -> node id, SC__NONE when dropped */
+    uint32_t *pred_off; /* local predecessor CSR (edges inside the rank) */
+    uint32_t *pred;
+    uint8_t *pred_fam;
+    uint32_t *front_off, *front_len; /* dropped tasks: their kept frontier */
+    sc__vec front;      /* uint32 task indices (global) */
+    sc__vec deps;       /* uint64 ids for the current node (ctrl, then data) */
+    sc__vec fam;        /* uint8 family per dep */
+    sc__vec scratch;    /* uint32 candidate tasks */
+    int64_t *acc_gap;   /* per processor: dropped CPU time to fold in */
+} xrank;
+
+/* Kahn over the rank's edges, FIFO from task order: deterministic, and it
+ * keeps every processor's order because order edges are in the graph. */
+static bool rank_order(const sc__graph *g, uint32_t first, uint32_t n, xrank *x) {
+    uint32_t *deg = calloc(n ? n : 1, sizeof *deg);
+    if (!deg) return false;
+    for (uint32_t v = 0; v < n; v++)
+        for (uint32_t k = g->succ_off[first + v]; k < g->succ_off[first + v + 1]; k++) {
+            uint32_t w = g->succ[k];
+            if (w >= first && w < first + n) deg[w - first]++;
+        }
+    size_t head = 0, tail = 0;
+    for (uint32_t v = 0; v < n; v++)
+        if (!deg[v]) x->order[tail++] = v;
+    while (head < tail) {
+        uint32_t v = x->order[head++];
+        for (uint32_t k = g->succ_off[first + v]; k < g->succ_off[first + v + 1]; k++) {
+            uint32_t w = g->succ[k];
+            if (w >= first && w < first + n && --deg[w - first] == 0) x->order[tail++] = w - first;
+        }
+    }
+    free(deg);
+    return tail == n; /* finished graphs are acyclic */
+}
+
+static bool rank_preds(const sc__graph *g, uint32_t first, uint32_t n, xrank *x) {
+    memset(x->pred_off, 0, (n + 1) * sizeof *x->pred_off);
+    for (uint32_t v = 0; v < n; v++)
+        for (uint32_t k = g->succ_off[first + v]; k < g->succ_off[first + v + 1]; k++) {
+            uint32_t w = g->succ[k];
+            if (w >= first && w < first + n) x->pred_off[w - first + 1]++;
+        }
+    for (uint32_t v = 0; v < n; v++) x->pred_off[v + 1] += x->pred_off[v];
+    uint32_t total = x->pred_off[n];
+    free(x->pred);
+    free(x->pred_fam);
+    x->pred = sc__alloc_array(total ? total : 1, sizeof *x->pred);
+    x->pred_fam = sc__alloc_array(total ? total : 1, 1);
+    uint32_t *fill = calloc(n ? n : 1, sizeof *fill);
+    if (!x->pred || !x->pred_fam || !fill) {
+        free(fill);
+        return false;
+    }
+    /* Successor CSR is sorted by source, so each list comes out sorted. */
+    for (uint32_t v = 0; v < n; v++)
+        for (uint32_t k = g->succ_off[first + v]; k < g->succ_off[first + v + 1]; k++) {
+            uint32_t w = g->succ[k];
+            if (w < first || w >= first + n) continue;
+            uint32_t at = x->pred_off[w - first] + fill[w - first]++;
+            x->pred[at] = first + v;
+            x->pred_fam[at] = g->succ_family[k];
+        }
+    free(fill);
+    return true;
+}
+
+static bool push_u32(sc__vec *v, uint32_t x) {
+    uint32_t *s = sc__vec_push(v);
+    if (!s) return false;
+    *s = x;
+    return true;
+}
+
+/* Reduces candidate tasks to the latest (highest seq) per processor. */
+static void keep_latest_per_proc(const sc__graph *g, sc__vec *cand) {
+    const sc__task *tasks = sc__graph_tasks(g);
+    uint32_t *c = cand->data;
+    size_t w = 0;
+    for (size_t i = 0; i < cand->len; i++) {
+        bool dominated = false;
+        for (size_t j = 0; j < w; j++) {
+            if (c[j] == c[i] || tasks[c[j]].proc == tasks[c[i]].proc) {
+                if (c[j] != c[i] && tasks[c[i]].seq > tasks[c[j]].seq) c[j] = c[i];
+                dominated = true;
+                break;
+            }
+        }
+        if (!dominated) c[w++] = c[i];
+    }
+    cand->len = w;
+}
+
+/* Dependencies of local task v: direct kept predecessors with their family,
+ * then kept ancestors reached through dropped ones. Fills x->deps/x->fam
+ * (ctrl first) for a kept v, or v's frontier for a dropped v. */
+static bool collect_deps(const sc__graph *g, uint32_t first, uint32_t v, bool kept, xrank *x) {
+    x->scratch.len = 0;
+    x->deps.len = x->fam.len = 0;
+    const uint32_t *front = x->front.data;
+    uint64_t ndirect = 0;
+    /* Two passes for kept tasks (ctrl families, then data) keep lists apart. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t k = x->pred_off[v]; k < x->pred_off[v + 1]; k++) {
+            uint32_t p = x->pred[k] - first;
+            uint8_t f = x->pred_fam[k];
+            if (x->node_id[p] == SC__NONE) {
+                if (pass == 0)
+                    for (uint32_t i = 0; i < x->front_len[p]; i++)
+                        if (!push_u32(&x->scratch, front[x->front_off[p] + i])) return false;
+                continue;
+            }
+            if (!kept) {
+                if (pass == 0 && !push_u32(&x->scratch, first + p)) return false;
+                continue;
+            }
+            if (is_ctrl_family(f) != (pass == 0)) continue;
+            uint64_t *d = sc__vec_push(&x->deps);
+            uint8_t *fa = sc__vec_push(&x->fam);
+            if (!d || !fa) return false;
+            *d = x->node_id[p];
+            *fa = f;
+            ndirect++;
+        }
+    }
+    if (!kept) {
+        keep_latest_per_proc(g, &x->scratch);
+        x->front_off[v] = (uint32_t)x->front.len;
+        x->front_len[v] = (uint32_t)x->scratch.len;
+        for (size_t i = 0; i < x->scratch.len; i++)
+            if (!push_u32(&x->front, ((uint32_t *)x->scratch.data)[i])) return false;
+        return true;
+    }
+    if (!x->scratch.len) return true;
+    keep_latest_per_proc(g, &x->scratch);
+    /* Inherited ancestors become data deps unless already direct deps. */
+    const uint32_t *c = x->scratch.data;
+    for (size_t i = 0; i < x->scratch.len; i++) {
+        uint64_t id = x->node_id[c[i] - first];
+        bool dup = false;
+        for (size_t j = 0; j < ndirect && !dup; j++) dup = ((uint64_t *)x->deps.data)[j] == id;
+        if (dup) continue;
+        uint64_t *d = sc__vec_push(&x->deps);
+        uint8_t *fa = sc__vec_push(&x->fam);
+        if (!d || !fa) return false;
+        *d = id;
+        *fa = SC_E_DATA;
+    }
+    return true;
+}
+
+/* Writes one node for kept task t (global index ti) into out. */
+static void encode_node(const sc__graph *g, uint32_t ti, uint64_t id, const xrank *x,
+                        const uint32_t *pg, int64_t gap, sc__pbuf *body, sc__pbuf *out) {
+    const sc__task *t = &sc__graph_tasks(g)[ti];
+    const sc__proc *pr = &sc__graph_procs(g)[t->proc];
+    body->len = 0;
+    sc__pb_put_uint(body, NODE_ID, id);
+    const char *name = sc__graph_str(g, t->name);
+    sc__pb_put_str(body, NODE_NAME, name, sc__intern_len(&g->strings, t->name));
+    uint32_t type = t->kind == SC_T_COLL ? SC__CK_COLL
+                    : t->kind == SC_T_SEND ? SC__CK_SEND
+                    : t->kind == SC_T_RECV ? SC__CK_RECV
+                                           : SC__CK_COMP;
+    sc__pb_put_uint(body, NODE_TYPE, type);
+    /* Dependencies: ctrl ones come first in x->deps. */
+    const uint64_t *deps = x->deps.data;
+    const uint8_t *fam = x->fam.data;
+    size_t nctrl = 0;
+    while (nctrl < x->deps.len && is_ctrl_family(fam[nctrl])) nctrl++;
+    sc__pb_put_packed(body, NODE_CTRL, deps, nctrl);
+    sc__pb_put_packed(body, NODE_DATA, deps + nctrl, x->deps.len - nctrl);
+    if (t->ts > 0) sc__pb_put_uint(body, NODE_START, (uint64_t)t->ts / 1000);
+    int64_t dur = t->dur > 0 ? t->dur : 0;
+    sc__pb_put_uint(body, NODE_DUR, (uint64_t)(dur + 500) / 1000);
+    bool gpu = sc__task_on_gpu(t->kind);
+    sc__pb_attr_bool(body, NODE_ATTR, "is_cpu_op", !gpu);
+    if (gpu) {
+        sc__pb_attr_int64(body, NODE_ATTR, "stream", pr->id);
+        if (pr->device != 0) sc__pb_attr_int64(body, NODE_ATTR, "device", pr->device);
+    } else {
+        sc__pb_attr_int64(body, NODE_ATTR, "tid", pr->id);
+    }
+    const sc__group *grp = t->group != SC__NONE ? &SC__VEC_AT(&g->groups, sc__group, t->group) : NULL;
+    int64_t rank = SC__VEC_AT(&g->ranks, sc__rank, pr->rank).rank;
+    if (t->kind == SC_T_COLL) {
+        uint8_t ct = grp ? grp->type : SC_C_UNKNOWN;
+        sc__pb_attr_int64(body, NODE_ATTR, "comm_type", chakra_comm_type(ct));
+        if (grp && grp->bytes >= 0) sc__pb_attr_int64(body, NODE_ATTR, "comm_size", grp->bytes);
+        char pgname[48];
+        int n = grp ? snprintf(pgname, sizeof pgname, "pg%u", pg[t->group])
+                    : snprintf(pgname, sizeof pgname, "ungrouped.%lld", (long long)rank);
+        sc__pb_attr_str(body, NODE_ATTR, "pg_name", pgname, (size_t)n);
+        if (ct >= SC_C_SEND_RECV) sc__pb_attr_int64(body, NODE_ATTR, "sc_coll_type", ct);
+    } else if (t->kind == SC_T_SEND || t->kind == SC_T_RECV) {
+        int64_t src = rank, dst = rank;
+        if (grp) {
+            const uint32_t *m = &SC__VEC_AT(&g->group_members, uint32_t, grp->first);
+            for (uint32_t i = 0; i < grp->count; i++) {
+                const sc__task *o = &sc__graph_tasks(g)[m[i]];
+                int64_t r = SC__VEC_AT(&g->ranks, sc__rank, sc__graph_procs(g)[o->proc].rank).rank;
+                if (o->kind == SC_T_SEND) src = r;
+                else if (o->kind == SC_T_RECV) dst = r;
+            }
+            if (grp->bytes >= 0) sc__pb_attr_int64(body, NODE_ATTR, "comm_size", grp->bytes);
+        }
+        sc__pb_attr_int32(body, NODE_ATTR, "comm_src", (int32_t)src);
+        sc__pb_attr_int32(body, NODE_ATTR, "comm_dst", (int32_t)dst);
+        sc__pb_attr_int32(body, NODE_ATTR, "comm_tag",
+                          grp ? (int32_t)(t->group & 0x7fffffff) : -1);
+    }
+    /* stepcast's own attributes, for an exact round trip. */
+    if (t->kind != default_kind(t)) sc__pb_attr_int64(body, NODE_ATTR, "sc_kind", t->kind);
+    if (dur % 1000) sc__pb_attr_int64(body, NODE_ATTR, "sc_dur_ns", dur);
+    if (t->ts < 0 || t->ts % 1000) sc__pb_attr_int64(body, NODE_ATTR, "sc_ts_ns", t->ts);
+    if (gap) sc__pb_attr_int64(body, NODE_ATTR, "sc_gap_ns", gap);
+    if (t->flags) sc__pb_attr_int64(body, NODE_ATTR, "sc_flags", t->flags);
+    if (t->kind == SC_T_SYNC && t->sync != SC_SYNC_NONE) {
+        int64_t arg = -1;
+        if (t->sync == SC_SYNC_STREAM && t->sync_arg < g->procs.len)
+            arg = sc__graph_procs(g)[t->sync_arg].id;
+        else if (t->sync == SC_SYNC_DEVICE)
+            arg = t->sync_arg;
+        else if (t->sync == SC_SYNC_TASK && t->sync_arg < g->tasks.len) {
+            const sc__rank *rk = &SC__VEC_AT(&g->ranks, sc__rank, pr->rank);
+            uint32_t local = t->sync_arg - rk->first_task;
+            if (t->sync_arg >= rk->first_task && local < rk->ntasks && x->node_id[local] != SC__NONE)
+                arg = x->node_id[local];
+        }
+        if (arg >= 0) {
+            sc__pb_attr_int64(body, NODE_ATTR, "sc_sync", t->sync);
+            sc__pb_attr_int64(body, NODE_ATTR, "sc_sync_arg", arg);
+        }
+    }
+    if (x->deps.len) sc__pb_attr_bytes(body, NODE_ATTR, "sc_fam", fam, x->deps.len);
+    sc__pb_frame(out, body);
+}
+
+static void encode_meta(const sc__graph *g, const sc__rank *rk, int64_t step_first,
+                        sc__pbuf *body, sc__pbuf *out) {
+    body->len = 0;
+    sc__pb_put_str(body, META_VERSION, "0.0.4", 5);
+    const char *gen = "stepcast " SC_VERSION_STRING;
+    sc__pb_attr_str(body, META_ATTR, "generator", gen, strlen(gen));
+    sc__pb_attr_int64(body, META_ATTR, "rank", rk->rank);
+    sc__pb_attr_int64(body, META_ATTR, "world_size", (int64_t)g->ranks.len);
+    sc__pb_attr_int64(body, META_ATTR, "sc_step_start_ns", rk->step_start);
+    sc__pb_attr_int64(body, META_ATTR, "sc_step_end_ns", rk->step_end);
+    if (step_first >= 0) sc__pb_attr_int64(body, META_ATTR, "sc_step_first_node", step_first);
+    sc__pb_frame(out, body);
+}
+
+static void xrank_free(xrank *x) {
+    free(x->order);
+    free(x->node_id);
+    free(x->pred_off);
+    free(x->pred);
+    free(x->pred_fam);
+    free(x->front_off);
+    free(x->front_len);
+    free(x->acc_gap);
+    sc__vec_free(&x->front);
+    sc__vec_free(&x->deps);
+    sc__vec_free(&x->fam);
+    sc__vec_free(&x->scratch);
+}
+
+/* Encodes rank r into out (cleared first). */
+static sc_status encode_rank(const sc__graph *g, uint32_t r, unsigned flags, const uint32_t *pg,
+                             xrank *x, sc__pbuf *body, sc__pbuf *out, sc__chakra_export_stats *st,
+                             sc_error *err) {
+    const sc__rank *rk = &SC__VEC_AT(&g->ranks, sc__rank, r);
+    uint32_t first = rk->first_task, n = rk->ntasks;
+    const sc__task *tasks = sc__graph_tasks(g);
+    out->len = 0;
+    free(x->order);
+    free(x->node_id);
+    free(x->pred_off);
+    free(x->front_off);
+    free(x->front_len);
+    x->order = sc__alloc_array(n ? n : 1, sizeof *x->order);
+    x->node_id = sc__alloc_array(n ? n : 1, sizeof *x->node_id);
+    x->pred_off = sc__alloc_array((size_t)n + 1, sizeof *x->pred_off);
+    x->front_off = sc__alloc_array(n ? n : 1, sizeof *x->front_off);
+    x->front_len = calloc(n ? n : 1, sizeof *x->front_len);
+    x->front.len = 0;
+    if (!x->order || !x->node_id || !x->pred_off || !x->front_off || !x->front_len ||
+        !rank_preds(g, first, n, x))
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory exporting");
+    if (!rank_order(g, first, n, x))
+        return sc__fail(err, SC_E_INTERNAL, NULL, SC_NO_OFFSET, "rank %lld: graph has a cycle",
+                        (long long)rk->rank);
+    uint64_t next = 0;
+    for (uint32_t w = 0; w < n; w++) {
+        uint32_t v = x->order[w];
+        x->node_id[v] = keep_task(&tasks[first + v], flags) ? (uint32_t)next++ : SC__NONE;
+    }
+    int64_t step_first = -1;
+    if (rk->step_first_task >= first && rk->step_first_task - first < n &&
+        x->node_id[rk->step_first_task - first] != SC__NONE)
+        step_first = x->node_id[rk->step_first_task - first];
+    encode_meta(g, rk, step_first, body, out);
+    memset(x->acc_gap, 0, g->procs.len * sizeof *x->acc_gap);
+    for (uint32_t w = 0; w < n; w++) {
+        uint32_t v = x->order[w];
+        const sc__task *t = &tasks[first + v];
+        bool kept = x->node_id[v] != SC__NONE;
+        if (!collect_deps(g, first, v, kept, x))
+            return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory exporting");
+        bool thread = sc__graph_procs(g)[t->proc].kind == SC_P_THREAD;
+        if (!kept) {
+            if (thread) x->acc_gap[t->proc] += t->gap + (t->dur > 0 ? t->dur : 0);
+            continue;
+        }
+        int64_t gap = t->gap;
+        if (thread) {
+            gap += x->acc_gap[t->proc];
+            x->acc_gap[t->proc] = 0;
+        }
+        encode_node(g, first + v, x->node_id[v], x, pg, gap, body, out);
+        st->deps += x->deps.len;
+    }
+    st->nodes += next;
+    if (out->oom || body->oom)
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory exporting");
+    return SC_OK;
+}
+
+static sc_status write_file(const char *path, const sc__pbuf *data, unsigned flags, sc_error *err) {
+    sc_output *o;
+    sc_status st = sc_output_open(path, (flags & SC_EXPORT_FORCE) ? SC_OUTPUT_FORCE : 0, &o, err);
+    if (st != SC_OK) return st;
+    if (data->len && fwrite(data->data, 1, data->len, sc_output_file(o)) != data->len) {
+        sc_output_abort(o);
+        return sc__fail(err, SC_E_IO, path, SC_NO_OFFSET, "cannot write");
+    }
+    return sc_output_commit(o, err);
+}
+
+sc_status sc__chakra_export(const sc__graph *g, const char *prefix, unsigned flags,
+                            sc__chakra_export_stats *stats, sc_error *err) {
+    sc__chakra_export_stats st = {0};
+    if (!g->succ_off) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "graph is not finished");
+    uint32_t *pg = NULL;
+    if (!name_groups(g, &pg)) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    xrank x;
+    memset(&x, 0, sizeof x);
+    sc__vec_init(&x.front, sizeof(uint32_t));
+    sc__vec_init(&x.deps, sizeof(uint64_t));
+    sc__vec_init(&x.fam, 1);
+    sc__vec_init(&x.scratch, sizeof(uint32_t));
+    x.acc_gap = calloc(g->procs.len ? g->procs.len : 1, sizeof *x.acc_gap);
+    sc__pbuf body, out;
+    sc__pbuf_init(&body);
+    sc__pbuf_init(&out);
+    sc_status s = x.acc_gap ? SC_OK : sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    size_t plen = strlen(prefix);
+    char *path = malloc(plen + 32);
+    if (!path && s == SC_OK) s = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    for (uint32_t r = 0; r < g->ranks.len && s == SC_OK; r++) {
+        s = encode_rank(g, r, flags, pg, &x, &body, &out, &st, err);
+        if (s != SC_OK) break;
+        snprintf(path, plen + 32, "%s.%lld.et", prefix, (long long)SC__VEC_AT(&g->ranks, sc__rank, r).rank);
+        s = write_file(path, &out, flags, err);
+        st.bytes += out.len;
+        st.files++;
+    }
+    free(path);
+    free(pg);
+    xrank_free(&x);
+    sc__pbuf_free(&body);
+    sc__pbuf_free(&out);
+    if (stats) *stats = st;
+    return s;
+}
+
+sc_status sc_export_chakra(const sc_traceset *set, const char *prefix, unsigned flags,
+                           int64_t iteration, sc_export_stats *stats, sc_error *err) {
+    sc__error_clear(err);
+    if (!prefix || !*prefix) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "no output prefix");
+    sc__build_options bo = {.iteration = iteration, .hide_cuda_sync = false};
+    sc__graph *g;
+    sc_status s = sc__graph_build(set, &bo, &g, err);
+    if (s != SC_OK) return s;
+    sc__chakra_export_stats st;
+    s = sc__chakra_export(g, prefix, flags, &st, err);
+    if (stats) {
+        stats->files = st.files;
+        stats->nodes = st.nodes;
+        stats->dependencies = st.deps;
+        stats->bytes = st.bytes;
+        stats->graph_tasks = g->tasks.len;
+    }
+    sc__graph_free(g);
+    return s;
+}

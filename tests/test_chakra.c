@@ -1,0 +1,541 @@
+/*
+ * test_chakra.c - Chakra execution traces in and out.
+ *
+ * Reading: every file in shared/traces/chakra-et (converter output, the
+ * ASTRA-sim microbenchmarks, the custom ring all-reduce) and hand-made
+ * byte strings for the wire corners (id 0 omitted, unpacked deps, integer
+ * attrs of every member type, 10-byte negative varints, dangling deps,
+ * cycles). Writing: the export of the 8-rank Megatron graph decodes with
+ * `protoc --decode_raw` (an independent decoder), and reading it back gives
+ * the same graph (tasks per processor in order with the same durations,
+ * gaps and kinds, the same edges by family, the same groups) and the same
+ * replayed step time.
+ */
+#include "testutil.h"
+
+#include "graph/graph.h"
+#include "models/calibrate.h"
+#include "readers/chakra.h"
+#include "readers/chakra_wire.h"
+#include "sim/sim.h"
+#include "trace/trace.h"
+
+#include <sys/stat.h>
+
+static sc__graph *build_paths(const char *const *paths, size_t n, sc_traceset **set_out) {
+    sc_error err;
+    sc_traceset *set = NULL;
+    sc_status st = sc_traceset_load(paths, n, NULL, &set, &err);
+    if (st != SC_OK) fail_msg("load: %s", err.message);
+    sc__build_options bo = {.iteration = -1};
+    sc__graph *g = NULL;
+    st = sc__graph_build(set, &bo, &g, &err);
+    if (st != SC_OK) fail_msg("build: %s", err.message);
+    if (set_out) *set_out = set;
+    else sc_traceset_free(set);
+    return g;
+}
+
+static size_t count_kind(const sc__graph *g, uint8_t kind) {
+    size_t n = 0;
+    for (size_t i = 0; i < g->tasks.len; i++) n += sc__graph_tasks(g)[i].kind == kind;
+    return n;
+}
+
+/* ------------------------------------------------------------ reading */
+
+static void test_converter_file(void **state) {
+    (void)state;
+    const char *p = sc_test_trace("chakra-et/chakra.0.et.gz");
+    sc_traceset *set;
+    sc__graph *g = build_paths(&p, 1, &set);
+    assert_int_equal(sc_traceset_count(set), 1);
+    assert_int_equal(sc_traceset_trace(set, 0)->chakra_nodes, 3664);
+    assert_int_equal(g->tasks.len, 3664);
+    assert_int_equal(count_kind(g, SC_T_COLL), 7); /* the NCCL collectives */
+    /* 14 host-side COMM_COLL records (is_cpu_op) are CPU tasks. */
+    assert_int_equal(count_kind(g, SC_T_CPU), 2448);
+    assert_int_equal(g->groups.len, 7);
+    assert_true(g->nedges > 3000);
+    /* Durations come from duration_micros: the first node lasts 318 us. */
+    int64_t total = 0;
+    for (size_t i = 0; i < g->tasks.len; i++) total += sc__graph_tasks(g)[i].dur;
+    assert_int_equal(total, 381795 * 1000LL);
+    sc__graph_free(g);
+    sc_traceset_free(set);
+}
+
+static void test_microbenchmarks(void **state) {
+    (void)state;
+    static const struct {
+        const char *dir;
+        uint8_t type;
+        double factor; /* share of the buffer each rank moves */
+    } cases[] = {
+        {"chakra-et/microbenchmarks/all_reduce", SC_C_ALL_REDUCE, 2 * 7.0 / 8},
+        {"chakra-et/microbenchmarks/all_gather", SC_C_ALL_GATHER, 7.0 / 8},
+        {"chakra-et/microbenchmarks/reduce_scatter", SC_C_REDUCE_SCATTER, 7.0 / 8},
+        {"chakra-et/microbenchmarks/all_to_all", SC_C_ALL_TO_ALL, 7.0 / 8},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const char *p = sc_test_trace(cases[c].dir);
+        sc__graph *g = build_paths(&p, 1, NULL);
+        assert_int_equal(g->ranks.len, 8);
+        assert_int_equal(g->tasks.len, 8);
+        assert_int_equal(g->groups.len, 1);
+        const sc__group *grp = g->groups.data;
+        assert_int_equal(grp->count, 8);
+        assert_int_equal(grp->type, cases[c].type);
+        assert_int_equal(grp->bytes, 1048576);
+        /* No duration recorded: 10 us + moved bytes / 100 GB/s. */
+        int64_t want = 10000 + (int64_t)(cases[c].factor * 1048576 / 100.0 + 0.5);
+        for (size_t i = 0; i < 8; i++) {
+            const sc__task *t = &sc__graph_tasks(g)[i];
+            assert_int_equal(t->kind, SC_T_COLL);
+            assert_int_equal(t->dur, want);
+            assert_int_equal(SC__VEC_AT(&g->ranks, sc__rank, i).rank, (int64_t)i);
+        }
+        sc__graph_free(g);
+    }
+}
+
+static void test_custom_ring(void **state) {
+    (void)state;
+    const char *p = sc_test_trace("chakra-et/custom-ring-allreduce");
+    sc__graph *g = build_paths(&p, 1, NULL);
+    assert_int_equal(g->ranks.len, 8);
+    assert_int_equal(g->tasks.len, 8 * 35);
+    assert_int_equal(count_kind(g, SC_T_SEND), 8 * 14);
+    assert_int_equal(count_kind(g, SC_T_RECV), 8 * 14);
+    /* Every send pairs with a receive: 112 groups of a send and a recv. */
+    assert_int_equal(g->groups.len, 8 * 14);
+    const sc__group *grp = g->groups.data;
+    for (size_t i = 0; i < g->groups.len; i++) {
+        assert_int_equal(grp[i].count, 2);
+        assert_int_equal(grp[i].type, SC_C_SEND_RECV);
+        assert_int_equal(grp[i].bytes, 131072);
+        const uint32_t *m = &SC__VEC_AT(&g->group_members, uint32_t, grp[i].first);
+        const sc__task *a = &sc__graph_tasks(g)[m[0]], *b = &sc__graph_tasks(g)[m[1]];
+        assert_true((a->kind == SC_T_SEND && b->kind == SC_T_RECV) ||
+                    (a->kind == SC_T_RECV && b->kind == SC_T_SEND));
+        /* Ring: the receiver is the sender's right neighbour. */
+        uint32_t ra = sc__graph_procs(g)[a->proc].rank, rb = sc__graph_procs(g)[b->proc].rank;
+        uint32_t send_rank = a->kind == SC_T_SEND ? ra : rb, recv_rank = a->kind == SC_T_SEND ? rb : ra;
+        assert_int_equal((send_rank + 1) % 8, recv_rank);
+    }
+    for (size_t i = 0; i < g->nwarnings; i++) assert_null(strstr(g->warnings[i], "no partner"));
+    sc__graph_free(g);
+}
+
+/* Hand-made files: a GlobalMetadata then nodes, framed. */
+typedef struct msgbuf {
+    sc__pbuf file, body;
+} msgbuf;
+
+static sc__graph *graph_from_bytes(const sc__pbuf *file, const char *name, sc_error *err,
+                                   sc_status *st) {
+    char path[512];
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/stepcast-test-%ld-%s", dir && *dir ? dir : "/tmp", (long)getpid(), name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(file->data, 1, file->len, f), file->len);
+    fclose(f);
+    const char *p = path;
+    sc_traceset *set;
+    *st = sc_traceset_load(&p, 1, NULL, &set, err);
+    sc__graph *g = NULL;
+    if (*st == SC_OK) {
+        sc__build_options bo = {.iteration = -1};
+        *st = sc__graph_build(set, &bo, &g, err);
+        sc_traceset_free(set);
+    }
+    unlink(path);
+    return g;
+}
+
+static void put_meta(msgbuf *m) {
+    m->body.len = 0;
+    sc__pb_put_str(&m->body, 1, "0.0.4", 5);
+    sc__pb_frame(&m->file, &m->body);
+}
+
+/* A raw varint field (for unpacked deps and odd attr members). */
+static void raw_key(sc__pbuf *b, unsigned field, unsigned wt) { sc__pbuf_varint(b, (field << 3) | wt); }
+
+static void test_wire_corners(void **state) {
+    (void)state;
+    msgbuf m;
+    sc__pbuf_init(&m.file);
+    sc__pbuf_init(&m.body);
+    sc__pbuf attr;
+    sc__pbuf_init(&attr);
+    put_meta(&m);
+    /* Node id 0 (omitted), COMP, 5 us. */
+    m.body.len = 0;
+    sc__pb_put_uint(&m.body, 1, 0);
+    sc__pb_put_str(&m.body, 2, "zero", 4);
+    sc__pb_put_uint(&m.body, 3, SC__CK_COMP);
+    sc__pb_put_uint(&m.body, 7, 5);
+    sc__pb_frame(&m.file, &m.body);
+    /* Node 7: COLL with comm_size as sint64 (zigzag), comm_type as fixed64,
+     * a negative int64 attr (10-byte varint), deps unpacked [0]. */
+    m.body.len = 0;
+    sc__pb_put_uint(&m.body, 1, 7);
+    sc__pb_put_str(&m.body, 2, "coll", 4);
+    sc__pb_put_uint(&m.body, 3, SC__CK_COLL);
+    raw_key(&m.body, 5, 0); /* unpacked data dep */
+    sc__pbuf_varint(&m.body, 0);
+    attr.len = 0;
+    sc__pb_put_str(&attr, 1, "comm_size", 9);
+    raw_key(&attr, 17, 0);
+    sc__pbuf_varint(&attr, 2 * 4096); /* zigzag(4096) */
+    raw_key(&m.body, 10, 2);
+    sc__pbuf_varint(&m.body, attr.len);
+    sc__pbuf_bytes(&m.body, attr.data, attr.len);
+    attr.len = 0;
+    sc__pb_put_str(&attr, 1, "comm_type", 9);
+    raw_key(&attr, 21, 1); /* fixed64 = 2 (all-gather) */
+    uint8_t f64[8] = {2, 0, 0, 0, 0, 0, 0, 0};
+    sc__pbuf_bytes(&attr, f64, 8);
+    raw_key(&m.body, 10, 2);
+    sc__pbuf_varint(&m.body, attr.len);
+    sc__pbuf_bytes(&m.body, attr.data, attr.len);
+    size_t before = m.body.len;
+    sc__pb_attr_int64(&m.body, 10, "sc_gap_ns", -5); /* negative: ignored (clamped) */
+    assert_true(m.body.len - before >= 10 + 2 + 9);    /* the 10-byte varint is there */
+    sc__pb_frame(&m.file, &m.body);
+    /* Node 9: COMP depending (packed) on 7 and on 12345 (dangling). */
+    m.body.len = 0;
+    sc__pb_put_uint(&m.body, 1, 9);
+    sc__pb_put_uint(&m.body, 3, SC__CK_COMP);
+    uint64_t deps[2] = {7, 12345};
+    sc__pb_put_packed(&m.body, 5, deps, 2);
+    sc__pb_put_uint(&m.body, 7, 3);
+    sc__pb_frame(&m.file, &m.body);
+    assert_false(m.file.oom);
+
+    sc_error err;
+    sc_status st;
+    sc__graph *g = graph_from_bytes(&m.file, "corners.0.et", &err, &st);
+    assert_int_equal(st, SC_OK);
+    assert_int_equal(g->tasks.len, 3);
+    const sc__task *t = sc__graph_tasks(g);
+    assert_string_equal(sc__graph_str(g, t[0].name), "zero");
+    assert_int_equal(t[0].dur, 5000);
+    assert_int_equal(t[1].kind, SC_T_COLL);
+    assert_int_equal(t[1].gap, 0);
+    const sc__group *grp = g->groups.data;
+    assert_int_equal(grp[0].bytes, 4096);
+    assert_int_equal(grp[0].type, SC_C_ALL_GATHER);
+    /* Edges: 0 -> 7 (data), 7 -> 9 (data); the dangling one is dropped with a warning. */
+    bool warned = false;
+    for (size_t i = 0; i < g->nwarnings; i++) warned |= strstr(g->warnings[i], "does not have") != NULL;
+    assert_true(warned);
+    assert_int_equal(g->succ[g->succ_off[0]], 1);
+    assert_int_equal(g->succ_family[g->succ_off[0]], SC_E_DATA);
+    sc__graph_free(g);
+
+    /* A cycle of ctrl deps (as converters write: parent <-> child) is
+     * broken with a warning; a cycle of data deps (1 -> 2 -> 1) fails in
+     * finish with SC_E_GRAPH. */
+    for (unsigned field = 4; field <= 5; field++) {
+        m.file.len = 0;
+        put_meta(&m);
+        for (uint64_t id = 1; id <= 2; id++) {
+            m.body.len = 0;
+            sc__pb_put_uint(&m.body, 1, id);
+            sc__pb_put_uint(&m.body, 3, SC__CK_COMP);
+            uint64_t d = id == 1 ? 2 : 1;
+            sc__pb_put_packed(&m.body, field, &d, 1);
+            sc__pb_frame(&m.file, &m.body);
+        }
+        g = graph_from_bytes(&m.file, "cycle.0.et", &err, &st);
+        if (field == 4) {
+            assert_int_equal(st, SC_OK);
+            assert_int_equal(g->nedges, 1);
+            assert_true(g->nwarnings >= 1);
+            assert_non_null(strstr(g->warnings[g->nwarnings - 1], "ctrl_deps close cycles"));
+            sc__graph_free(g);
+        } else {
+            assert_int_equal(st, SC_E_GRAPH);
+            assert_null(g);
+            assert_non_null(strstr(err.message, "cycle"));
+        }
+    }
+
+    /* A truncated frame is a parse error with an offset. */
+    m.file.len -= 1;
+    g = graph_from_bytes(&m.file, "trunc.0.et", &err, &st);
+    assert_int_equal(st, SC_E_PARSE);
+    assert_int_not_equal(err.offset, SC_NO_OFFSET);
+    sc__pbuf_free(&m.file);
+    sc__pbuf_free(&m.body);
+    sc__pbuf_free(&attr);
+}
+
+/* ------------------------------------------------------------ writing */
+
+static const char *tmp_prefix(const char *tag) {
+    static char buf[512];
+    const char *dir = getenv("TMPDIR");
+    snprintf(buf, sizeof buf, "%s/stepcast-test-%ld-%s", dir && *dir ? dir : "/tmp", (long)getpid(), tag);
+    return buf;
+}
+
+/* Wraps every framed message of an .et file as field 1 of one outer message
+ * (the framing is [varint len][bytes]; the wrapper adds a tag byte), runs
+ * `protoc --decode_raw` on it and counts what an independent decoder sees:
+ * top-level messages, nodes of type 7 (COMM_COLL) and the sum of field 7
+ * (duration_micros) of the nodes. */
+typedef struct decoded {
+    long messages, colls, cpu_nodes;
+    long long dur_sum;
+} decoded;
+
+static decoded protoc_decode(const char *path) {
+    decoded d = {0};
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    char wrapped[512];
+    snprintf(wrapped, sizeof wrapped, "%s.wrapped", path);
+    FILE *w = fopen(wrapped, "wb");
+    assert_non_null(w);
+    int c;
+    while ((c = fgetc(f)) != EOF) {
+        /* Read the varint length independently of the codec. */
+        unsigned long long len = 0;
+        int shift = 0;
+        unsigned char lenbytes[10];
+        int nb = 0;
+        for (;;) {
+            lenbytes[nb++] = (unsigned char)c;
+            len |= (unsigned long long)(c & 0x7f) << shift;
+            if (!(c & 0x80)) break;
+            shift += 7;
+            c = fgetc(f);
+            assert_true(c != EOF && nb < 10);
+        }
+        fputc(0x0a, w); /* field 1, length-delimited */
+        fwrite(lenbytes, 1, (size_t)nb, w);
+        for (unsigned long long i = 0; i < len; i++) {
+            c = fgetc(f);
+            assert_true(c != EOF);
+            fputc(c, w);
+        }
+    }
+    fclose(f);
+    fclose(w);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "protoc --decode_raw < '%s'", wrapped);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char line[4096];
+    bool in_node = false, first = true;
+    while (fgets(line, sizeof line, p)) {
+        if (strcmp(line, "1 {\n") == 0) {
+            d.messages++;
+            in_node = !first;
+            first = false;
+            continue;
+        }
+        if (!in_node) continue;
+        long long v;
+        if (strncmp(line, "  3: ", 5) == 0 && sscanf(line + 5, "%lld", &v) == 1 && v == 7) d.colls++;
+        if (strncmp(line, "  7: ", 5) == 0 && sscanf(line + 5, "%lld", &v) == 1) d.dur_sum += v;
+        /* is_cpu_op true: the attr block carries "27: 1" one level down. */
+        if (strncmp(line, "    27: 1\n", 10) == 0) d.cpu_nodes++;
+    }
+    int rc = pclose(p);
+    assert_int_equal(rc, 0);
+    unlink(wrapped);
+    return d;
+}
+
+/* Per processor (rank, kind, device, id), the task sequence in seq order. */
+typedef struct task_key {
+    int64_t rank, id;
+    int32_t device;
+    uint8_t pkind;
+    uint32_t seq;
+    uint32_t index;
+} task_key;
+
+static int cmp_key(const void *a, const void *b) {
+    const task_key *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    if (x->pkind != y->pkind) return x->pkind < y->pkind ? -1 : 1;
+    if (x->device != y->device) return x->device < y->device ? -1 : 1;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static task_key *sorted_keys(const sc__graph *g) {
+    task_key *k = calloc(g->tasks.len, sizeof *k);
+    const sc__task *t = sc__graph_tasks(g);
+    const sc__proc *p = sc__graph_procs(g);
+    for (size_t i = 0; i < g->tasks.len; i++) {
+        const sc__proc *pr = &p[t[i].proc];
+        k[i] = (task_key){SC__VEC_AT(&g->ranks, sc__rank, pr->rank).rank, pr->id, pr->device, pr->kind,
+                          t[i].seq, (uint32_t)i};
+    }
+    qsort(k, g->tasks.len, sizeof *k, cmp_key);
+    return k;
+}
+
+static void family_counts(const sc__graph *g, uint64_t out[SC_E_FAMILY_COUNT]) {
+    memset(out, 0, sizeof(uint64_t) * SC_E_FAMILY_COUNT);
+    for (uint64_t e = 0; e < g->nedges; e++) out[g->succ_family[e]]++;
+}
+
+/* The replayed step: simulate with the trace's own calibration (as
+ * `stepcast replay` does) and take the latest end over all ranks. */
+static int64_t replay_makespan(sc__graph *g) {
+    size_t nr = g->ranks.len;
+    int64_t *lat = calloc(nr, sizeof *lat), *base = calloc(nr, sizeof *base);
+    assert_true(sc__calibrate_launch(g, lat));
+    sc__calibrate_sync_base(g, base);
+    assert_true(sc__calibrate_transfers(g));
+    sc__sim_params p = {.coupled = true, .launch_latency = lat, .sync_base = base};
+    sc__sim s;
+    sc_error err;
+    sc_status st = sc__sim_run(g, &p, &s, &err);
+    if (st != SC_OK) fail_msg("sim: %s", err.message);
+    int64_t m = s.makespan;
+    sc__sim_free(&s);
+    free(lat);
+    free(base);
+    return m;
+}
+
+static void test_megatron_round_trip(void **state) {
+    (void)state;
+    const char *p = sc_test_trace("megatron-tp8-a100");
+    sc__graph *g = build_paths(&p, 1, NULL);
+    const char *prefix = tmp_prefix("mega");
+    char pfx[512];
+    snprintf(pfx, sizeof pfx, "%s", prefix);
+    sc__chakra_export_stats st;
+    sc_error err;
+    assert_int_equal(sc__chakra_export(g, pfx, SC_EXPORT_FORCE, &st, &err), SC_OK);
+    assert_int_equal(st.files, 8);
+    assert_int_equal(st.nodes, g->tasks.len);
+
+    /* An independent decoder sees every node, the collectives and durations. */
+    const char *paths[8];
+    char names[8][600];
+    long total_msgs = 0, total_colls = 0;
+    long long dur_sum = 0;
+    for (int r = 0; r < 8; r++) {
+        snprintf(names[r], sizeof names[r], "%s.%d.et", pfx, r);
+        paths[r] = names[r];
+        decoded d = protoc_decode(names[r]);
+        total_msgs += d.messages;
+        total_colls += d.colls;
+        dur_sum += d.dur_sum;
+    }
+    assert_int_equal(total_msgs, (long)g->tasks.len + 8);
+    assert_int_equal(total_colls, (long)count_kind(g, SC_T_COLL));
+    long long want_dur = 0;
+    for (size_t i = 0; i < g->tasks.len; i++) {
+        int64_t d = sc__graph_tasks(g)[i].dur;
+        want_dur += (d > 0 ? d : 0) / 1000 + ((d > 0 ? d : 0) % 1000 >= 500);
+    }
+    assert_int_equal(dur_sum, want_dur);
+
+    /* Import gives the same graph. */
+    sc__graph *h = build_paths(paths, 8, NULL);
+    assert_int_equal(h->tasks.len, g->tasks.len);
+    assert_int_equal(h->procs.len, g->procs.len);
+    assert_int_equal(h->nedges, g->nedges);
+    assert_int_equal(h->groups.len, g->groups.len);
+    uint64_t fa[SC_E_FAMILY_COUNT], fb[SC_E_FAMILY_COUNT];
+    family_counts(g, fa);
+    family_counts(h, fb);
+    assert_memory_equal(fa, fb, sizeof fa);
+    task_key *ka = sorted_keys(g), *kb = sorted_keys(h);
+    for (size_t i = 0; i < g->tasks.len; i++) {
+        const sc__task *a = &sc__graph_tasks(g)[ka[i].index], *b = &sc__graph_tasks(h)[kb[i].index];
+        assert_int_equal(ka[i].rank, kb[i].rank);
+        assert_int_equal(ka[i].id, kb[i].id);
+        assert_int_equal(a->dur, b->dur);
+        assert_int_equal(a->gap, b->gap);
+        assert_int_equal(a->ts, b->ts);
+        assert_int_equal(a->kind, b->kind);
+        assert_int_equal(a->sync, b->sync);
+        assert_int_equal(a->group == SC__NONE, b->group == SC__NONE);
+        assert_string_equal(sc__graph_str(g, a->name), sc__graph_str(h, b->name));
+    }
+    free(ka);
+    free(kb);
+    for (size_t r = 0; r < 8; r++) {
+        const sc__rank *ra = &SC__VEC_AT(&g->ranks, sc__rank, r), *rb = &SC__VEC_AT(&h->ranks, sc__rank, r);
+        assert_int_equal(ra->step_start, rb->step_start);
+        assert_int_equal(ra->step_end, rb->step_end);
+    }
+
+    /* Replaying the imported graph gives the Kineto replay's step time. */
+    int64_t ma = replay_makespan(g), mb = replay_makespan(h);
+    print_message("replay makespan: kineto %lld ns, chakra round trip %lld ns\n", (long long)ma,
+                  (long long)mb);
+    assert_true(ma > 0);
+    double diff = (double)(mb > ma ? mb - ma : ma - mb) / (double)ma;
+    assert_true(diff <= 0.01);
+    sc__graph_free(h);
+
+    /* GPU-only: no CPU nodes, still a valid DAG for other readers. */
+    assert_int_equal(sc__chakra_export(g, pfx, SC_EXPORT_FORCE | SC_EXPORT_GPU_ONLY, &st, &err), SC_OK);
+    size_t gpu = 0;
+    for (size_t i = 0; i < g->tasks.len; i++) gpu += sc__task_on_gpu(sc__graph_tasks(g)[i].kind);
+    assert_int_equal(st.nodes, gpu);
+    decoded d0 = protoc_decode(names[0]);
+    assert_int_equal(d0.cpu_nodes, 0);
+    h = build_paths(paths, 8, NULL);
+    assert_int_equal(h->tasks.len, gpu);
+    assert_int_equal(count_kind(h, SC_T_CPU), 0);
+    assert_int_equal(h->groups.len, g->groups.len);
+    sc__graph_free(h);
+    for (int r = 0; r < 8; r++) unlink(names[r]);
+    sc__graph_free(g);
+}
+
+/* Export refuses to overwrite without SC_EXPORT_FORCE. */
+static void test_no_clobber(void **state) {
+    (void)state;
+    const char *p = sc_test_trace("chakra-et/microbenchmarks/all_reduce");
+    sc__graph *g = build_paths(&p, 1, NULL);
+    char pfx[512];
+    snprintf(pfx, sizeof pfx, "%s", tmp_prefix("clobber"));
+    sc__chakra_export_stats st;
+    sc_error err;
+    assert_int_equal(sc__chakra_export(g, pfx, 0, &st, &err), SC_OK);
+    assert_int_equal(st.files, 8);
+    assert_int_equal(sc__chakra_export(g, pfx, 0, &st, &err), SC_E_USAGE);
+    /* And the microbenchmark survives a round trip: one 1 MiB all-reduce. */
+    char names[8][600];
+    const char *paths[8];
+    for (int r = 0; r < 8; r++) {
+        snprintf(names[r], sizeof names[r], "%s.%d.et", pfx, r);
+        paths[r] = names[r];
+    }
+    sc__graph *h = build_paths(paths, 8, NULL);
+    assert_int_equal(h->groups.len, 1);
+    assert_int_equal(((const sc__group *)h->groups.data)->bytes, 1048576);
+    assert_int_equal(((const sc__group *)h->groups.data)->type, SC_C_ALL_REDUCE);
+    assert_int_equal(sc__graph_tasks(h)[0].dur, sc__graph_tasks(g)[0].dur);
+    sc__graph_free(h);
+    for (int r = 0; r < 8; r++) unlink(names[r]);
+    sc__graph_free(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_converter_file),
+        cmocka_unit_test(test_microbenchmarks),
+        cmocka_unit_test(test_custom_ring),
+        cmocka_unit_test(test_wire_corners),
+        cmocka_unit_test(test_no_clobber),
+        cmocka_unit_test(test_megatron_round_trip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
