@@ -49,7 +49,7 @@ static void ctx_reset(sc__bctx *c) {
     c->corr.count = 0;
     sc__idmap_clear(&c->corr);
     sc__idmap_clear(&c->op_at);
-    c->op_first.len = c->op_last.len = c->call_class.len = 0;
+    c->op_first.len = c->op_last.len = c->op_event.len = c->call_class.len = 0;
     c->gpu_first.len = c->gpu_last.len = c->launch_of.len = 0;
     c->name_map.len = 0;
     c->threads.len = 0;
@@ -62,6 +62,7 @@ static void ctx_free(sc__bctx *c) {
     sc__idmap_free(&c->op_at);
     sc__vec_free(&c->op_first);
     sc__vec_free(&c->op_last);
+    sc__vec_free(&c->op_event);
     sc__vec_free(&c->call_class);
     sc__vec_free(&c->gpu_first);
     sc__vec_free(&c->gpu_last);
@@ -137,6 +138,7 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
     c.comms = &comms;
     sc__vec_init(&c.op_first, sizeof(uint32_t));
     sc__vec_init(&c.op_last, sizeof(uint32_t));
+    sc__vec_init(&c.op_event, sizeof(uint32_t));
     sc__vec_init(&c.call_class, sizeof(uint8_t));
     sc__vec_init(&c.gpu_first, sizeof(uint32_t));
     sc__vec_init(&c.gpu_last, sizeof(uint32_t));

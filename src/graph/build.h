@@ -88,6 +88,7 @@ typedef struct sc__bctx {
     sc__idmap op_at;     /* (track, ts) hash -> op index, for flow events */
     sc__vec op_first;    /* uint32 per op (index - first op): first task of the op */
     sc__vec op_last;     /* uint32 per op: last task */
+    sc__vec op_event;    /* uint32 per op: its event index in the trace */
     uint32_t first_op;   /* first op of the rank */
     sc__vec call_class;  /* uint8 per local task: sc__call_class (CPU tasks) */
     sc__vec gpu_first;   /* uint32 per local task: first GPU task a launch caused */

@@ -189,8 +189,10 @@ static bool open_scope(sweep *s, uint32_t i, const sc__event *e, int64_t end) {
     if (e->kind != SC_K_PYTHON) {
         sc__op *op = sc__vec_push(&c->g->ops);
         uint32_t *f = sc__vec_push(&c->op_first), *l = sc__vec_push(&c->op_last);
-        if (!op || !f || !l) return false;
+        uint32_t *ev = sc__vec_push(&c->op_event);
+        if (!op || !f || !l || !ev) return false;
         *f = *l = SC__NONE;
+        *ev = i;
         op->name = sc__bctx_name(c, e->name);
         if (op->name == SC__NONE) return false;
         op->parent = sc.op;
@@ -201,7 +203,6 @@ static bool open_scope(sweep *s, uint32_t i, const sc__event *e, int64_t end) {
         sc.task = (uint32_t)c->g->tasks.len;
         if (!sc__idmap_put_new(&c->op_at, sc__op_key(e->track, e->ts), sc.op)) return false;
     }
-    (void)i;
     return push(s, sc);
 }
 

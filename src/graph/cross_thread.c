@@ -8,6 +8,9 @@
  *   1. `fwdbwd` flow events (newer traces): the flow starts at a forward op
  *      on the main thread and finishes at the backward op that consumes it;
  *      edge: last task of the forward op -> first task of the backward op.
+ *      Traces without these flows may still pair the two by the backward
+ *      op's "Fwd thread id" (> 0) and "Sequence number", which equals the
+ *      forward op's; the same edge is drawn (DLRM: 76 edges per rank).
  *
  *   2. The burst rule (all traces; Lumos detects these from gaps): a
  *      secondary thread's work comes in bursts separated by idle time. A
@@ -84,6 +87,17 @@ static bool burst_edges(sc__bctx *c, main_range m) {
     return true;
 }
 
+/* Edge from the last task of op `fop` to the first of op `bop` when they run
+ * on different threads and measured time agrees. */
+static bool op_edge(sc__bctx *c, uint32_t fop, uint32_t bop) {
+    const sc__task *t = sc__graph_tasks(c->g);
+    uint32_t from = SC__VEC_AT(&c->op_last, uint32_t, fop - c->first_op);
+    uint32_t to = SC__VEC_AT(&c->op_first, uint32_t, bop - c->first_op);
+    if (from == SC__NONE || to == SC__NONE || t[from].proc == t[to].proc) return true;
+    if (t[from].ts + t[from].dur > t[to].ts) return true;
+    return sc__graph_add_edge(c->g, from, to, SC_E_CROSS_THREAD);
+}
+
 /* fwdbwd flows: 's' at the forward op, 'f' at the backward op, same id. */
 static bool flow_edges(sc__bctx *c) {
     const sc_trace *tr = c->t;
@@ -95,27 +109,53 @@ static bool flow_edges(sc__bctx *c) {
             uint32_t op = sc__idmap_get(&c->op_at, sc__op_key(ev[i].track, ev[i].ts));
             if (op != SC__NONE) ok = sc__idmap_put(&starts, ev[i].correlation, op);
         }
-    const sc__task *t = sc__graph_tasks(c->g);
     for (size_t i = 0; i < tr->events.len && ok && starts.count; i++) {
         if (ev[i].kind != SC_K_FLOW_FWDBWD || ev[i].ph != 'f' || ev[i].correlation < 0) continue;
         uint32_t fop = sc__idmap_get(&starts, ev[i].correlation);
         uint32_t bop = sc__idmap_get(&c->op_at, sc__op_key(ev[i].track, ev[i].ts));
         if (fop == SC__NONE || bop == SC__NONE) continue;
-        uint32_t from = SC__VEC_AT(&c->op_last, uint32_t, fop - c->first_op);
-        uint32_t to = SC__VEC_AT(&c->op_first, uint32_t, bop - c->first_op);
-        if (from == SC__NONE || to == SC__NONE || t[from].proc == t[to].proc) continue;
-        if (t[from].ts + t[from].dur > t[to].ts) continue; /* must follow measured time */
-        ok = sc__graph_add_edge(c->g, from, to, SC_E_CROSS_THREAD);
+        ok = op_edge(c, fop, bop);
     }
     sc__idmap_free(&starts);
     return ok;
+}
+
+/* Without flows: a backward op carries "Fwd thread id" (> 0, a logical id)
+ * and the "Sequence number" of the forward op that recorded it; forward ops
+ * carry the number alone (or with Fwd thread id 0). */
+static bool seqnr_edges(sc__bctx *c) {
+    const sc_trace *tr = c->t;
+    const sc__event *ev = sc__trace_events(tr);
+    size_t nops = c->op_event.len;
+    sc__idmap fwd = {0};
+    bool ok = true;
+    for (size_t k = 0; k < nops && ok; k++) {
+        const sc__event_ext *x = sc__trace_ext(tr, &ev[SC__VEC_AT(&c->op_event, uint32_t, k)]);
+        if (x && x->seq_number >= 0 && x->fwd_tid <= 0)
+            ok = sc__idmap_put_new(&fwd, x->seq_number, c->first_op + (uint32_t)k);
+    }
+    for (size_t k = 0; k < nops && ok && fwd.count; k++) {
+        const sc__event_ext *x = sc__trace_ext(tr, &ev[SC__VEC_AT(&c->op_event, uint32_t, k)]);
+        if (!x || x->seq_number < 0 || x->fwd_tid <= 0) continue;
+        uint32_t fop = sc__idmap_get(&fwd, x->seq_number);
+        if (fop != SC__NONE) ok = op_edge(c, fop, c->first_op + (uint32_t)k);
+    }
+    sc__idmap_free(&fwd);
+    return ok;
+}
+
+static bool has_flows(const sc_trace *tr) {
+    const sc__event *ev = sc__trace_events(tr);
+    for (size_t i = 0; i < tr->events.len; i++)
+        if (ev[i].kind == SC_K_FLOW_FWDBWD) return true;
+    return false;
 }
 
 sc_status sc__build_cross_thread(sc__bctx *c, sc_error *err) {
     main_range m = main_tasks(c);
     bool ok = true;
     if (m.hi > m.lo) ok = burst_edges(c, m);
-    if (ok) ok = flow_edges(c);
+    if (ok) ok = has_flows(c->t) ? flow_edges(c) : seqnr_edges(c);
     if (!ok) return sc__fail(err, SC_E_NOMEM, c->t->path, SC_NO_OFFSET, "out of memory (cross-thread edges)");
     return SC_OK;
 }
