@@ -86,6 +86,10 @@ typedef struct sc_load_options {
     /* Files read in parallel by sc_traceset_load, one per thread (issue 5,
      * `-j N`); 0 means every online core. */
     uint32_t threads;
+    /* Memory the readers may hold for the whole load (issue 6); a trace set
+     * gives each file an equal share. Over it, loading fails with SC_E_LIMIT
+     * instead of swapping. 0: $STEPCAST_MAX_MEMORY, else 80% of RAM. */
+    uint64_t max_memory_bytes;
 } sc_load_options;
 
 /* Reads one Kineto trace (.json or .json.gz, detected by content). */
@@ -145,6 +149,11 @@ SC_API FILE *sc_output_file(sc_output *o);
 SC_API sc_status sc_output_commit(sc_output *o, sc_error *err);
 /* Discards everything written; removes the temporary file; frees o. */
 SC_API void sc_output_abort(sc_output *o);
+
+/* Parses a byte count with an optional K/M/G/T suffix (powers of 1024;
+ * "512M", "4GiB", "100000"): SC_OK, or SC_E_USAGE for anything else,
+ * zero, or a value that overflows. For --max-memory. */
+SC_API sc_status sc_parse_bytes(const char *text, uint64_t *out);
 
 /* ------------------------------------------- synthetic traces (issue 5) */
 

@@ -39,6 +39,11 @@ void sc__error_clear(sc_error *err);
 
 /* ------------------------------------------------------------------ memory */
 
+/* The memory budget of a load (budget.c): opts->max_memory_bytes, else
+ * $STEPCAST_MAX_MEMORY, else 80% of physical memory. */
+uint64_t sc__default_memory_budget(void);
+uint64_t sc__load_budget(const sc_load_options *opts);
+
 /* malloc/realloc that return NULL on overflow of n*size. */
 void *sc__alloc_array(size_t n, size_t size);
 void *sc__realloc_array(void *p, size_t n, size_t size);

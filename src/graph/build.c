@@ -69,6 +69,8 @@ static void ctx_free(sc__bctx *c) {
     sc__vec_free(&c->launch_of);
     sc__vec_free(&c->name_map);
     sc__vec_free(&c->threads);
+    sc__vec_free(&c->streams);
+    sc__vec_free(&c->gpu_lts);
 }
 
 /* Measured step of the rank: from the annotation's start to the end of the
@@ -106,6 +108,7 @@ static sc_status build_rank(sc__bctx *c, uint32_t trace_index, sc_error *err) {
     if ((st = sc__build_cpu(c, err)) != SC_OK) return st;
     if ((st = sc__build_cross_thread(c, err)) != SC_OK) return st;
     if ((st = sc__build_gpu(c, err)) != SC_OK) return st;
+    if (!sc__streams_index(c)) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     if ((st = sc__build_cross_stream(c, err)) != SC_OK) return st;
     if ((st = sc__build_syncs(c, err)) != SC_OK) return st;
     set_step(c);
@@ -145,6 +148,8 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
     sc__vec_init(&c.launch_of, sizeof(uint32_t));
     sc__vec_init(&c.name_map, sizeof(uint32_t));
     sc__vec_init(&c.threads, sizeof(uint32_t));
+    sc__vec_init(&c.streams, sizeof(sc__stream_span));
+    sc__vec_init(&c.gpu_lts, sizeof(int64_t));
     sc_status st = SC_OK;
     if (!sc__idmap_init(&c.corr, 4096) || !sc__idmap_init(&c.op_at, 4096))
         st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");

@@ -98,6 +98,9 @@ typedef struct sc__bctx {
     sc__vec name_map;    /* uint32 per trace string id: graph string id, SC__NONE = not yet */
     sc__vec threads;     /* uint32 processors of the rank's CPU threads, main first */
 
+    sc__vec streams;     /* sc__stream_span: the rank's GPU tasks by stream (streams.c) */
+    sc__vec gpu_lts;     /* int64 per GPU task (index - first_gpu_task): launch time */
+
     sc__vec *comms;      /* sc__comm_rec, across ranks */
     /* Sync-inference self-check, summed over ranks. */
     uint64_t sync_recorded, sync_matched, sync_missed, sync_extra;
@@ -133,6 +136,21 @@ typedef struct sc__pair {
 /* The GPU task's processor is a stream of the rank; returns SC__NONE if the
  * rank has no such stream. */
 uint32_t sc__bctx_stream_proc(const sc__bctx *c, int16_t device, int64_t stream);
+
+/* The rank's GPU tasks by stream (streams.c): each stream is a contiguous
+ * range of tasks in stream order. Built once the GPU tasks exist. */
+typedef struct sc__stream_span {
+    uint32_t proc, lo, hi;
+    bool launch_sorted, end_sorted; /* binary search allowed */
+} sc__stream_span;
+
+bool sc__streams_index(sc__bctx *c);
+/* Last task on proc launched before `before` / first launched after `after`. */
+uint32_t sc__stream_last_launched(const sc__bctx *c, uint32_t proc, int64_t before);
+uint32_t sc__stream_first_launched(const sc__bctx *c, uint32_t proc, int64_t after);
+/* Over all the rank's streams: the task launched before `launched_before`
+ * whose end is the latest one <= end_limit; SC__NONE if none. */
+uint32_t sc__latest_end(const sc__bctx *c, int64_t launched_before, int64_t end_limit);
 
 /* Build results beyond the graph: the self-check of the cross-stream
  * inference (when some rank had cuda_sync events). */

@@ -60,45 +60,6 @@ static bool add_pair(sc__vec *v, uint32_t from, uint32_t to) {
     return true;
 }
 
-static int64_t launch_ts(const sc__bctx *c, uint32_t gpu_task) {
-    uint32_t l = SC__SCRATCH(c, launch_of, uint32_t, gpu_task);
-    return l == SC__NONE ? INT64_MIN : sc__graph_tasks(c->g)[l].ts;
-}
-
-/* Last GPU task on proc launched before `before` (launch start), or the first
- * launched after `after`; SC__NONE when none. */
-static uint32_t last_launched_before(const sc__bctx *c, uint32_t proc, int64_t before) {
-    const sc__task *t = sc__graph_tasks(c->g);
-    uint32_t best = SC__NONE;
-    int64_t best_ts = INT64_MIN;
-    for (uint32_t i = c->first_gpu_task; i < c->g->tasks.len; i++) {
-        if (t[i].proc != proc) continue;
-        int64_t l = launch_ts(c, i);
-        if (l == INT64_MIN || l >= before) continue;
-        if (l >= best_ts) {
-            best = i;
-            best_ts = l;
-        }
-    }
-    return best;
-}
-
-static uint32_t first_launched_after(const sc__bctx *c, uint32_t proc, int64_t after) {
-    const sc__task *t = sc__graph_tasks(c->g);
-    uint32_t best = SC__NONE;
-    int64_t best_ts = INT64_MAX;
-    for (uint32_t i = c->first_gpu_task; i < c->g->tasks.len; i++) {
-        if (t[i].proc != proc) continue;
-        int64_t l = launch_ts(c, i);
-        if (l == INT64_MIN || l <= after) continue;
-        if (l < best_ts) {
-            best = i;
-            best_ts = l;
-        }
-    }
-    return best;
-}
-
 /* Edges from the "Stream Wait Event" cuda_sync events; *present says whether
  * the rank has any. */
 static bool recorded_edges(sc__bctx *c, sc__vec *out, bool *present) {
@@ -122,8 +83,8 @@ static bool recorded_edges(sc__bctx *c, sc__vec *out, bool *present) {
         int64_t rec_ts = t[wait].ts;
         uint32_t rec = x->wait_corr >= 0 ? sc__idmap_get(&c->corr, x->wait_corr) : SC__NONE;
         if (rec != SC__NONE) rec_ts = t[rec].ts;
-        uint32_t src = last_launched_before(c, src_proc, rec_ts);
-        uint32_t dst = first_launched_after(c, dst_proc, t[wait].ts);
+        uint32_t src = sc__stream_last_launched(c, src_proc, rec_ts);
+        uint32_t dst = sc__stream_first_launched(c, dst_proc, t[wait].ts);
         if (src == SC__NONE || dst == SC__NONE) continue;
         if (!add_pair(out, src, dst)) return false;
     }

@@ -27,41 +27,9 @@
 
 #define SYNC_SLACK_NS 2000
 
-static int64_t launch_ts(const sc__bctx *c, uint32_t gpu_task) {
-    uint32_t l = SC__SCRATCH(c, launch_of, uint32_t, gpu_task);
-    return l == SC__NONE ? INT64_MIN : sc__graph_tasks(c->g)[l].ts;
-}
-
 /* GPU task launched before the sync whose end is the latest <= sync end. */
 static uint32_t measured_target(const sc__bctx *c, const sc__task *s) {
-    const sc__task *t = sc__graph_tasks(c->g);
-    int64_t limit = s->ts + s->dur + SYNC_SLACK_NS;
-    uint32_t best = SC__NONE;
-    int64_t best_end = INT64_MIN;
-    for (uint32_t i = c->first_gpu_task; i < c->g->tasks.len; i++) {
-        int64_t l = launch_ts(c, i), end = t[i].ts + t[i].dur;
-        if (l == INT64_MIN || l >= s->ts || end > limit) continue;
-        if (end > best_end) {
-            best = i;
-            best_end = end;
-        }
-    }
-    return best;
-}
-
-static uint32_t last_on_before(const sc__bctx *c, uint32_t proc, int64_t before) {
-    const sc__task *t = sc__graph_tasks(c->g);
-    uint32_t best = SC__NONE;
-    int64_t best_ts = INT64_MIN;
-    for (uint32_t i = c->first_gpu_task; i < c->g->tasks.len; i++) {
-        int64_t l = launch_ts(c, i);
-        if (t[i].proc != proc || l == INT64_MIN || l >= before) continue;
-        if (l >= best_ts) {
-            best = i;
-            best_ts = l;
-        }
-    }
-    return best;
+    return sc__latest_end(c, s->ts, s->ts + s->dur + SYNC_SLACK_NS);
 }
 
 /* The cuda_sync event of a call (same correlation), or NULL. */
@@ -122,7 +90,7 @@ static void resolve(sc__bctx *c, uint32_t i, const sync_events *se) {
             uint32_t proc = sc__bctx_stream_proc(c, dev, x->wait_stream);
             uint32_t rec = x->wait_corr >= 0 ? sc__idmap_get(&c->corr, x->wait_corr) : SC__NONE;
             int64_t before = rec != SC__NONE ? tasks[rec].ts : s->ts;
-            uint32_t target = proc != SC__NONE ? last_on_before(c, proc, before) : SC__NONE;
+            uint32_t target = proc != SC__NONE ? sc__stream_last_launched(c, proc, before) : SC__NONE;
             if (target != SC__NONE) {
                 s->sync = SC_SYNC_TASK;
                 s->sync_arg = target;
