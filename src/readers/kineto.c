@@ -20,6 +20,7 @@ typedef struct kreader {
     bool saw_events;
     bool bare_array; /* the file is [ ...events ] without the wrapping object */
     bool first_member;
+    uint64_t budget; /* bytes this trace may hold (src/base/budget.c) */
 } kreader;
 
 static inline uint32_t intern(kreader *r, sc__jstr s) {
@@ -222,6 +223,25 @@ static void classify(kreader *r, sc__event *e) {
     }
 }
 
+/* The memory guard (issue 6): before the event or extras array doubles, and
+ * every 64K events (strings grow without doubling), what the trace holds
+ * plus the read window and the doubling must fit the budget - a clear error
+ * instead of swapping. Checked before anything of the event is stored. */
+static int check_budget(kreader *r) {
+    const sc_trace *t = r->t;
+    bool ev_full = t->events.len == t->events.cap, ext_full = t->exts.len == t->exts.cap;
+    if (!ev_full && !ext_full && (t->events.len & 0xFFFF) != 0) return SC__J_OK;
+    uint64_t need = (uint64_t)sc_trace_memory(t) + r->jp.w->cap;
+    if (ev_full) need += (uint64_t)(t->events.cap ? t->events.cap : 16) * t->events.elem;
+    if (ext_full) need += (uint64_t)(t->exts.cap ? t->exts.cap : 16) * t->exts.elem;
+    if (need <= r->budget) return SC__J_OK;
+    sc__jp_error_at(&r->jp, r->jp.p, SC_E_LIMIT,
+                    "the trace needs more than its memory budget of %llu MiB after %zu events "
+                    "(raise it with --max-memory or STEPCAST_MAX_MEMORY)",
+                    (unsigned long long)(r->budget >> 20), t->events.len);
+    return SC__J_ERR;
+}
+
 /* One element of traceEvents. Nothing is stored until it has parsed whole. */
 static int parse_event(kreader *r) {
     sc__jp *jp = &r->jp;
@@ -315,6 +335,7 @@ static int parse_event(kreader *r) {
     sc_trace *t = r->t;
     e.track = sc__trace_track(t, pid, pid_str, tid, tid_str);
     if (e.track == SC__NONE) return oom(r);
+    if (check_budget(r) != SC__J_OK) return SC__J_ERR;
     if (has_ext) {
         sc__event_ext *slot = sc__vec_push(&t->exts);
         if (!slot || t->exts.len >= SC__NONE) return oom(r);
@@ -512,6 +533,7 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
     kreader r;
     memset(&r, 0, sizeof r);
     r.t = t;
+    r.budget = sc__load_budget(opts);
     if (!sc__jp_init(&r.jp, &w, name, opts, err)) {
         sc__jwin_free(&w);
         sc_trace_free(t);

@@ -28,6 +28,9 @@ static sc_status build(const sc_traceset *set, const sc_graph_options *opts, sc_
         bo.iteration = opts->iteration;
         bo.hide_cuda_sync = opts->hide_cuda_sync != 0;
     }
+    memset(stats, 0, sizeof *stats);
+    /* Chakra ranks go through the common entry point (no self-check there). */
+    if (set->count && set->traces[0]->format == SC__FMT_CHAKRA) return sc__graph_build(set, &bo, g, err);
     return sc__graph_build_kineto_stats(set, &bo, g, stats, err);
 }
 
