@@ -215,7 +215,11 @@ static unsigned default_threads(const sc_load_options *opts) {
  * wins so that messages are deterministic. */
 static sc_status load_all(sc_traceset *set, pathlist *files, const sc_load_options *opts,
                           unsigned threads, sc_error *err) {
-    load_job job = {.paths = files->items, .count = files->count, .opts = opts};
+    /* Each file gets an equal share of the memory budget (issue 6): the
+     * guard then fails the same way whatever order the threads run in. */
+    sc_load_options share = opts ? *opts : (sc_load_options){0};
+    share.max_memory_bytes = sc__load_budget(opts) / (files->count ? files->count : 1);
+    load_job job = {.paths = files->items, .count = files->count, .opts = &share};
     atomic_init(&job.next, 0);
     job.traces = calloc(files->count, sizeof *job.traces);
     job.errors = calloc(files->count, sizeof *job.errors);

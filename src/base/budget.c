@@ -1,0 +1,54 @@
+/*
+ * budget.c - the memory budget that turns "this trace would not fit" into a
+ * clear error instead of swapping (issue 6).
+ *
+ * sc_load_options.max_memory_bytes caps what the readers hold for a job; 0
+ * means the default: $STEPCAST_MAX_MEMORY if set (the CLI's --max-memory
+ * sets it), else 80% of physical memory. A trace set splits the budget
+ * evenly across its files (so the check is deterministic, whatever order the
+ * threads finish in); a reader compares its arrays, strings and read window
+ * against its share before each array doubles.
+ */
+#include "base.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+sc_status sc_parse_bytes(const char *text, uint64_t *out) {
+    if (!text || !out) return SC_E_USAGE;
+    const char *p = text;
+    if (*p < '0' || *p > '9') return SC_E_USAGE;
+    uint64_t v = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > (UINT64_MAX - 9) / 10) return SC_E_USAGE;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    unsigned shift = 0;
+    switch (*p) {
+    case 'k': case 'K': shift = 10; p++; break;
+    case 'm': case 'M': shift = 20; p++; break;
+    case 'g': case 'G': shift = 30; p++; break;
+    case 't': case 'T': shift = 40; p++; break;
+    default: break;
+    }
+    if (shift && (*p == 'i' || *p == 'I')) p++; /* KiB, MiB, ... */
+    if (shift && (*p == 'b' || *p == 'B')) p++;
+    if (*p || v == 0 || v > (UINT64_MAX >> shift)) return SC_E_USAGE;
+    *out = v << shift;
+    return SC_OK;
+}
+
+uint64_t sc__default_memory_budget(void) {
+    const char *env = getenv("STEPCAST_MAX_MEMORY");
+    uint64_t v;
+    if (env && *env && sc_parse_bytes(env, &v) == SC_OK) return v;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page <= 0) return UINT64_MAX; /* unknown: no cap */
+    uint64_t phys = (uint64_t)pages * (uint64_t)page;
+    return phys / 10 * 8;
+}
+
+uint64_t sc__load_budget(const sc_load_options *opts) {
+    if (opts && opts->max_memory_bytes) return opts->max_memory_bytes;
+    return sc__default_memory_budget();
+}
