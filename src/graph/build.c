@@ -117,6 +117,16 @@ static sc_status build_rank(sc__bctx *c, uint32_t trace_index, sc_error *err) {
 
 static bool job_warn(void *g, const char *msg) { return sc__graph_warn(g, "%s", msg); }
 
+/* Gives back a vector's spare capacity (doubling leaves up to half unused);
+ * a graph is read many times after one build. Failure to shrink is harmless. */
+static void shrink(sc__vec *v) {
+    if (v->cap <= v->len || v->len == 0) return;
+    void *p = realloc(v->data, v->len * v->elem);
+    if (!p) return;
+    v->data = p;
+    v->cap = v->len;
+}
+
 sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_options *opts,
                                        sc__graph **out, sc__build_stats *stats, sc_error *err) {
     *out = NULL;
@@ -159,6 +169,14 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
     }
     if (st == SC_OK) st = sc__build_collectives(g, &comms, err);
     if (st == SC_OK) st = sc__graph_finish(g, true, err);
+    if (st == SC_OK) {
+        shrink(&g->tasks);
+        shrink(&g->procs);
+        shrink(&g->ops);
+        shrink(&g->groups);
+        shrink(&g->group_members);
+        shrink(&g->ranks);
+    }
     if (stats) {
         stats->sync_checked = c.sync_checked;
         stats->recorded = c.sync_recorded;
