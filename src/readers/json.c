@@ -178,6 +178,15 @@ static inline uint64_t swar_special(uint64_t v) {
     return (zq | zb | lt | v) & highs;
 }
 
+/* Index of the first byte flagged in a swar_special mask (in memory order). */
+static inline unsigned swar_first(uint64_t m) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return (unsigned)__builtin_clzll(m) >> 3;
+#else
+    return (unsigned)__builtin_ctzll(m) >> 3;
+#endif
+}
+
 /* Length of a valid UTF-8 sequence at s (n bytes left), 0 when invalid. */
 static size_t utf8_seq(const unsigned char *s, size_t n) {
     unsigned char c = s[0];
@@ -319,12 +328,15 @@ int sc__jp_string(sc__jp *jp, sc__jstr *out) {
     const char *start = jp->p + 1, *p = start;
     bool esc = false, high = false;
     for (;;) {
-        uint64_t v;
+        uint64_t v, m;
         memcpy(&v, p, 8);
-        if (!swar_special(v)) {
+        if (!(m = swar_special(v))) {
             p += 8;
             continue;
         }
+        /* Jump straight to the first flagged byte (the lowest flag is exact;
+         * borrows can only add false flags above it). */
+        p += swar_first(m);
         uint8_t k = str_class[(unsigned char)*p];
         if (k == 0) {
             p++;
@@ -452,7 +464,85 @@ range:
     return sc__jp_error_at(jp, nl->start, SC_E_LIMIT, "integer out of range");
 }
 
+/* Fast paths for the shapes traces are made of (plain integers, decimal
+ * microseconds): one pass that lexes and converts. Anything else - leading
+ * zeros, exponents, long or out-of-range numbers, the end of the window -
+ * returns false without moving, and the full lexer below decides, so
+ * results and errors are exactly those of the slow path. */
+/* Are all 8 bytes at p ASCII digits? Then their value, else false. */
+static inline bool eight_digits(const char *p, uint64_t *out) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    /* every high nibble 3, and no low nibble above 9 (+6 would carry) */
+    if ((v & 0xF0F0F0F0F0F0F0F0ULL) != 0x3030303030303030ULL ||
+        ((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) != 0x3030303030303030ULL)
+        return false;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    v -= 0x3030303030303030ULL; /* digit k of the text in byte k */
+    v = (v * 10) + (v >> 8);
+    v = (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+         (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+    *out = v;
+    return true;
+}
+
+static inline bool fast_int(sc__jp *jp, int64_t *out) {
+    const char *p = jp->p;
+    bool neg = *p == '-';
+    p += neg;
+    if (*p < '1' || *p > '9') return false;
+    const char *s = p;
+    uint64_t v = 0, eight;
+    while (p - s <= 10 && eight_digits(p, &eight)) { /* stays within 18 digits */
+        v = v * 100000000 + eight;
+        p += 8;
+    }
+    while (is_digit(*p) && p - s < 18) v = v * 10 + (uint64_t)(*p++ - '0');
+    if (is_digit(*p) || *p == '.' || *p == 'e' || *p == 'E' || p >= jp->end) return false;
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    jp->p = p;
+    return true;
+}
+
+static inline bool fast_time_ns(sc__jp *jp, int64_t *out) {
+    const char *p = jp->p;
+    bool neg = *p == '-';
+    p += neg;
+    if (!is_digit(*p) || (*p == '0' && is_digit(p[1]))) return false;
+    const int64_t lim = INT64_MAX / 1000 - 1;
+    int64_t v = 0;
+    uint64_t eight;
+    /* Below 9e7 no digit of the next eight can reach the range check. */
+    while (v < 90000000 && eight_digits(p, &eight)) {
+        v = v * 100000000 + (int64_t)eight;
+        p += 8;
+    }
+    while (is_digit(*p)) {
+        if (v > (lim - 9) / 10) return false;
+        v = v * 10 + (*p++ - '0');
+    }
+    v *= 1000;
+    if (*p == '.') {
+        p++;
+        if (!is_digit(*p)) return false;
+        int64_t scale = 100;
+        for (int i = 0; i < 3 && is_digit(*p); i++, p++, scale /= 10) v += (*p - '0') * scale;
+        if (is_digit(*p)) {
+            if (*p >= '5') v += 1; /* round half up on the 4th decimal */
+            while (is_digit(*p)) p++;
+        }
+    }
+    if (*p == 'e' || *p == 'E' || p >= jp->end) return false;
+    *out = neg ? -v : v;
+    jp->p = p;
+    return true;
+}
+
 int sc__jp_int(sc__jp *jp, int64_t *out) {
+    sc__jp_peek(jp);
+    if (fast_int(jp, out)) return SC__J_OK;
     numlex nl;
     SC__JTRY(lex_number(jp, &nl));
     if (!nl.exp && nl.frac_start == nl.frac_end) return digits_to_i64(jp, &nl, out);
@@ -471,6 +561,8 @@ int sc__jp_double(sc__jp *jp, double *out) {
 }
 
 int sc__jp_time_ns(sc__jp *jp, int64_t *out) {
+    sc__jp_peek(jp);
+    if (fast_time_ns(jp, out)) return SC__J_OK;
     numlex nl;
     SC__JTRY(lex_number(jp, &nl));
     if (nl.exp) {

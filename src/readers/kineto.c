@@ -14,6 +14,9 @@
 
 #include <stdlib.h>
 
+#define SC__ICACHE 1024u   /* interning cache slots, a power of two */
+#define SC__KIND_MEMO 256u /* category ids with a remembered kind; a power of two */
+
 typedef struct kreader {
     sc__jp jp;
     sc_trace *t;
@@ -21,10 +24,33 @@ typedef struct kreader {
     bool bare_array; /* the file is [ ...events ] without the wrapping object */
     bool first_member;
     uint64_t budget; /* bytes this trace may hold (src/base/budget.c) */
+    uint32_t icache[SC__ICACHE]; /* see intern(): id + 1, 0 = empty */
+    uint8_t cat_kind[SC__KIND_MEMO];   /* see classify(): kind + 1 per category id */
+    uint32_t nccl_memo[SC__KIND_MEMO]; /* (name id + 1) << 1 | is NCCL */
+    uint32_t last_track, last_pid_str, last_tid_str; /* see event_track() */
+    int64_t last_pid, last_tid;
 } kreader;
 
+/* Interning with a small direct-mapped cache in front: names, categories
+ * and shapes repeat in nearly every event, and a hit costs a cheap key (the
+ * length and the first and last 8 bytes) and one memcmp instead of hashing
+ * every byte and probing the table. Misses go to the interner, so ids are
+ * assigned exactly as without the cache. */
 static inline uint32_t intern(kreader *r, sc__jstr s) {
-    return sc__intern_put(&r->t->strings, s.s, s.n);
+    sc__intern *in = &r->t->strings;
+    uint64_t a = 0, b = 0;
+    if (s.n >= 8) {
+        memcpy(&a, s.s, 8);
+        memcpy(&b, s.s + s.n - 8, 8);
+    } else {
+        memcpy(&a, s.s, s.n);
+    }
+    uint32_t slot = (uint32_t)(sc__hash_u64(a ^ (b * 0x9e3779b97f4a7c15ULL) ^ s.n) & (SC__ICACHE - 1));
+    uint32_t v = r->icache[slot];
+    if (v && in->lens[v - 1] == s.n && memcmp(in->strs[v - 1], s.s, s.n) == 0) return v - 1;
+    uint32_t id = sc__intern_put(in, s.s, s.n);
+    if (id != SC__NONE) r->icache[slot] = id + 1;
+    return id;
 }
 
 static int oom(kreader *r) {
@@ -91,6 +117,46 @@ static int arg_dim3(kreader *r, int32_t out[3]) {
 
 #define KEY(lit) SC__JSTR_EQ(key, lit)
 
+/* Reads an object key of an event or its args. The keys traces repeat
+ * millions of times are recognised from their raw bytes, both quotes
+ * included, so a match is exactly the escape-free slice sc__jp_string would
+ * return - only without the general scan (the reader's largest cost). The
+ * window keeps 16 NUL bytes after its end, so reading 16 bytes from an
+ * opening quote stays inside the buffer. Other keys take the general path. */
+#define FAST_KEY(lit)                                                              \
+    do {                                                                           \
+        _Static_assert(sizeof(lit) + 1 <= 16, "fast key longer than the padding"); \
+        if (memcmp(p, "\"" lit "\"", sizeof(lit) + 1) == 0) {                     \
+            key->s = p + 1;                                                        \
+            key->n = sizeof(lit) - 1;                                              \
+            jp->p = p + sizeof(lit) + 1;                                           \
+            return SC__J_OK;                                                       \
+        }                                                                          \
+    } while (0)
+
+static int read_key(sc__jp *jp, sc__jstr *key) {
+    const char *p = jp->p;
+    if (sc__jp_peek(jp) == '"') {
+        p = jp->p;
+        switch (p[1]) {
+        case 'p': FAST_KEY("ph"); FAST_KEY("pid"); break;
+        case 't': FAST_KEY("ts"); FAST_KEY("tid"); break;
+        case 'd': FAST_KEY("dur"); FAST_KEY("device"); break;
+        case 'n': FAST_KEY("name"); break;
+        case 'c': FAST_KEY("cat"); FAST_KEY("correlation"); FAST_KEY("cbid"); break;
+        case 'a': FAST_KEY("args"); break;
+        case 'i': FAST_KEY("id"); break;
+        case 'b': FAST_KEY("bp"); FAST_KEY("bytes"); FAST_KEY("block"); break;
+        case 's': FAST_KEY("s"); FAST_KEY("stream"); break;
+        case 'g': FAST_KEY("grid"); break;
+        case 'E': FAST_KEY("External id"); FAST_KEY("Ev Idx"); break;
+        case 'I': FAST_KEY("Input Dims"); FAST_KEY("Input type"); break;
+        default: break;
+        }
+    }
+    return sc__jp_string(jp, key);
+}
+
 /* Parses the "args" object of an event into e and x; *has_ext is set when
  * x carries anything. */
 static int parse_args(kreader *r, sc__event *e, sc__event_ext *x, bool *has_ext) {
@@ -102,7 +168,7 @@ static int parse_args(kreader *r, sc__event *e, sc__event_ext *x, bool *has_ext)
     }
     for (;;) {
         sc__jstr key;
-        SC__JTRY(sc__jp_string(jp, &key));
+        SC__JTRY(read_key(jp, &key));
         SC__JTRY(sc__jp_expect(jp, ':'));
         int64_t v;
         if (KEY("correlation")) {
@@ -215,12 +281,47 @@ static void classify(kreader *r, sc__event *e) {
         e->kind = SC_K_METADATA;
         return;
     }
-    e->kind = (uint8_t)sc__kind_from_category(sc__trace_str(t, e->cat), sc__intern_len(&t->strings, e->cat));
-    if (e->kind == SC_K_KERNEL || e->kind == SC_K_MEMCPY || e->kind == SC_K_MEMSET) {
-        e->flags |= SC_EF_GPU;
-        if (e->kind == SC_K_KERNEL && sc__is_nccl_kernel_name(sc__trace_str(t, e->name)))
-            e->flags |= SC_EF_NCCL;
+    /* Both answers depend only on an interned id, so they are remembered per
+     * id: categories in a table (a trace has a few dozen, interned early),
+     * NCCL-ness of kernel names in a direct-mapped cache. */
+    uint8_t kind;
+    if (e->cat < SC__KIND_MEMO && r->cat_kind[e->cat]) {
+        kind = (uint8_t)(r->cat_kind[e->cat] - 1);
+    } else {
+        kind = (uint8_t)sc__kind_from_category(sc__trace_str(t, e->cat),
+                                               sc__intern_len(&t->strings, e->cat));
+        if (e->cat < SC__KIND_MEMO) r->cat_kind[e->cat] = (uint8_t)(kind + 1);
     }
+    e->kind = kind;
+    if (kind == SC_K_KERNEL || kind == SC_K_MEMCPY || kind == SC_K_MEMSET) {
+        e->flags |= SC_EF_GPU;
+        if (kind == SC_K_KERNEL) {
+            uint32_t *m = &r->nccl_memo[e->name & (SC__KIND_MEMO - 1)];
+            bool nccl;
+            if ((*m >> 1) == e->name + 1) {
+                nccl = *m & 1;
+            } else {
+                nccl = sc__is_nccl_kernel_name(sc__trace_str(t, e->name));
+                if (e->name < (UINT32_MAX >> 1) - 1) *m = ((e->name + 1) << 1) | (nccl ? 1u : 0u);
+            }
+            if (nccl) e->flags |= SC_EF_NCCL;
+        }
+    }
+}
+
+/* The event's track; consecutive events mostly share one, so the last
+ * lookup is remembered. */
+static uint32_t event_track(kreader *r, int64_t pid, uint32_t pid_str, int64_t tid, uint32_t tid_str) {
+    if (r->last_track != SC__NONE && pid == r->last_pid && tid == r->last_tid &&
+        pid_str == r->last_pid_str && tid_str == r->last_tid_str)
+        return r->last_track;
+    uint32_t k = sc__trace_track(r->t, pid, pid_str, tid, tid_str);
+    r->last_track = k;
+    r->last_pid = pid;
+    r->last_tid = tid;
+    r->last_pid_str = pid_str;
+    r->last_tid_str = tid_str;
+    return k;
 }
 
 /* The memory guard (issue 6): before the event or extras array doubles, and
@@ -266,7 +367,7 @@ static int parse_event(kreader *r) {
     }
     for (;;) {
         sc__jstr key, s;
-        SC__JTRY(sc__jp_string(jp, &key));
+        SC__JTRY(read_key(jp, &key));
         SC__JTRY(sc__jp_expect(jp, ':'));
         const char *vat = jp->p;
         if (KEY("ph")) {
@@ -333,7 +434,7 @@ static int parse_event(kreader *r) {
     }
     classify(r, &e);
     sc_trace *t = r->t;
-    e.track = sc__trace_track(t, pid, pid_str, tid, tid_str);
+    e.track = event_track(r, pid, pid_str, tid, tid_str);
     if (e.track == SC__NONE) return oom(r);
     if (check_budget(r) != SC__J_OK) return SC__J_ERR;
     if (has_ext) {
@@ -534,6 +635,7 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
     memset(&r, 0, sizeof r);
     r.t = t;
     r.budget = sc__load_budget(opts);
+    r.last_track = SC__NONE;
     if (!sc__jp_init(&r.jp, &w, name, opts, err)) {
         sc__jwin_free(&w);
         sc_trace_free(t);
