@@ -92,9 +92,10 @@ LDSAN    = -fsanitize=fuzzer,address,undefined
 $(BUILD)/obj/cli/main.o: CFLAGS += -Dmain=sc__cli_main
 endif
 
-$(BUILD)/fuzz/%: fuzz/%.c $(BUILD)/libstepcast.a $(CLI_OBJ)
+$(BUILD)/fuzz/%: fuzz/%.c $(BUILD)/libstepcast.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isrc -o $@ $< $(CLI_OBJ) $(BUILD)/libstepcast.a $(LDLIBS)
+	$(CC) $(CFLAGS) -Isrc -o $@ $< $(filter %.o,$^) $(BUILD)/libstepcast.a $(LDLIBS)
+$(BUILD)/fuzz/fuzz_cli: $(CLI_OBJ)
 
 fuzz: deps
 	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang FUZZ=1 \
