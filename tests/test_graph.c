@@ -323,37 +323,98 @@ static void test_iteration_choice(void **state) {
     sc_traceset_free(set);
 }
 
+/* Writes texts[r] as DIR/rank<r>.json in a fresh temporary folder. */
+static const char *write_job(const char *const *texts, int nranks) {
+    static char dir[256];
+    snprintf(dir, sizeof dir, "%s/stepcast-graph-job-%ld", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (long)getpid());
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
+    assert_int_equal(system(cmd), 0);
+    for (int r = 0; r < nranks; r++) {
+        char path[400];
+        snprintf(path, sizeof path, "%s/rank%d.json", dir, r);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        assert_int_equal(fwrite(texts[r], 1, strlen(texts[r]), f), strlen(texts[r]));
+        fclose(f);
+    }
+    return dir;
+}
+
+static void remove_job(void) {
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf %s/stepcast-graph-job-%ld", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (long)getpid());
+    assert_int_equal(system(cmd), 0);
+}
+
+#define P2P_RANK(R, OP, STREAM, EXTRA)                                                                  \
+    "{\"distributedInfo\":{\"rank\":" #R ",\"world_size\":2},\"traceEvents\":["                          \
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"" OP "\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":20},"    \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":10,"    \
+    "\"dur\":5,\"args\":{\"correlation\":1}},"                                                           \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_SendRecv\",\"pid\":0,\"tid\":" #STREAM ","   \
+    "\"ts\":20,\"dur\":10,\"args\":{\"correlation\":1,\"stream\":" #STREAM EXTRA "}}]}"
+
+/* Point-to-point: rank 0's nccl:send and rank 1's nccl:recv form one pair
+ * (SEND and RECV tasks, one group). With process-group metadata the pair
+ * matches by group name and Seq even across different stream ids, and the
+ * group's bytes come from In msg nelems x dtype size. */
+static void test_point_to_point(void **state) {
+    (void)state;
+    const char *plain[2] = {P2P_RANK(0, "nccl:send", 30, ""), P2P_RANK(1, "nccl:recv", 30, "")};
+    sc_traceset *set = load(write_job(plain, 2));
+    sc__graph *g = build(set, -1, false, NULL);
+    const sc__task *t = sc__graph_tasks(g);
+    assert_int_equal(g->groups.len, 1);
+    const sc__group *grp = g->groups.data;
+    const uint32_t *mem = g->group_members.data;
+    assert_int_equal(grp[0].count, 2);
+    assert_int_equal(grp[0].type, SC_C_SEND_RECV);
+    assert_int_equal(grp[0].bytes, -1);
+    assert_int_equal(t[mem[grp[0].first]].kind, SC_T_SEND);
+    assert_int_equal(t[mem[grp[0].first + 1]].kind, SC_T_RECV);
+    sc__graph_free(g);
+    sc_traceset_free(set);
+
+    const char *meta[2] = {
+        P2P_RANK(0, "nccl:send", 30,
+                 ",\"Collective name\":\"send\",\"In msg nelems\":1024,\"dtype\":\"Float\","
+                 "\"Process Group Name\":\"7\",\"Process Group Ranks\":\"[0, 1]\",\"Seq\":3"),
+        P2P_RANK(1, "nccl:recv", 41,
+                 ",\"Collective name\":\"recv\",\"In msg nelems\":1024,\"dtype\":\"Float\","
+                 "\"Process Group Name\":\"7\",\"Process Group Ranks\":\"[0, 1]\",\"Seq\":3")};
+    set = load(write_job(meta, 2));
+    g = build(set, -1, false, NULL);
+    t = sc__graph_tasks(g);
+    grp = g->groups.data;
+    mem = g->group_members.data;
+    assert_int_equal(g->groups.len, 1);
+    assert_int_equal(grp[0].count, 2);
+    assert_int_equal(grp[0].bytes, 4096);
+    assert_int_equal(t[mem[grp[0].first]].kind, SC_T_SEND);
+    assert_int_equal(t[mem[grp[0].first + 1]].kind, SC_T_RECV);
+    sc__graph_free(g);
+    sc_traceset_free(set);
+    remove_job();
+}
+
 /* Rank 1 has one NCCL kernel where rank 0 has two: a warning naming it, the
  * first matched, the leftover alone in its group and flagged. */
 static void test_collective_mismatch(void **state) {
     (void)state;
-    char dir[256];
-    snprintf(dir, sizeof dir, "%s/stepcast-graph-%ld", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-             (long)getpid());
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
-    assert_int_equal(system(cmd), 0);
-    for (int r = 0; r < 2; r++) {
-        char path[400], text[2048];
-        int n = snprintf(text, sizeof text,
-                         "{\"distributedInfo\":{\"rank\":%d,\"world_size\":2},\"traceEvents\":["
-                         "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
-                         "\"tid\":1,\"ts\":10,\"dur\":5,\"args\":{\"correlation\":1}},"
-                         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f16_RING_LL\","
-                         "\"pid\":0,\"tid\":24,\"ts\":20,\"dur\":10,\"args\":{\"correlation\":1,\"stream\":24}}%s]}",
-                         r,
-                         r ? ""
-                           : ",{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
-                             "\"tid\":1,\"ts\":40,\"dur\":5,\"args\":{\"correlation\":2}},"
-                             "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f16_RING_LL\","
-                             "\"pid\":0,\"tid\":24,\"ts\":50,\"dur\":10,\"args\":{\"correlation\":2,\"stream\":24}}");
-        snprintf(path, sizeof path, "%s/rank%d.json", dir, r);
-        FILE *f = fopen(path, "w");
-        assert_non_null(f);
-        assert_int_equal(fwrite(text, 1, (size_t)n, f), (size_t)n);
-        fclose(f);
-    }
-    sc_traceset *set = load(dir);
+#define LAUNCH_NCCL(CORR, TS)                                                                             \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":" #TS   \
+    ",\"dur\":5,\"args\":{\"correlation\":" #CORR "}},"                                                  \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f16_RING_LL\",\"pid\":0,"       \
+    "\"tid\":24,\"ts\":" #TS "5,\"dur\":10,\"args\":{\"correlation\":" #CORR ",\"stream\":24}}"
+    const char *texts[2] = {
+        "{\"distributedInfo\":{\"rank\":0,\"world_size\":2},\"traceEvents\":[" LAUNCH_NCCL(1, 10) ","
+        LAUNCH_NCCL(2, 40) "]}",
+        "{\"distributedInfo\":{\"rank\":1,\"world_size\":2},\"traceEvents\":[" LAUNCH_NCCL(1, 10) "]}"};
+#undef LAUNCH_NCCL
+    sc_traceset *set = load(write_job(texts, 2));
     sc__graph *g = build(set, -1, false, NULL);
     /* The job check (src/trace/job_check.c) may add its own line first. */
     bool found = false;
@@ -370,8 +431,7 @@ static void test_collective_mismatch(void **state) {
     assert_true(t[mem[grp[1].first]].flags & SC__TF_UNMATCHED);
     sc__graph_free(g);
     sc_traceset_free(set);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    remove_job();
 }
 
 /* cuda_event_sync: cudaStreamSynchronize (Stream Sync on stream 7),
@@ -465,7 +525,7 @@ int main(void) {
         cmocka_unit_test(test_sync_inference_bar), cmocka_unit_test(test_flatten_with_gaps),
         cmocka_unit_test(test_iteration_choice),   cmocka_unit_test(test_collective_mismatch),
         cmocka_unit_test(test_sync_targets),       cmocka_unit_test(test_cycle_reported),
-        cmocka_unit_test(test_report_deterministic),
+        cmocka_unit_test(test_report_deterministic), cmocka_unit_test(test_point_to_point),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
