@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int cmd_help(int argc, char **argv);
@@ -84,6 +85,10 @@ static void print_help(FILE *out) {
             "\ninputs: Kineto (PyTorch profiler) Chrome-trace JSON, .json or .json.gz (detected\n"
             "by content), one file per rank; a directory means every trace file under it.\n"
             "Chakra execution traces (<prefix>.<rank>.et[.gz]) are accepted wherever traces are.\n"
+            "\nevery command: --max-memory SIZE (e.g. 512M, 8G) caps the memory for traces,\n"
+            "split evenly across the files; default $STEPCAST_MAX_MEMORY, else 80%% of RAM.\n"
+            "A job over it fails with exit 1 instead of swapping. Outputs go to a temporary\n"
+            "file renamed into place; an existing output is replaced only with --force.\n"
             "\nexit codes: 0 ok, 1 bad or unreadable input, 2 bad command line,\n"
             "            3 internal error (out of memory, cannot write output, bug)\n");
 }
@@ -106,6 +111,37 @@ static int cmd_version(int argc, char **argv) {
     return SC_EXIT_OK;
 }
 
+/* --max-memory SIZE works with every command (issue 6): it is taken out of
+ * the arguments here (up to a "--") and handed to the library through
+ * STEPCAST_MAX_MEMORY, which every load without its own budget reads
+ * (src/base/budget.c). Returns SC_EXIT_OK or the usage exit code. */
+static int take_max_memory(int *argc, char **argv, const char *cmd) {
+    for (int i = 2; i < *argc; i++) {
+        if (strcmp(argv[i], "--") == 0) break;
+        const char *v;
+        int used;
+        if (strcmp(argv[i], "--max-memory") == 0) {
+            if (i + 1 >= *argc) return sc_cli_usage(cmd, "--max-memory wants a size such as 8G");
+            v = argv[i + 1];
+            used = 2;
+        } else if (strncmp(argv[i], "--max-memory=", 13) == 0) {
+            v = argv[i] + 13;
+            used = 1;
+        } else {
+            continue;
+        }
+        uint64_t bytes;
+        if (sc_parse_bytes(v, &bytes) != SC_OK)
+            return sc_cli_usage(cmd, "--max-memory wants a size such as 512M or 8G, got '%s'", v);
+        if (setenv("STEPCAST_MAX_MEMORY", v, 1) != 0) return SC_EXIT_INTERNAL;
+        /* shift the rest (and the terminating NULL) over the option */
+        memmove(&argv[i], &argv[i + used], (size_t)(*argc - i - used + 1) * sizeof *argv);
+        *argc -= used;
+        i--;
+    }
+    return SC_EXIT_OK;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         print_help(stderr);
@@ -119,6 +155,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "stepcast: unknown command '%s' (try 'stepcast help')\n", argv[1]);
         return SC_EXIT_USAGE;
     }
+    int urc = take_max_memory(&argc, argv, c->name);
+    if (urc != SC_EXIT_OK) return urc;
     int rc = c->run(argc - 1, argv + 1);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "stepcast: cannot write to standard output\n");

@@ -77,6 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     argv[argc] = NULL;
     optind = 0; /* reset getopt for commands that use it */
+    unsetenv("STEPCAST_MAX_MEMORY"); /* --max-memory sets it: no state between runs */
     int rc = sc__cli_main(argc, argv);
     if (rc < 0 || rc > 3) abort(); /* only the documented exit codes */
     clearerr(stdout);

@@ -6,6 +6,11 @@
  * directory, created with O_EXCL and mode 0666 (the umask applies, as for any
  * new file). Commit flushes the stdio buffer, fsyncs, closes - any of which
  * can report a full disk - and only then moves the file into place.
+ *
+ * Statuses follow the CLI's exit codes: an existing file (without force), a
+ * directory or a missing folder is SC_E_USAGE (exit 2, the command line
+ * named it); failing to create, write or rename is SC_E_INTERNAL (exit 3,
+ * "cannot write output"), never SC_E_IO, which means unreadable *input*.
  */
 #include "output.h"
 
@@ -52,12 +57,15 @@ static sc_status open_temp(sc_output *o, const char *path, int *fd, sc_error *er
                  __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
         *fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (*fd >= 0) return SC_OK;
+        if (errno == ENOENT || errno == ENOTDIR) /* the user named a bad folder */
+            return sc__fail(err, SC_E_USAGE, path, SC_NO_OFFSET,
+                            "cannot write there: %s", strerror(errno));
         if (errno != EEXIST)
-            return sc__fail(err, SC_E_IO, path, SC_NO_OFFSET,
+            return sc__fail(err, SC_E_INTERNAL, path, SC_NO_OFFSET,
                             "cannot create a temporary file beside the output: %s",
                             strerror(errno));
     }
-    return sc__fail(err, SC_E_IO, path, SC_NO_OFFSET, "cannot find a free temporary file name");
+    return sc__fail(err, SC_E_INTERNAL, path, SC_NO_OFFSET, "cannot find a free temporary file name");
 }
 
 sc_status sc_output_open(const char *path, unsigned flags, sc_output **out, sc_error *err) {
@@ -98,7 +106,7 @@ sc_status sc_output_open(const char *path, unsigned flags, sc_output **out, sc_e
     }
     o->fp = fdopen(fd, "wb");
     if (!o->fp) {
-        st = sc__fail(err, SC_E_IO, path, SC_NO_OFFSET, "cannot open output: %s", strerror(errno));
+        st = sc__fail(err, SC_E_INTERNAL, path, SC_NO_OFFSET, "cannot open output: %s", strerror(errno));
         close(fd);
         unlink(o->tmp_path);
         output_free(o);
@@ -125,8 +133,8 @@ void sc_output_abort(sc_output *o) {
 static sc_status place(sc_output *o, sc_error *err) {
     if (o->flags & SC_OUTPUT_FORCE) {
         if (rename(o->tmp_path, o->final_path) == 0) return SC_OK;
-        return sc__fail(err, SC_E_IO, o->final_path, SC_NO_OFFSET, "cannot rename output into place: %s",
-                        strerror(errno));
+        return sc__fail(err, SC_E_INTERNAL, o->final_path, SC_NO_OFFSET,
+                        "cannot rename output into place: %s", strerror(errno));
     }
     /* link(2) refuses an existing name, so a file created since open is kept. */
     if (link(o->tmp_path, o->final_path) == 0) {
@@ -142,8 +150,8 @@ static sc_status place(sc_output *o, sc_error *err) {
         return sc__fail(err, SC_E_USAGE, o->final_path, SC_NO_OFFSET,
                         "output file exists; use --force to overwrite it");
     if (rename(o->tmp_path, o->final_path) == 0) return SC_OK;
-    return sc__fail(err, SC_E_IO, o->final_path, SC_NO_OFFSET, "cannot rename output into place: %s",
-                    strerror(errno));
+    return sc__fail(err, SC_E_INTERNAL, o->final_path, SC_NO_OFFSET,
+                    "cannot rename output into place: %s", strerror(errno));
 }
 
 sc_status sc_output_commit(sc_output *o, sc_error *err) {
@@ -152,7 +160,8 @@ sc_status sc_output_commit(sc_output *o, sc_error *err) {
     if (!o->final_path) { /* stdout */
         bool bad = fflush(o->fp) != 0 || ferror(o->fp);
         output_free(o);
-        return bad ? sc__fail(err, SC_E_IO, "<stdout>", SC_NO_OFFSET, "cannot write to standard output")
+        return bad ? sc__fail(err, SC_E_INTERNAL, "<stdout>", SC_NO_OFFSET,
+                              "cannot write to standard output")
                    : SC_OK;
     }
     int werr = 0;
@@ -162,7 +171,7 @@ sc_status sc_output_commit(sc_output *o, sc_error *err) {
     o->fp = NULL;
     sc_status st = SC_OK;
     if (werr)
-        st = sc__fail(err, SC_E_IO, o->final_path, SC_NO_OFFSET, "cannot write output: %s",
+        st = sc__fail(err, SC_E_INTERNAL, o->final_path, SC_NO_OFFSET, "cannot write output: %s",
                       strerror(werr));
     else
         st = place(o, err);
