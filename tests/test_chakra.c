@@ -107,22 +107,27 @@ static void test_custom_ring(void **state) {
     assert_int_equal(g->tasks.len, 8 * 35);
     assert_int_equal(count_kind(g, SC_T_SEND), 8 * 14);
     assert_int_equal(count_kind(g, SC_T_RECV), 8 * 14);
-    /* Every send pairs with a receive: 112 groups of a send and a recv. */
-    assert_int_equal(g->groups.len, 8 * 14);
-    const sc__group *grp = g->groups.data;
-    for (size_t i = 0; i < g->groups.len; i++) {
-        assert_int_equal(grp[i].count, 2);
-        assert_int_equal(grp[i].type, SC_C_SEND_RECV);
-        assert_int_equal(grp[i].bytes, 131072);
-        const uint32_t *m = &SC__VEC_AT(&g->group_members, uint32_t, grp[i].first);
-        const sc__task *a = &sc__graph_tasks(g)[m[0]], *b = &sc__graph_tasks(g)[m[1]];
-        assert_true((a->kind == SC_T_SEND && b->kind == SC_T_RECV) ||
-                    (a->kind == SC_T_RECV && b->kind == SC_T_SEND));
-        /* Ring: the receiver is the sender's right neighbour. */
-        uint32_t ra = sc__graph_procs(g)[a->proc].rank, rb = sc__graph_procs(g)[b->proc].rank;
-        uint32_t send_rank = a->kind == SC_T_SEND ? ra : rb, recv_rank = a->kind == SC_T_SEND ? rb : ra;
-        assert_int_equal((send_rank + 1) % 8, recv_rank);
-    }
+    /* Every send pairs with a receive: 112 cross-rank edges send -> recv
+     * (eager point-to-point, no rendezvous group), each to the right
+     * neighbour, each send timed by the model for 128 KiB. */
+    assert_int_equal(g->groups.len, 0);
+    const sc__task *tasks = sc__graph_tasks(g);
+    const sc__proc *procs = sc__graph_procs(g);
+    size_t cross = 0;
+    for (uint32_t u = 0; u < g->tasks.len; u++)
+        for (uint32_t k = g->succ_off[u]; k < g->succ_off[u + 1]; k++) {
+            uint32_t v = g->succ[k];
+            uint32_t ru = procs[tasks[u].proc].rank, rv = procs[tasks[v].proc].rank;
+            if (ru == rv) continue;
+            cross++;
+            assert_int_equal(tasks[u].kind, SC_T_SEND);
+            assert_int_equal(tasks[v].kind, SC_T_RECV);
+            assert_int_equal(g->succ_family[k], SC_E_DATA);
+            assert_int_equal((ru + 1) % 8, rv);
+            assert_int_equal(tasks[u].dur, 10000 + (int64_t)(131072 / 100.0 + 0.5));
+            assert_int_equal(tasks[v].dur, 0);
+        }
+    assert_int_equal(cross, 8 * 14);
     for (size_t i = 0; i < g->nwarnings; i++) assert_null(strstr(g->warnings[i], "no partner"));
     sc__graph_free(g);
 }

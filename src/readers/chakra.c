@@ -29,7 +29,11 @@
  *   - cross-rank groups: the k-th collective of each rank with the same
  *     pg_name ("" when absent) form one group; the k-th send from s to d
  *     with tag t pairs with the k-th receive from s to d with tag t (a send's
- *     source and a receive's destination default to the file's rank).
+ *     source and a receive's destination default to the file's rank). A pair
+ *     becomes an edge send -> recv (the send does not wait for its receiver,
+ *     as in ASTRA-sim; see eager_pair), except in files stepcast wrote, where
+ *     it stays the rendezvous group it was exported from;
+ *   - measured step window: from the start_time_micros present (none: 0).
  *
  * Files written by stepcast's exporter (GlobalMetadata generator
  * "stepcast ...") also carry sc_* attributes (exact ns times, gaps, task
@@ -150,7 +154,7 @@ typedef struct ck_node {
     uint32_t fam_off;  /* into the rank's family bytes, SC__NONE when none */
     int32_t src, dst, tag, device;
     uint16_t flags;
-    uint8_t ck_type, kind, sync, coll_type, on_stream, has_dur;
+    uint8_t ck_type, kind, sync, coll_type, on_stream, has_dur, has_start;
 } ck_node;
 
 /* uint64 id -> node index (open addressing; ids are arbitrary). */
@@ -305,6 +309,7 @@ static sc_status decode_rank(sc__graph *g, const sc_trace *t, rank_nodes *rn, sc
         }
         classify(&n, k);
         k->has_dur = n.has_dur;
+        k->has_start = n.has_start || sc__ck_has(&n, SC__CA_SC_TS_NS);
         k->dur = sc__ck_has(&n, SC__CA_SC_DUR_NS) ? n.attr[SC__CA_SC_DUR_NS]
                                                   : (int64_t)(n.dur_us > INT64_MAX / 1000 ? INT64_MAX / 1000 : n.dur_us) * 1000;
         if (sc__ck_has(&n, SC__CA_SC_DUR_NS)) k->has_dur = 1;
@@ -509,7 +514,27 @@ typedef struct build_state {
     sc__vec ctype;  /* uint8 coll type per task */
     sc__vec timed;  /* uint8: the task had a duration */
     uint64_t dangling;
+    bool all_stepcast; /* every rank was written by stepcast's exporter */
 } build_state;
+
+static int64_t model_ns(uint8_t type, int64_t bytes, uint32_t n);
+
+/* A foreign send/recv pair: the receive may not end before the send has
+ * delivered, but the send does not wait for the receive (ASTRA-sim's
+ * semantics; rendezvous groups would deadlock the ring collectives that
+ * custom-collective files spell out, where every rank sends before it
+ * receives). So: an edge send -> recv, the send carries the transfer time
+ * (traced, or the model's), an untimed receive lasts 0. */
+static bool eager_pair(build_state *bs, uint32_t send, uint32_t recv) {
+    sc__graph *g = bs->g;
+    sc__task *tasks = sc__graph_tasks(g);
+    const int64_t *bytes = bs->bytes.data;
+    const uint8_t *timed = bs->timed.data;
+    int64_t b = bytes[send] > bytes[recv] ? bytes[send] : bytes[recv];
+    if (!timed[send]) tasks[send].dur = model_ns(SC_C_SEND_RECV, b, 2);
+    if (!timed[recv]) tasks[recv].dur = 0;
+    return sc__graph_add_edge(g, send, recv, SC_E_DATA);
+}
 
 static bool push_ref(sc__vec *v, comm_ref r) {
     comm_ref *slot = sc__vec_push(v);
@@ -596,7 +621,7 @@ static sc_status add_rank(build_state *bs, const sc_trace *t, rank_nodes *rn, sc
         *ct = k->coll_type;
         *tm = k->has_dur;
         task_of[order[w]] = ti;
-        if (k->has_dur || k->ts) {
+        if (k->has_start) {
             if (k->ts < lo) lo = k->ts;
             if (k->ts + k->dur > hi) hi = k->ts + k->dur;
         }
@@ -799,8 +824,9 @@ static sc_status match_groups(build_state *bs, sc_error *err) {
             b++;
         } else {
             uint32_t pair[2] = {s[a++].task, r[b++].task};
-            if (!make_group(bs, SC_C_SEND_RECV, pair, 2))
-                return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+            bool ok = bs->all_stepcast ? make_group(bs, SC_C_SEND_RECV, pair, 2)
+                                       : eager_pair(bs, pair[0], pair[1]);
+            if (!ok) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
         }
     }
     if (unmatched)
@@ -813,7 +839,7 @@ sc_status sc__graph_build_chakra(const sc_traceset *set, sc__graph **out, sc_err
     *out = NULL;
     sc__graph *g = sc__graph_new();
     if (!g) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
-    build_state bs = {.g = g};
+    build_state bs = {.g = g, .all_stepcast = true};
     sc__vec_init(&bs.colls, sizeof(comm_ref));
     sc__vec_init(&bs.sends, sizeof(comm_ref));
     sc__vec_init(&bs.recvs, sizeof(comm_ref));
@@ -830,6 +856,7 @@ sc_status sc__graph_build_chakra(const sc_traceset *set, sc__graph **out, sc_err
         }
         rank_nodes rn;
         st = decode_rank(g, t, &rn, err);
+        bs.all_stepcast = bs.all_stepcast && rn.stepcast;
         if (st == SC_OK) st = add_rank(&bs, t, &rn, err);
         rank_nodes_free(&rn);
     }
