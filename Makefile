@@ -24,7 +24,7 @@ LDSAN    = -fsanitize=address,undefined
 endif
 CFLAGS  ?=
 CFLAGS  += $(CSTD) $(OPT) -g $(WARN) -Iinclude -fvisibility=hidden -pthread
-LDLIBS   = -lz -lm -pthread $(LDSAN)
+LDLIBS   = -lisal -lz -lm -pthread $(LDSAN)
 
 LIB_SRC  := $(sort $(wildcard src/*/*.c))
 CLI_SRC  := $(sort $(wildcard cli/*.c))

