@@ -45,6 +45,26 @@ uint32_t sc__bctx_intern(sc__bctx *c, const char *s) {
     return sc__intern_put(&c->g->strings, s, strlen(s));
 }
 
+uint32_t sc__bctx_main_before(const sc__bctx *c, int64_t at) {
+    const sc__task *t = sc__graph_tasks(c->g);
+    uint32_t lo = c->first_task, hi = c->main_end; /* first task whose end > at */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (t[mid].ts + t[mid].dur <= at) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo > c->first_task ? lo - 1 : SC__NONE;
+}
+
+/* The main thread's tasks come first among the rank's (cpu_tasks.c). */
+static void find_main_end(sc__bctx *c) {
+    const sc__task *t = sc__graph_tasks(c->g);
+    uint32_t end = (uint32_t)c->g->tasks.len, i = c->first_task;
+    if (c->main_proc != SC__NONE)
+        while (i < end && t[i].proc == c->main_proc) i++;
+    c->main_end = i;
+}
+
 static void ctx_reset(sc__bctx *c) {
     c->corr.count = 0;
     sc__idmap_clear(&c->corr);
@@ -106,6 +126,7 @@ static sc_status build_rank(sc__bctx *c, uint32_t trace_index, sc_error *err) {
     sc_status st;
     if ((st = sc__build_window(c, err)) != SC_OK) return st;
     if ((st = sc__build_cpu(c, err)) != SC_OK) return st;
+    find_main_end(c);
     if ((st = sc__build_cross_thread(c, err)) != SC_OK) return st;
     if ((st = sc__build_gpu(c, err)) != SC_OK) return st;
     if (!sc__streams_index(c)) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");

@@ -81,6 +81,7 @@ typedef struct sc__bctx {
     uint32_t first_task; /* first task of the rank */
     sc__window win;
     uint32_t main_proc;  /* processor of the main thread, SC__NONE */
+    uint32_t main_end;   /* main-thread tasks are [first_task, main_end) */
     int16_t device;      /* the rank's GPU, -1 until a GPU task is seen */
     uint32_t first_gpu_task; /* GPU tasks of the rank are [first_gpu_task, end) */
 
@@ -114,6 +115,8 @@ uint32_t sc__bctx_add_task(sc__bctx *c, const sc__task *t, uint8_t call_class);
 /* The graph's id for a string of the trace; SC__NONE on OOM. */
 uint32_t sc__bctx_name(sc__bctx *c, uint32_t trace_str);
 uint32_t sc__bctx_intern(sc__bctx *c, const char *s);
+/* The last main-thread task that ended at or before `at`; SC__NONE. */
+uint32_t sc__bctx_main_before(const sc__bctx *c, int64_t at);
 /* Key of (track, ts) in op_at. */
 static inline int64_t sc__op_key(uint32_t track, int64_t ts) {
     return (int64_t)sc__hash_u64((uint64_t)ts * 0x9E3779B97F4A7C15ULL + track);

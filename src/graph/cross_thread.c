@@ -26,32 +26,14 @@
 
 #define SC__BURST_GAP_NS 50000 /* 50 us of idle on a secondary thread */
 
-/* Main-thread tasks are contiguous from c->first_task, in time order. */
+/* Main-thread tasks are [c->first_task, c->main_end), in time order. */
 typedef struct main_range {
     uint32_t lo, hi;
 } main_range;
 
 static main_range main_tasks(const sc__bctx *c) {
-    main_range m = {0, 0};
-    if (c->main_proc == SC__NONE) return m;
-    const sc__task *t = sc__graph_tasks(c->g);
-    uint32_t end = (uint32_t)c->g->tasks.len;
-    m.lo = c->first_task;
-    m.hi = m.lo;
-    while (m.hi < end && t[m.hi].proc == c->main_proc) m.hi++;
+    main_range m = {c->first_task, c->main_end};
     return m;
-}
-
-/* Last main task with end <= at, SC__NONE if none. */
-static uint32_t main_before(const sc__task *t, main_range m, int64_t at) {
-    uint32_t lo = m.lo, hi = m.hi; /* first index whose end > at */
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (t[mid].ts + t[mid].dur <= at) lo = mid + 1;
-        else hi = mid;
-    }
-    /* Ends are not monotonic only for zero-length clamps; step back safely. */
-    return lo > m.lo ? lo - 1 : SC__NONE;
 }
 
 /* First main task with start >= at, SC__NONE if none. */
@@ -76,7 +58,7 @@ static bool burst_edges(sc__bctx *c, main_range m) {
             uint32_t b = k + 1;
             while (b < j && t[b].gap < SC__BURST_GAP_NS) b++;
             /* burst [k, b) */
-            uint32_t from = main_before(t, m, t[k].ts);
+            uint32_t from = sc__bctx_main_before(c, t[k].ts);
             if (from != SC__NONE && !sc__graph_add_edge(c->g, from, k, SC_E_CROSS_THREAD)) return false;
             uint32_t to = main_after(t, m, t[b - 1].ts + t[b - 1].dur);
             if (to != SC__NONE && !sc__graph_add_edge(c->g, b - 1, to, SC_E_CROSS_THREAD)) return false;

@@ -10,7 +10,8 @@
  * window's CPU tasks (even when they end after the annotation), plus those
  * with no traced launch at all (no runtime call in the whole trace has their
  * correlation) that start inside the window. Work launched before the window
- * is the previous step's.
+ * is the previous step's. A task with no traced launch gets an inferred
+ * LAUNCH edge from the last main-thread task that ended before it started.
  *
  * NCCL / RCCL kernels are communication tasks: SC_T_COLL, or SC_T_SEND /
  * SC_T_RECV when the metadata or the launching operator says point-to-point.
@@ -196,6 +197,14 @@ static bool add_gpu_task(sc__bctx *c, const gpu_ev *g, uint32_t seq) {
         if (*first == SC__NONE || tasks[id].ts < tasks[*first].ts) *first = id;
         if (*last == SC__NONE || tasks[id].ts >= tasks[*last].ts) *last = id;
         if (!sc__graph_add_edge(c->g, g->launch, id, SC_E_LAUNCH)) return false;
+    }
+    if (g->launch == SC__NONE) {
+        /* No traced launch (CUPTI lost it): the launcher ran on the main
+         * thread before the task started; anchor the task on the last
+         * main-thread task that ended by then, as an inferred launch edge,
+         * so the replay does not start it at time zero. */
+        uint32_t from = sc__bctx_main_before(c, e->ts);
+        if (from != SC__NONE && !sc__graph_add_edge(c->g, from, id, SC_E_LAUNCH)) return false;
     }
     if (sc__task_is_comm(task.kind) && !queue_comm(c, e, id, type)) return false;
     return true;
