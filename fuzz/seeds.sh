@@ -8,7 +8,8 @@ out=${1:?usage: seeds.sh OUTDIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
 shared=${STEPCAST_SHARED:-$root/../shared}
 traces=$shared/traces
-mkdir -p "$out/fuzz_kineto" "$out/fuzz_json" "$out/fuzz_gzip" "$out/fuzz_cli" "$out/fuzz_chakra"
+mkdir -p "$out/fuzz_kineto" "$out/fuzz_json" "$out/fuzz_gzip" "$out/fuzz_cli" "$out/fuzz_chakra" \
+    "$out/fuzz_et"
 
 python3 - "$traces" "$out" <<'PY'
 import gzip, os, sys, glob
@@ -60,4 +61,14 @@ for i, v in enumerate(cli):
 for i, path in enumerate(sorted(glob.glob(traces + "/chakra-et/**/*.et*", recursive=True))[:24]):
     data = read(path)
     put("fuzz_chakra", "e%02d.et" % i, data[:65536])
+# Execution Traces: the heads of the real ones, closed after a complete node.
+ets = sorted(glob.glob(traces + "/megatron-tp8-a100/megatron_et_0.json.gz") +
+             glob.glob(traces + "/param-dlrm-8rank/et/*0*.json*"))
+for i, path in enumerate(ets):
+    data = read(path)
+    for n, size in enumerate((4096, 16384, 65536)):
+        cut = data.rfind(b"},", 0, size)
+        if cut > 0:
+            put("fuzz_et", "et%02d_%d.json" % (i, n), data[:cut + 1] + b"]}")
+    put("fuzz_et", "et%02d_raw.json" % i, data[:8192])
 PY

@@ -122,3 +122,44 @@ put("ph_not_string.json", one(b'{"ph": 88, "name": "op", "pid": 1, "tid": 1, "ts
 put("event_not_object.json", one(b'[1, 2, 3]'))
 put("trace_events_object.json", b'{"traceEvents": {"ph": "X"}}\n')
 put("top_level_string.json", b'"traceEvents"\n')
+
+# Chakra (protobuf, varint-framed) cases: a tiny encoder is enough.
+def varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+def field(num, wire, payload):
+    key = varint((num << 3) | wire)
+    if wire == 0:
+        return key + varint(payload)
+    return key + varint(len(payload)) + payload
+def attr_bool(name, v):
+    return field(10, 2, field(1, 2, name.encode()) + field(27, 0, 1 if v else 0))
+def node(nid, name, ntype=4, ctrl=(), data=(), dur=10):
+    body = field(1, 0, nid) + field(2, 2, name.encode()) + field(3, 0, ntype)
+    if ctrl:
+        body += field(4, 2, b"".join(varint(d) for d in ctrl))
+    if data:
+        body += field(5, 2, b"".join(varint(d) for d in data))
+    body += field(7, 0, dur) + attr_bool("is_cpu_op", False)
+    return body
+def frame(msg):
+    return varint(len(msg)) + msg
+def et_file(nodes):
+    meta = field(1, 2, b"0.0.4")
+    return frame(meta) + b"".join(frame(n) for n in nodes)
+put("chakra_ok/job.0.et", et_file([node(1, "a"), node(2, "b", ctrl=[1]), node(3, "c", data=[2])]))
+put("chakra_cycle/job.0.et", et_file([node(1, "a", ctrl=[3]), node(2, "b", ctrl=[1]), node(3, "c", ctrl=[2])]))
+put("chakra_self_loop/job.0.et", et_file([node(1, "a", ctrl=[1])]))
+put("chakra_dangling/job.0.et", et_file([node(1, "a"), node(2, "b", data=[99])]))
+put("chakra_dup_ids/job.0.et", et_file([node(1, "a"), node(1, "b"), node(2, "c", ctrl=[1])]))
+put("chakra_truncated/job.0.et", et_file([node(1, "a"), node(2, "b", ctrl=[1])])[:-3])
+put("chakra_huge_frame/job.0.et", frame(field(1, 2, b"0.0.4")) + varint(1 << 31) + b"\x08\x01")
+put("chakra_bad_type/job.0.et", et_file([node(1, "a", ntype=99)]))
+put("chakra_empty/job.0.et", b"")

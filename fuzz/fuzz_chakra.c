@@ -1,0 +1,50 @@
+/*
+ * fuzz_chakra.c - libFuzzer target: the Chakra execution-trace reader
+ * (src/readers/chakra.c, chakra_wire.c) and the graph built from it.
+ *
+ * The loader takes a path, so the input goes into a memfd and is opened as
+ * /proc/self/fd/N (no disk traffic). A file that loads is then built into a
+ * graph (dependency resolution, cycle check, collective matching) and
+ * summarised by `stepcast info`'s Chakra view: the framing check at load
+ * time must have rejected anything the later decoding cannot handle.
+ */
+#include "../src/graph/graph.h"
+#include "../src/readers/chakra.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    int fd = memfd_create("fuzz.0.et", 0);
+    if (fd < 0) abort();
+    size_t off = 0;
+    while (off < size) {
+        ssize_t w = write(fd, data + off, size - off);
+        if (w <= 0) abort();
+        off += (size_t)w;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    sc_trace *t = NULL;
+    sc_error err;
+    sc_status st = sc__chakra_load(path, &t, &err);
+    if (st == SC_OK) {
+        sc_trace *one[1] = {t};
+        sc_traceset set = {.traces = one, .count = 1};
+        sc__graph *g = NULL;
+        if (sc__graph_build(&set, NULL, &g, &err) == SC_OK) sc__graph_free(g);
+        sc__buf b;
+        sc__buf_init(&b);
+        sc__chakra_info(t, &b, size & 1, &err);
+        sc__buf_free(&b);
+        sc_trace_free(t);
+    } else if (t || !err.message[0]) {
+        abort(); /* a failed load hands out nothing and says why */
+    }
+    close(fd);
+    return 0;
+}
