@@ -618,6 +618,38 @@ static int step(kreader *r, kstate *st) {
     return SC__J_ERR;
 }
 
+/* Gives back the slack of a doubled array once the trace is read: up to
+ * half of the event memory otherwise stays reserved for nothing. */
+static void shrink(sc__vec *v) {
+    if (v->len == 0 || v->len == v->cap) return;
+    void *p = sc__realloc_array(v->data, v->len, v->elem);
+    if (!p) return; /* keeping the larger block is fine */
+    v->data = p;
+    v->cap = v->len;
+}
+
+/* Makes times absolute. baseTimeNanoseconds comes from the input, so the sum
+ * is checked (issue 6: a huge base overflowed int64, undefined behaviour):
+ * every start and end must stay inside +-2^62 ns, the range the reader
+ * promises, so that any two times can be subtracted without overflow. */
+static bool add_base_time(sc_trace *t, const char *name, sc_error *err) {
+    const int64_t lim = INT64_C(1) << 62;
+    sc__event *ev = sc__trace_events(t);
+    for (size_t i = 0; i < t->events.len; i++) {
+        if (ev[i].ph == 'M' && !ev[i].ts) continue;
+        int64_t ts, end;
+        if (__builtin_add_overflow(ev[i].ts, t->base_time_ns, &ts) ||
+            __builtin_add_overflow(ts, ev[i].dur, &end) || ts <= -lim || end >= lim) {
+            sc__fail(err, SC_E_LIMIT, name, SC_NO_OFFSET,
+                     "event %zu: time out of range once baseTimeNanoseconds (%lld) is added", i,
+                     (long long)t->base_time_ns);
+            return false;
+        }
+        ev[i].ts = ts;
+    }
+    return true;
+}
+
 static sc_status read_trace(sc__source *src, const char *name, const sc_load_options *opts,
                             sc_trace **out, sc_error *err) {
     sc__error_clear(err);
@@ -676,10 +708,11 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
             sc__fail(err, SC_E_INTERNAL, name, SC_NO_OFFSET, "reader stopped without a reason");
         return err ? err->status : SC_E_PARSE;
     }
-    if (t->base_time_ns) {
-        sc__event *ev = sc__trace_events(t);
-        for (size_t i = 0; i < t->events.len; i++)
-            if (ev[i].ph != 'M' || ev[i].ts) ev[i].ts += t->base_time_ns;
+    shrink(&t->events);
+    shrink(&t->exts);
+    if (t->base_time_ns && !add_base_time(t, name, err)) {
+        sc_trace_free(t);
+        return SC_E_LIMIT;
     }
     *out = t;
     return SC_OK;

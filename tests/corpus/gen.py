@@ -163,3 +163,8 @@ put("chakra_truncated/job.0.et", et_file([node(1, "a"), node(2, "b", ctrl=[1])])
 put("chakra_huge_frame/job.0.et", frame(field(1, 2, b"0.0.4")) + varint(1 << 31) + b"\x08\x01")
 put("chakra_bad_type/job.0.et", et_file([node(1, "a", ntype=99)]))
 put("chakra_empty/job.0.et", b"")
+# baseTimeNanoseconds near the int64 limit: adding it to ts must not overflow.
+put("base_time_overflow.json", b'{"baseTimeNanoseconds": 9000000000000000000, "traceEvents": [' +
+    ev(ts=b"4000000000000000") + b"]}\n")
+put("base_time_negative_overflow.json", b'{"baseTimeNanoseconds": -9000000000000000000, "traceEvents": [' +
+    ev(ts=b"-4000000000000000") + b"]}\n")
