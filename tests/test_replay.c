@@ -133,6 +133,7 @@ static void test_single_rank_traces(void **state) {
         if (!has_iteration(set)) {
             printf("# %s: no iteration annotation, skipped\n", p + strlen(root) + 1);
             sc_traceset_free(set);
+            free(files[i]);
             continue;
         }
         sc__replay *r = replay(set, true, NULL);
