@@ -32,7 +32,8 @@
  *     source and a receive's destination default to the file's rank). A pair
  *     becomes an edge send -> recv (the send does not wait for its receiver,
  *     as in ASTRA-sim; see eager_pair), except in files stepcast wrote, where
- *     it stays the rendezvous group it was exported from;
+ *     it stays what it was exported from (a rendezvous group, or an edge for
+ *     nodes marked sc_eager);
  *   - measured step window: from the start_time_micros present (none: 0).
  *
  * Files written by stepcast's exporter (GlobalMetadata generator
@@ -154,7 +155,7 @@ typedef struct ck_node {
     uint32_t fam_off;  /* into the rank's family bytes, SC__NONE when none */
     int32_t src, dst, tag, device;
     uint16_t flags;
-    uint8_t ck_type, kind, sync, coll_type, on_stream, has_dur, has_start;
+    uint8_t ck_type, kind, sync, coll_type, on_stream, has_dur, has_start, eager;
 } ck_node;
 
 /* uint64 id -> node index (open addressing; ids are arbitrary). */
@@ -317,6 +318,7 @@ static sc_status decode_rank(sc__graph *g, const sc_trace *t, rank_nodes *rn, sc
                                                 : (int64_t)(n.start_us > INT64_MAX / 1000 ? INT64_MAX / 1000 : n.start_us) * 1000;
         k->gap = sc__ck_has(&n, SC__CA_SC_GAP_NS) ? n.attr[SC__CA_SC_GAP_NS] : 0;
         k->flags = sc__ck_has(&n, SC__CA_SC_FLAGS) ? (uint16_t)n.attr[SC__CA_SC_FLAGS] : 0;
+        k->eager = sc__ck_has(&n, SC__CA_SC_EAGER) && n.attr[SC__CA_SC_EAGER];
         if (k->dur < 0) k->dur = 0;
         if (k->gap < 0) k->gap = 0;
         k->bytes = sc__ck_has(&n, SC__CA_COMM_SIZE) ? n.attr[SC__CA_COMM_SIZE] : -1;
@@ -512,7 +514,7 @@ typedef struct build_state {
     sc__vec recvs;  /* comm_ref of SC_T_RECV */
     sc__vec bytes;  /* int64 comm_size per task (-1 unknown), indexed by task */
     sc__vec ctype;  /* uint8 coll type per task */
-    sc__vec timed;  /* uint8: the task had a duration */
+    sc__vec timed;  /* uint8: bit 0 the task had a duration, bit 1 sc_eager */
     uint64_t dangling;
     bool all_stepcast; /* every rank was written by stepcast's exporter */
 } build_state;
@@ -531,8 +533,8 @@ static bool eager_pair(build_state *bs, uint32_t send, uint32_t recv) {
     const int64_t *bytes = bs->bytes.data;
     const uint8_t *timed = bs->timed.data;
     int64_t b = bytes[send] > bytes[recv] ? bytes[send] : bytes[recv];
-    if (!timed[send]) tasks[send].dur = model_ns(SC_C_SEND_RECV, b, 2);
-    if (!timed[recv]) tasks[recv].dur = 0;
+    if (!(timed[send] & 1)) tasks[send].dur = model_ns(SC_C_SEND_RECV, b, 2);
+    if (!(timed[recv] & 1)) tasks[recv].dur = 0;
     return sc__graph_add_edge(g, send, recv, SC_E_DATA);
 }
 
@@ -619,7 +621,7 @@ static sc_status add_rank(build_state *bs, const sc_trace *t, rank_nodes *rn, sc
         }
         *b = k->bytes;
         *ct = k->coll_type;
-        *tm = k->has_dur;
+        *tm = (uint8_t)(k->has_dur | (k->eager << 1)); /* bit 1: an eager send/recv */
         task_of[order[w]] = ti;
         if (k->has_start) {
             if (k->ts < lo) lo = k->ts;
@@ -758,7 +760,7 @@ static bool make_group(build_state *bs, uint8_t type, const uint32_t *members, u
     bool all_timed = true;
     for (uint32_t i = 0; i < count; i++) {
         if (bytes[members[i]] > b) b = bytes[members[i]];
-        if (!timed[members[i]]) all_timed = false;
+        if (!(timed[members[i]] & 1)) all_timed = false;
     }
     uint32_t grp = sc__graph_add_group(g, (sc__coll_type)type, b, members, count);
     if (grp == SC__NONE) return false;
@@ -766,7 +768,7 @@ static bool make_group(build_state *bs, uint8_t type, const uint32_t *members, u
         int64_t ns = model_ns(type, b, type == SC_C_SEND_RECV ? 2 : count);
         sc__task *tasks = sc__graph_tasks(g);
         for (uint32_t i = 0; i < count; i++)
-            if (!timed[members[i]]) tasks[members[i]].dur = ns;
+            if (!(timed[members[i]] & 1)) tasks[members[i]].dur = ns;
         SC__VEC_AT(&g->groups, sc__group, grp).transfer_ns = ns;
     }
     return true;
@@ -824,8 +826,9 @@ static sc_status match_groups(build_state *bs, sc_error *err) {
             b++;
         } else {
             uint32_t pair[2] = {s[a++].task, r[b++].task};
-            bool ok = bs->all_stepcast ? make_group(bs, SC_C_SEND_RECV, pair, 2)
-                                       : eager_pair(bs, pair[0], pair[1]);
+            const uint8_t *tm = bs->timed.data;
+            bool eager = !bs->all_stepcast || ((tm[pair[0]] | tm[pair[1]]) & 2);
+            bool ok = eager ? eager_pair(bs, pair[0], pair[1]) : make_group(bs, SC_C_SEND_RECV, pair, 2);
             if (!ok) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
         }
     }

@@ -43,6 +43,7 @@ typedef enum sc__ck_attr {
     SC__CA_SC_SYNC_ARG, /* stream id, device or node id, by sync kind */
     SC__CA_SC_COLL_TYPE, /* sc__coll_type when Chakra has no equivalent */
     SC__CA_SC_FLAGS,    /* sc__task.flags */
+    SC__CA_SC_EAGER,    /* a send/recv paired by an edge, not a rendezvous group */
     SC__CA_COUNT
 } sc__ck_attr;
 

@@ -121,6 +121,41 @@ static bool name_groups(const sc__graph *g, uint32_t **pg_out) {
     return true;
 }
 
+/* Send/recv pairs joined by a cross-rank edge instead of a group (imported
+ * foreign Chakra): partner[t] is the other task, tag[t] a number unique per
+ * pair (after the group indices, which tag grouped pairs). Cross-rank edges
+ * of other kinds cannot be written and are left out. */
+static bool eager_pairs(const sc__graph *g, uint32_t **partner_out, uint32_t **tag_out) {
+    size_t nt = g->tasks.len;
+    uint32_t *partner = sc__alloc_array(nt ? nt : 1, sizeof *partner);
+    uint32_t *tag = sc__alloc_array(nt ? nt : 1, sizeof *tag);
+    if (!partner || !tag) {
+        free(partner);
+        free(tag);
+        return false;
+    }
+    const sc__task *t = sc__graph_tasks(g);
+    const sc__proc *p = sc__graph_procs(g);
+    for (size_t i = 0; i < nt; i++) partner[i] = tag[i] = SC__NONE;
+    uint32_t next = (uint32_t)g->groups.len;
+    for (uint32_t u = 0; u < nt; u++) {
+        if (t[u].kind != SC_T_SEND || t[u].group != SC__NONE) continue;
+        for (uint32_t k = g->succ_off[u]; k < g->succ_off[u + 1]; k++) {
+            uint32_t v = g->succ[k];
+            if (t[v].kind != SC_T_RECV || t[v].group != SC__NONE || partner[v] != SC__NONE ||
+                p[t[v].proc].rank == p[t[u].proc].rank)
+                continue;
+            partner[u] = v;
+            partner[v] = u;
+            tag[u] = tag[v] = next++ & 0x7fffffff;
+            break;
+        }
+    }
+    *partner_out = partner;
+    *tag_out = tag;
+    return true;
+}
+
 /* What one rank's export needs, reused across ranks. */
 typedef struct xrank {
     uint32_t *order;    /* local task indices in export order */
@@ -276,8 +311,14 @@ static bool collect_deps(const sc__graph *g, uint32_t first, uint32_t v, bool ke
 }
 
 /* Writes one node for kept task t (global index ti) into out. */
+typedef struct xgraph {
+    uint32_t *pg;              /* per group: pg_name number */
+    uint32_t *partner, *tag;   /* per task: eager send/recv pairs */
+} xgraph;
+
 static void encode_node(const sc__graph *g, uint32_t ti, uint64_t id, const xrank *x,
-                        const uint32_t *pg, int64_t gap, sc__pbuf *body, sc__pbuf *out) {
+                        const xgraph *xg, int64_t gap, sc__pbuf *body, sc__pbuf *out) {
+    const uint32_t *pg = xg->pg;
     const sc__task *t = &sc__graph_tasks(g)[ti];
     const sc__proc *pr = &sc__graph_procs(g)[t->proc];
     body->len = 0;
@@ -330,10 +371,18 @@ static void encode_node(const sc__graph *g, uint32_t ti, uint64_t id, const xran
             }
             if (grp->bytes >= 0) sc__pb_attr_int64(body, NODE_ATTR, "comm_size", grp->bytes);
         }
+        int32_t tag = grp ? (int32_t)(t->group & 0x7fffffff) : -1;
+        uint32_t other = xg->partner[ti];
+        if (!grp && other != SC__NONE) {
+            int64_t r = SC__VEC_AT(&g->ranks, sc__rank, sc__graph_procs(g)[sc__graph_tasks(g)[other].proc].rank).rank;
+            if (t->kind == SC_T_SEND) dst = r;
+            else src = r;
+            tag = (int32_t)xg->tag[ti];
+        }
         sc__pb_attr_int32(body, NODE_ATTR, "comm_src", (int32_t)src);
         sc__pb_attr_int32(body, NODE_ATTR, "comm_dst", (int32_t)dst);
-        sc__pb_attr_int32(body, NODE_ATTR, "comm_tag",
-                          grp ? (int32_t)(t->group & 0x7fffffff) : -1);
+        sc__pb_attr_int32(body, NODE_ATTR, "comm_tag", tag);
+        if (!grp && other != SC__NONE) sc__pb_attr_int64(body, NODE_ATTR, "sc_eager", 1);
     }
     /* stepcast's own attributes, for an exact round trip. */
     if (t->kind != default_kind(t)) sc__pb_attr_int64(body, NODE_ATTR, "sc_kind", t->kind);
@@ -392,7 +441,7 @@ static void xrank_free(xrank *x) {
 }
 
 /* Encodes rank r into out (cleared first). */
-static sc_status encode_rank(const sc__graph *g, uint32_t r, unsigned flags, const uint32_t *pg,
+static sc_status encode_rank(const sc__graph *g, uint32_t r, unsigned flags, const xgraph *xg,
                              xrank *x, sc__pbuf *body, sc__pbuf *out, sc__chakra_export_stats *st,
                              sc_error *err) {
     const sc__rank *rk = &SC__VEC_AT(&g->ranks, sc__rank, r);
@@ -443,7 +492,7 @@ static sc_status encode_rank(const sc__graph *g, uint32_t r, unsigned flags, con
             gap += x->acc_gap[t->proc];
             x->acc_gap[t->proc] = 0;
         }
-        encode_node(g, first + v, x->node_id[v], x, pg, gap, body, out);
+        encode_node(g, first + v, x->node_id[v], x, xg, gap, body, out);
         st->deps += x->deps.len;
     }
     st->nodes += next;
@@ -467,8 +516,12 @@ sc_status sc__chakra_export(const sc__graph *g, const char *prefix, unsigned fla
                             sc__chakra_export_stats *stats, sc_error *err) {
     sc__chakra_export_stats st = {0};
     if (!g->succ_off) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "graph is not finished");
-    uint32_t *pg = NULL;
-    if (!name_groups(g, &pg)) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    xgraph xg = {0};
+    if (!name_groups(g, &xg.pg)) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    if (!eager_pairs(g, &xg.partner, &xg.tag)) {
+        free(xg.pg);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    }
     xrank x;
     memset(&x, 0, sizeof x);
     sc__vec_init(&x.front, sizeof(uint32_t));
@@ -484,7 +537,7 @@ sc_status sc__chakra_export(const sc__graph *g, const char *prefix, unsigned fla
     char *path = malloc(plen + 32);
     if (!path && s == SC_OK) s = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     for (uint32_t r = 0; r < g->ranks.len && s == SC_OK; r++) {
-        s = encode_rank(g, r, flags, pg, &x, &body, &out, &st, err);
+        s = encode_rank(g, r, flags, &xg, &x, &body, &out, &st, err);
         if (s != SC_OK) break;
         snprintf(path, plen + 32, "%s.%lld.et", prefix, (long long)SC__VEC_AT(&g->ranks, sc__rank, r).rank);
         s = write_file(path, &out, flags, err);
@@ -492,7 +545,9 @@ sc_status sc__chakra_export(const sc__graph *g, const char *prefix, unsigned fla
         st.files++;
     }
     free(path);
-    free(pg);
+    free(xg.pg);
+    free(xg.partner);
+    free(xg.tag);
     xrank_free(&x);
     sc__pbuf_free(&body);
     sc__pbuf_free(&out);
