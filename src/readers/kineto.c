@@ -23,6 +23,7 @@ typedef struct kreader {
     bool saw_events;
     bool bare_array; /* the file is [ ...events ] without the wrapping object */
     bool first_member;
+    unsigned top_seen; /* TOP_* bits of the top-level members read so far */
     uint64_t budget; /* bytes this trace may hold (src/base/budget.c) */
     uint32_t icache[SC__ICACHE]; /* see intern(): id + 1, 0 = empty */
     uint8_t cat_kind[SC__KIND_MEMO];   /* see classify(): kind + 1 per category id */
@@ -526,6 +527,21 @@ static int parse_devices(kreader *r) {
     }
 }
 
+/* Top-level members we read may appear only once (issue 6): a second
+ * "traceEvents" or "distributedInfo" - two traces pasted into one object -
+ * would otherwise be merged or silently replace the first. Within an event,
+ * a repeated key keeps the last value, as most JSON parsers do. */
+enum { TOP_EVENTS = 1, TOP_DIST = 2, TOP_DEVICES = 4, TOP_BASE = 8, TOP_SCHEMA = 16 };
+
+static unsigned top_bit(sc__jstr key) {
+    if (KEY("traceEvents")) return TOP_EVENTS;
+    if (KEY("distributedInfo")) return TOP_DIST;
+    if (KEY("deviceProperties")) return TOP_DEVICES;
+    if (KEY("baseTimeNanoseconds")) return TOP_BASE;
+    if (KEY("schemaVersion")) return TOP_SCHEMA;
+    return 0;
+}
+
 /* The states of the top-level walk; each step is one retryable unit. */
 typedef enum { ST_START, ST_MEMBER, ST_EVENTS_FIRST, ST_EVENTS, ST_END, ST_DONE } kstate;
 
@@ -561,8 +577,14 @@ static int step(kreader *r, kstate *st) {
         sc__jstr key;
         SC__JTRY(sc__jp_string(jp, &key));
         SC__JTRY(sc__jp_expect(jp, ':'));
+        unsigned bit = top_bit(key);
+        if (bit & r->top_seen)
+            return sc__jp_error_at(jp, jp->p, SC_E_FORMAT,
+                                   "duplicate top-level key \"%.*s\" (two traces in one file?)",
+                                   (int)key.n, key.s);
         if (KEY("traceEvents")) {
             SC__JTRY(sc__jp_expect(jp, '['));
+            r->top_seen |= bit;
             r->saw_events = true;
             r->first_member = false;
             *st = ST_EVENTS_FIRST;
@@ -584,6 +606,7 @@ static int step(kreader *r, kstate *st) {
         } else {
             SC__JTRY(sc__jp_skip(jp));
         }
+        r->top_seen |= bit;
         r->first_member = false;
         return SC__J_OK;
     }
