@@ -469,6 +469,68 @@ static void test_sync_targets(void **state) {
     sc_traceset_free(set);
 }
 
+/* The measured-time inference of stream-sync targets (cuda_sync hidden)
+ * against the "Stream Sync" / "Context Sync" events (alexnet and simple_add
+ * have 16 stream syncs and 5 device syncs each): every target agrees. */
+static void test_sync_inference_streams(void **state) {
+    (void)state;
+    static const char *cp[] = {
+        "hta-testdata/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+        "hta-testdata/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz",
+    };
+    for (size_t k = 0; k < 2; k++) {
+        sc_traceset *set = load(sc_test_trace(cp[k]));
+        sc__graph *rec = build(set, -1, false, NULL), *inf = build(set, -1, true, NULL);
+        assert_int_equal(rec->tasks.len, inf->tasks.len);
+        const sc__task *a = sc__graph_tasks(rec), *b = sc__graph_tasks(inf);
+        int streams = 0, devices = 0;
+        for (size_t i = 0; i < rec->tasks.len; i++) {
+            if (a[i].kind != SC_T_SYNC) continue;
+            streams += a[i].sync == SC_SYNC_STREAM;
+            devices += a[i].sync == SC_SYNC_DEVICE;
+            assert_int_equal(a[i].sync, b[i].sync);
+            assert_int_equal(a[i].sync_arg, b[i].sync_arg);
+        }
+        assert_int_equal(streams, 16);
+        assert_int_equal(devices, 5);
+        sc__graph_free(rec);
+        sc__graph_free(inf);
+        sc_traceset_free(set);
+    }
+}
+
+/* Physics check of every stream-sync target on every shared trace: all the
+ * work launched on the target stream before the call must have ended by the
+ * time the call returned (2 us rounding slack); a stream still busy then
+ * was not the one waited for. (The first inference, "the stream whose
+ * task ended last before the return", broke this on trace_diff/test.) */
+static void test_sync_targets_consistent(void **state) {
+    (void)state;
+    for (size_t k = 0; k < sizeof kineto_traces / sizeof kineto_traces[0]; k++) {
+        sc_traceset *set = load(sc_test_trace(kineto_traces[k]));
+        sc__graph *g = build(set, -1, true, NULL);
+        const sc__task *t = sc__graph_tasks(g);
+        for (size_t s = 0; s < g->tasks.len; s++) {
+            if (t[s].kind != SC_T_SYNC || t[s].sync != SC_SYNC_STREAM) continue;
+            for (size_t l = 0; l < g->tasks.len; l++) {
+                if (t[l].kind != SC_T_LAUNCH || t[l].ts >= t[s].ts) continue;
+                if (SC__VEC_AT(&g->procs, sc__proc, t[l].proc).rank != SC__VEC_AT(&g->procs, sc__proc, t[s].proc).rank)
+                    continue;
+                for (uint32_t e = g->succ_off[l]; e < g->succ_off[l + 1]; e++) {
+                    const sc__task *x = &t[g->succ[e]];
+                    if (g->succ_family[e] != SC_E_LAUNCH || x->proc != t[s].sync_arg) continue;
+                    if (x->ts + x->dur > t[s].ts + t[s].dur + 2000)
+                        fail_msg("%s: %s at %lld waits on a stream busy until %lld", kineto_traces[k],
+                                 sc__graph_str(g, t[s].name), (long long)(t[s].ts + t[s].dur),
+                                 (long long)(x->ts + x->dur));
+                }
+            }
+        }
+        sc__graph_free(g);
+        sc_traceset_free(set);
+    }
+}
+
 /* A cycle built by hand is refused with the names of its tasks. */
 static void test_cycle_reported(void **state) {
     (void)state;
@@ -526,6 +588,7 @@ int main(void) {
         cmocka_unit_test(test_iteration_choice),   cmocka_unit_test(test_collective_mismatch),
         cmocka_unit_test(test_sync_targets),       cmocka_unit_test(test_cycle_reported),
         cmocka_unit_test(test_report_deterministic), cmocka_unit_test(test_point_to_point),
+        cmocka_unit_test(test_sync_inference_streams), cmocka_unit_test(test_sync_targets_consistent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -154,6 +154,10 @@ uint32_t sc__stream_first_launched(const sc__bctx *c, uint32_t proc, int64_t aft
 /* Over all the rank's streams: the task launched before `launched_before`
  * whose end is the latest one <= end_limit; SC__NONE if none. */
 uint32_t sc__latest_end(const sc__bctx *c, int64_t launched_before, int64_t end_limit);
+/* Over all the rank's streams whose work launched before `launched_before`
+ * had all ended by end_limit: the last task of the one that finished last
+ * (the stream a stream sync most likely waited for); SC__NONE if none. */
+uint32_t sc__stream_drained(const sc__bctx *c, int64_t launched_before, int64_t end_limit);
 
 /* Build results beyond the graph: the self-check of the cross-stream
  * inference (when some rank had cuda_sync events). */

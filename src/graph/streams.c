@@ -136,3 +136,30 @@ uint32_t sc__latest_end(const sc__bctx *c, int64_t launched_before, int64_t end_
     }
     return best;
 }
+
+/* The end of all work launched on the span before `before` and that work's
+ * last task (the one ending last); SC__NONE when nothing was launched. */
+static uint32_t launched_tail(const sc__bctx *c, const sc__stream_span *s, int64_t before) {
+    const sc__task *t = sc__graph_tasks(c->g);
+    if (s->launch_sorted && s->end_sorted) {
+        uint32_t k = launched_prefix(c, s, before);
+        return k > s->lo ? k - 1 : SC__NONE;
+    }
+    uint32_t best = SC__NONE;
+    for (uint32_t i = s->lo; i < s->hi; i++)
+        if (lts(c, i) < before && (best == SC__NONE || t[i].ts + t[i].dur > t[best].ts + t[best].dur))
+            best = i;
+    return best;
+}
+
+uint32_t sc__stream_drained(const sc__bctx *c, int64_t launched_before, int64_t end_limit) {
+    const sc__task *t = sc__graph_tasks(c->g);
+    const sc__stream_span *s = c->streams.data;
+    uint32_t best = SC__NONE;
+    for (size_t k = 0; k < c->streams.len; k++) {
+        uint32_t i = launched_tail(c, &s[k], launched_before);
+        if (i == SC__NONE || t[i].ts + t[i].dur > end_limit) continue; /* still busy: not this one */
+        if (best == SC__NONE || t[i].ts + t[i].dur > t[best].ts + t[best].dur) best = i;
+    }
+    return best;
+}

@@ -6,9 +6,10 @@
  * documented exception below. The builder only names the target:
  *   - cudaStreamSynchronize -> SC_SYNC_STREAM, the stream from the
  *     "Stream Sync" cuda_sync event when present; otherwise inferred from
- *     measured time: the stream of the GPU task, launched before the call,
- *     whose end is the latest one not after the call's end (+2 us for
- *     integer-us rounding): the call returned because that work finished.
+ *     measured time: among the streams whose work launched before the call
+ *     had all finished by the call's end (+2 us for integer-us rounding; a
+ *     stream still busy then was not the one waited for), the one that
+ *     finished last: the call returned because that work finished.
  *   - cudaDeviceSynchronize / "Context Sync" -> SC_SYNC_DEVICE (sync_arg =
  *     device).
  *   - cudaEventSynchronize -> SC_SYNC_TASK: with an "Event Sync" event, the
@@ -100,7 +101,8 @@ static void resolve(sc__bctx *c, uint32_t i, const sync_events *se) {
             return;
         }
     }
-    uint32_t target = measured_target(c, s);
+    uint32_t target = cls == SC_CALL_SYNC_EVENT ? measured_target(c, s)
+                                                : sc__stream_drained(c, s->ts, s->ts + s->dur + SYNC_SLACK_NS);
     if (target == SC__NONE) {
         set_device(c, s);
     } else if (cls == SC_CALL_SYNC_EVENT) {
