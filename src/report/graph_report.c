@@ -108,6 +108,16 @@ static void text_counts(sc__buf *b, const char *label, const uint64_t *v, size_t
     sc__buf_puts(b, first ? "-\n" : "\n");
 }
 
+/* "ProfilerStep#N" when the rank's graph is one annotated iteration: the
+ * step's first task is the annotation's own time. "" for a whole trace. */
+static const char *iteration_of(const sc__graph *g, const sc__rank *rk) {
+    if (rk->step_first_task == SC__NONE) return "";
+    uint32_t op = sc__graph_tasks(g)[rk->step_first_task].op;
+    if (op == SC__NONE) return "";
+    const char *name = sc__graph_str(g, SC__VEC_AT(&g->ops, sc__op, op).name);
+    return sc__starts_with(name, "ProfilerStep#") ? name : "";
+}
+
 static const char *path_of(const sc_traceset *set, const sc__rank *rk) {
     return rk->trace < set->count ? set->traces[rk->trace]->path : "";
 }
@@ -121,6 +131,10 @@ static void put_json(sc__buf *b, const sc_traceset *set, const sc__graph *g, con
         const char *path = path_of(set, rk);
         sc__buf_printf(b, "    {\"rank\": %lld, \"file\": ", (long long)rk->rank);
         sc__buf_json_str(b, path, strlen(path));
+        const char *it = iteration_of(g, rk);
+        sc__buf_puts(b, ", \"iteration\": ");
+        if (*it) sc__buf_json_str(b, it, strlen(it));
+        else sc__buf_puts(b, "null");
         sc__buf_printf(b, ", \"measured_step_us\": %.3f, \"threads\": %u, \"streams\": %u, \"ops\": %u, "
                           "\"tasks\": %u, \"tasks_by_kind\": ",
                        (double)(rk->step_end - rk->step_start) / 1e3, rc.threads, rc.streams,
@@ -163,7 +177,10 @@ static void put_text(sc__buf *b, const sc_traceset *set, const sc__graph *g, con
         rank_counts rc;
         count_rank(g, r, &rc);
         sc__buf_printf(b, "rank %lld  %s\n", (long long)rk->rank, path_of(set, rk));
-        sc__buf_printf(b, "  %-16s%.3f ms\n", "measured step", (double)(rk->step_end - rk->step_start) / 1e6);
+        const char *it = iteration_of(g, rk);
+        sc__buf_printf(b, "  %-16s%s\n", "iteration", *it ? it : "(whole trace)");
+        sc__buf_printf(b, "  %-16s%.3f ms (annotation start to the end of the last task it caused)\n",
+                       "measured step", (double)(rk->step_end - rk->step_start) / 1e6);
         sc__buf_printf(b, "  %-16s%u threads, %u streams, %u operators\n", "processors", rc.threads,
                        rc.streams, rank_ops(g, r));
         sc__buf_printf(b, "  %-16s%u\n", "tasks", rk->ntasks);
