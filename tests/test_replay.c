@@ -75,16 +75,17 @@ static void test_traced_mode(void **state) {
 }
 
 /* Single-rank traces whose replay is off for reasons outside the simulator,
- * with a looser bound so a regression still shows. See the closing report of
- * issue 4: inferred cross-stream edges that the trace contradicts (dropped by
- * prune.c) leave the true waits on other streams unmodelled. */
+ * with a looser bound so a regression still shows. negative_queue_length:
+ * kernels launched by cudaGraphLaunch start after gaps of 6-65 ms with no
+ * traced cause (CUDA-graph internal dependencies are not in the trace), and
+ * the optimizer's first kernel waits 22 ms for an NCCL kernel on stream 84
+ * through a cross-stream edge the builder does not infer (closing report of
+ * issue 4). */
 static const struct {
     const char *suffix;
     double bound;
 } known[] = {
     {"negative_queue_length_values_check/rank0.json.gz", 45.0},
-    {"trace_diff/control/control.json.gz", 10.0},
-    {"trace_diff/test/test.json.gz", 20.0},
 };
 
 static bool has_iteration(const sc_traceset *set) {
