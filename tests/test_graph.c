@@ -397,6 +397,18 @@ static void test_point_to_point(void **state) {
     assert_int_equal(t[mem[grp[0].first + 1]].kind, SC_T_RECV);
     sc__graph_free(g);
     sc_traceset_free(set);
+
+    /* No metadata and different NCCL stream ids on the two ranks (one
+     * stream each): the i-th streams are the same communicator. */
+    const char *ord[2] = {P2P_RANK(0, "nccl:all_reduce", 24, ""), P2P_RANK(1, "nccl:all_reduce", 31, "")};
+    set = load(write_job(ord, 2));
+    g = build(set, -1, false, NULL);
+    grp = g->groups.data;
+    assert_int_equal(g->groups.len, 1);
+    assert_int_equal(grp[0].count, 2);
+    assert_int_equal(grp[0].type, SC_C_ALL_REDUCE);
+    sc__graph_free(g);
+    sc_traceset_free(set);
     remove_job();
 }
 

@@ -50,66 +50,89 @@ static int cmp_key(const void *a, const void *b) {
     return rx->task < ry->task ? -1 : (rx->task > ry->task);
 }
 
-/* Communicator names: the process group, else "stream N" (N possibly the
- * ordinal of the stream among the rank's NCCL streams). */
-static bool stream_ids_agree(const sc__comm_rec *r, size_t n, uint32_t nranks, bool *same_count) {
-    /* Per rank: the sorted distinct NCCL stream ids (few; quadratic is fine). */
-    int64_t ids[2][64];
-    size_t cnt[2] = {0, 0};
-    bool agree = true;
+/* Records are queued rank by rank (build.c builds ranks in order), so one
+ * rank's records are a contiguous slice [lo, hi). */
+typedef struct slice {
+    size_t lo, hi;
+} slice;
+
+static slice next_slice(const sc__comm_rec *r, size_t n, size_t lo) {
+    size_t hi = lo;
+    while (hi < n && r[hi].rank == r[lo].rank) hi++;
+    return (slice){lo, hi};
+}
+
+enum { MAX_NCCL_STREAMS = 64 };
+
+/* The distinct NCCL stream ids of a rank's records without a process
+ * group, ascending; returns how many (at most MAX_NCCL_STREAMS). */
+static size_t stream_ids(const sc__comm_rec *r, slice sl, int64_t *ids) {
+    size_t k = 0;
+    for (size_t i = sl.lo; i < sl.hi; i++) {
+        if (r[i].pg != SC__NONE) continue;
+        size_t j = 0;
+        while (j < k && ids[j] < r[i].stream) j++;
+        if ((j < k && ids[j] == r[i].stream) || k == MAX_NCCL_STREAMS) continue;
+        memmove(ids + j + 1, ids + j, (k - j) * sizeof *ids);
+        ids[j] = r[i].stream;
+        k++;
+    }
+    return k;
+}
+
+/* Do all ranks with NCCL streams use the same stream ids? If not, are
+ * their numbers of streams equal (then the i-th streams correspond)? */
+static bool stream_ids_agree(const sc__comm_rec *r, size_t n, bool *same_count) {
+    int64_t first[MAX_NCCL_STREAMS], ids[MAX_NCCL_STREAMS];
+    size_t nfirst = 0;
+    bool have_first = false, agree = true;
     *same_count = true;
-    for (uint32_t rank = 0; rank < nranks; rank++) {
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (r[i].rank != rank || r[i].pg != SC__NONE) continue;
-            bool seen = false;
-            for (size_t j = 0; j < k; j++) seen |= ids[rank ? 1 : 0][j] == r[i].stream;
-            if (!seen && k < 64) ids[rank ? 1 : 0][k++] = r[i].stream;
+    for (size_t lo = 0; lo < n;) {
+        slice sl = next_slice(r, n, lo);
+        lo = sl.hi;
+        size_t k = stream_ids(r, sl, ids);
+        if (!k) continue;
+        if (!have_first) {
+            memcpy(first, ids, k * sizeof *ids);
+            nfirst = k;
+            have_first = true;
+            continue;
         }
-        cnt[rank ? 1 : 0] = k;
-        if (rank == 0 || k == 0) continue;
-        if (k != cnt[0]) *same_count = false;
-        for (size_t j = 0; j < k; j++) {
-            bool found = false;
-            for (size_t m = 0; m < cnt[0]; m++) found |= ids[0][m] == ids[1][j];
-            agree &= found;
-        }
+        if (k != nfirst) *same_count = false;
+        agree &= k == nfirst && memcmp(first, ids, k * sizeof *ids) == 0;
     }
     return agree;
 }
 
-/* Ordinal of rec's stream among its rank's NCCL streams, by id. */
-static uint32_t stream_ordinal(const sc__comm_rec *r, size_t n, size_t i) {
-    int64_t below[64];
-    size_t k = 0;
-    for (size_t j = 0; j < n; j++) {
-        if (r[j].rank != r[i].rank || r[j].pg != SC__NONE || r[j].stream >= r[i].stream) continue;
-        bool seen = false;
-        for (size_t m = 0; m < k; m++) seen |= below[m] == r[j].stream;
-        if (!seen && k < 64) below[k++] = r[j].stream;
-    }
-    return (uint32_t)k;
+/* Position of a stream id in a rank's ascending id list. */
+static uint32_t ordinal_in(const int64_t *ids, size_t k, int64_t stream) {
+    uint32_t o = 0;
+    while (o < k && ids[o] != stream) o++;
+    return o;
 }
 
 /* Gives every record a communicator ordinal and a readable label. */
 static bool assign_comms(sc__graph *g, const sc__comm_rec *r, size_t n, comm_key *keys,
                          uint32_t *labels, uint32_t *ncomms) {
-    uint32_t nranks = (uint32_t)g->ranks.len;
     bool same_count;
-    bool by_id = stream_ids_agree(r, n, nranks, &same_count) || !same_count;
+    bool by_id = stream_ids_agree(r, n, &same_count) || !same_count;
     uint32_t count = 0;
+    int64_t ids[MAX_NCCL_STREAMS];
+    size_t nids = 0;
     for (size_t i = 0; i < n; i++) {
+        if (!by_id && (i == 0 || r[i].rank != r[i - 1].rank))
+            nids = stream_ids(r, next_slice(r, n, i), ids);
         char label[96];
         if (r[i].pg != SC__NONE)
             snprintf(label, sizeof label, "process group %s", sc__graph_str(g, r[i].pg));
         else if (by_id)
             snprintf(label, sizeof label, "stream %lld", (long long)r[i].stream);
         else
-            snprintf(label, sizeof label, "NCCL stream #%u", stream_ordinal(r, n, i));
+            snprintf(label, sizeof label, "NCCL stream #%u", ordinal_in(ids, nids, r[i].stream));
         uint32_t id = sc__intern_put(&g->strings, label, strlen(label));
         if (id == SC__NONE) return false;
         uint32_t comm = SC__NONE;
-        for (uint32_t k = 0; k < count; k++)
+        for (uint32_t k = 0; k < count && comm == SC__NONE; k++)
             if (labels[k] == id) comm = k;
         if (comm == SC__NONE) {
             comm = count;
