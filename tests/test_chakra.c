@@ -470,6 +470,10 @@ static void test_megatron_round_trip(void **state) {
         assert_int_equal(a->sync, b->sync);
         assert_int_equal(a->group == SC__NONE, b->group == SC__NONE);
         assert_string_equal(sc__graph_str(g, a->name), sc__graph_str(h, b->name));
+        assert_int_equal(a->op == SC__NONE, b->op == SC__NONE);
+        if (a->op != SC__NONE)
+            assert_string_equal(sc__graph_str(g, SC__VEC_AT(&g->ops, sc__op, a->op).name),
+                                sc__graph_str(h, SC__VEC_AT(&h->ops, sc__op, b->op).name));
     }
     free(ka);
     free(kb);

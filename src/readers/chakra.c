@@ -151,6 +151,7 @@ typedef struct ck_node {
     uint64_t id;
     int64_t dur, ts, gap, bytes, sync_arg, proc_id;
     uint32_t name, pg;
+    uint32_t op_name; /* interned sc_op, SC__NONE when absent */
     uint32_t ctrl_first, ctrl_count, data_first, data_count;
     uint32_t fam_off;  /* into the rank's family bytes, SC__NONE when none */
     int32_t src, dst, tag, device;
@@ -294,7 +295,9 @@ static sc_status decode_rank(sc__graph *g, const sc_trace *t, rank_nodes *rn, sc
         k->ck_type = n.type < 256 ? (uint8_t)n.type : 0;
         k->name = sc__intern_put(&g->strings, n.name ? n.name : "", n.name_len);
         k->pg = sc__intern_put(&g->strings, n.pg_name ? n.pg_name : "", n.pg_name_len);
-        if (k->name == SC__NONE || k->pg == SC__NONE)
+        k->op_name = SC__NONE;
+        bool op_oom = n.op_name && (k->op_name = sc__intern_put(&g->strings, n.op_name, n.op_name_len)) == SC__NONE;
+        if (k->name == SC__NONE || k->pg == SC__NONE || op_oom)
             return sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
         k->ctrl_first = (uint32_t)n.ctrl_first;
         k->ctrl_count = (uint32_t)n.ctrl_count;
@@ -517,7 +520,28 @@ typedef struct build_state {
     sc__vec timed;  /* uint8: bit 0 the task had a duration, bit 1 sc_eager */
     uint64_t dangling;
     bool all_stepcast; /* every rank was written by stepcast's exporter */
+    sc__vec op_of_name; /* uint32 per interned string: op index + 1, 0 = none yet */
 } build_state;
+
+/* The sc__op of an sc_op name: one per distinct name (reports attribute by
+ * the name; the instance hierarchy is not exported). SC__NONE on OOM. */
+static uint32_t op_for_name(build_state *bs, uint32_t name) {
+    sc__vec *v = &bs->op_of_name;
+    if (name >= v->len) {
+        if (!sc__vec_reserve(v, (size_t)name + 1)) return SC__NONE;
+        memset((uint32_t *)v->data + v->len, 0, ((size_t)name + 1 - v->len) * sizeof(uint32_t));
+        v->len = (size_t)name + 1;
+    }
+    uint32_t *slot = &((uint32_t *)v->data)[name];
+    if (!*slot) {
+        sc__op *op = sc__vec_push(&bs->g->ops);
+        if (!op) return SC__NONE;
+        op->name = name;
+        op->parent = op->module = op->layer = SC__NONE;
+        *slot = (uint32_t)bs->g->ops.len;
+    }
+    return *slot - 1;
+}
 
 static int64_t model_ns(uint8_t type, int64_t bytes, uint32_t n);
 
@@ -607,6 +631,10 @@ static sc_status add_rank(build_state *bs, const sc_trace *t, rank_nodes *rn, sc
         task.seq = sc__graph_procs(g)[proc].ntasks++; /* reset by finish() */
         task.name = k->name;
         task.op = task.group = task.event = SC__NONE;
+        if (k->op_name != SC__NONE && (task.op = op_for_name(bs, k->op_name)) == SC__NONE) {
+            st = sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
+            goto out;
+        }
         task.kind = k->kind;
         task.sync = k->sync;
         task.flags = k->flags;
@@ -849,6 +877,7 @@ sc_status sc__graph_build_chakra(const sc_traceset *set, sc__graph **out, sc_err
     sc__vec_init(&bs.bytes, sizeof(int64_t));
     sc__vec_init(&bs.ctype, 1);
     sc__vec_init(&bs.timed, 1);
+    sc__vec_init(&bs.op_of_name, sizeof(uint32_t));
     sc_status st = SC_OK;
     for (size_t i = 0; i < set->count && st == SC_OK; i++) {
         const sc_trace *t = set->traces[i];
@@ -876,6 +905,7 @@ sc_status sc__graph_build_chakra(const sc_traceset *set, sc__graph **out, sc_err
     sc__vec_free(&bs.bytes);
     sc__vec_free(&bs.ctype);
     sc__vec_free(&bs.timed);
+    sc__vec_free(&bs.op_of_name);
     if (st != SC_OK) {
         sc__graph_free(g);
         return st;

@@ -210,6 +210,11 @@ static bool decode_attr(rd *r, sc__chakra_node *n) {
         n->pg_name_len = str_len;
         return true;
     }
+    if (str && name_len == 5 && memcmp(name, "sc_op", 5) == 0) {
+        n->op_name = (const char *)str;
+        n->op_name_len = str_len;
+        return true;
+    }
     if (str && name_len == 6 && memcmp(name, "sc_fam", 6) == 0) {
         n->fam = str;
         n->fam_len = str_len;

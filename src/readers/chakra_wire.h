@@ -63,6 +63,8 @@ typedef struct sc__chakra_node {
     int64_t attr[SC__CA_COUNT];
     const char *pg_name; /* string_val of "pg_name", NULL when absent */
     size_t pg_name_len;
+    const char *op_name; /* string_val of "sc_op" (enclosing operator), NULL when absent */
+    size_t op_name_len;
     /* bytes_val of "sc_fam": the sc__edge_family of each dependency (ctrl
      * ones first, then data), written by stepcast; NULL when absent. */
     const uint8_t *fam;

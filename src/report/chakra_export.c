@@ -19,8 +19,9 @@
  *     launches, stream order, cross-stream waits, GPU->CPU syncs and data
  *     deps go to data_deps.
  * sc_* attributes (exact ns durations and starts, gaps, task kinds, syncs,
- * the family of each dependency) let stepcast read its own export back into
- * the same graph; other readers ignore them.
+ * the family of each dependency, the enclosing operator's name) let stepcast
+ * read its own export back into the same graph; other readers ignore them.
+ * Not kept: the operator hierarchy (parent, module, layer) and event indices.
  *
  * SC_EXPORT_NO_CPU drops CPU operator tasks but keeps runtime calls (their
  * time moves into the next kept task's gap on that thread); SC_EXPORT_GPU_ONLY
@@ -390,6 +391,10 @@ static void encode_node(const sc__graph *g, uint32_t ti, uint64_t id, const xran
     if (t->ts < 0 || t->ts % 1000) sc__pb_attr_int64(body, NODE_ATTR, "sc_ts_ns", t->ts);
     if (gap) sc__pb_attr_int64(body, NODE_ATTR, "sc_gap_ns", gap);
     if (t->flags) sc__pb_attr_int64(body, NODE_ATTR, "sc_flags", t->flags);
+    if (t->op != SC__NONE && t->op < g->ops.len) {
+        uint32_t on = SC__VEC_AT(&g->ops, sc__op, t->op).name;
+        sc__pb_attr_str(body, NODE_ATTR, "sc_op", sc__graph_str(g, on), sc__intern_len(&g->strings, on));
+    }
     if (t->kind == SC_T_SYNC && t->sync != SC_SYNC_NONE) {
         int64_t arg = -1;
         if (t->sync == SC_SYNC_STREAM && t->sync_arg < g->procs.len)
