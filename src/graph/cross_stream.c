@@ -178,6 +178,9 @@ static bool infer_thread(sc__bctx *c, uint32_t lo, uint32_t hi, sc__vec *out) {
     int64_t rec_ts = INT64_MIN;  /* the latest record since the last wait */
     bool record_since_wait = false, waiting = false;
     int64_t wait_rec_ts = INT64_MIN; /* when the awaited record happened */
+    /* Candidates fixed at the wait (later calls are all after the record):
+     * the public rule's source and the home stream's last task. */
+    uint32_t pub = SC__NONE, home_src = SC__NONE;
     for (uint32_t i = lo; i < hi; i++) {
         uint8_t cls = SC__SCRATCH(c, call_class, uint8_t, i);
         if (cls == SC_CALL_EVENT_RECORD) {
@@ -189,17 +192,18 @@ static bool infer_thread(sc__bctx *c, uint32_t lo, uint32_t hi, sc__vec *out) {
             waiting = true;
             wait_rec_ts = record_since_wait ? rec_ts : t[i].ts;
             record_since_wait = false;
+            pub = last_launched(c, lo, i, wait_rec_ts, SC__NONE);
+            home_src = home != SC__NONE ? last_launched(c, lo, i, wait_rec_ts, home) : SC__NONE;
             continue;
         }
         uint32_t dst = SC__SCRATCH(c, gpu_first, uint32_t, i);
         if (!waiting || dst == SC__NONE) continue;
         /* The public rule's source: the last launch before the record. A
          * launch on that same stream cannot be what the wait was for. */
-        uint32_t src = last_launched(c, lo, i, wait_rec_ts, SC__NONE);
+        uint32_t src = pub;
         /* Records usually go on the current stream: prefer its last task
          * when the destination is elsewhere and measured time allows it. */
-        uint32_t h = SC__NONE;
-        if (home != SC__NONE && home != t[dst].proc) h = last_launched(c, lo, i, wait_rec_ts, home);
+        uint32_t h = home != t[dst].proc ? home_src : SC__NONE;
         if (h != SC__NONE && ends_before(t, h, dst)) {
             src = h;
         } else if (src == SC__NONE || t[src].proc == t[dst].proc) {
