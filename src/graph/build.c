@@ -72,7 +72,6 @@ static void ctx_reset(sc__bctx *c) {
     c->op_first.len = c->op_last.len = c->op_event.len = c->call_class.len = 0;
     c->gpu_first.len = c->gpu_last.len = c->launch_of.len = 0;
     c->name_map.len = 0;
-    c->threads.len = 0;
     c->main_proc = SC__NONE;
     c->device = -1;
 }
@@ -88,7 +87,6 @@ static void ctx_free(sc__bctx *c) {
     sc__vec_free(&c->gpu_last);
     sc__vec_free(&c->launch_of);
     sc__vec_free(&c->name_map);
-    sc__vec_free(&c->threads);
     sc__vec_free(&c->streams);
     sc__vec_free(&c->gpu_lts);
 }
@@ -178,7 +176,6 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
     sc__vec_init(&c.gpu_last, sizeof(uint32_t));
     sc__vec_init(&c.launch_of, sizeof(uint32_t));
     sc__vec_init(&c.name_map, sizeof(uint32_t));
-    sc__vec_init(&c.threads, sizeof(uint32_t));
     sc__vec_init(&c.streams, sizeof(sc__stream_span));
     sc__vec_init(&c.gpu_lts, sizeof(int64_t));
     sc_status st = SC_OK;

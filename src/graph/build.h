@@ -12,6 +12,9 @@
  *   cross_stream.c cudaEventRecord / cudaStreamWaitEvent edges;
  *   syncs.c        what each GPU->CPU sync task waits for;
  * then, across ranks, collectives.c matches collectives into groups.
+ * Helpers: idmap.c (int64 -> uint32 hash map for correlation ids),
+ * runtime_calls.c (what a CUDA/HIP call does, by name), streams.c (a
+ * rank's GPU tasks by stream, for launch-time lookups).
  *
  * Scratch data lives in the context, in flat arrays indexed by the task's
  * offset from the rank's first task, and is reset for each rank.
@@ -72,7 +75,8 @@ typedef struct sc__window {
     bool whole;          /* no annotation: the whole trace */
 } sc__window;
 
-/* Per-launch facts the later steps need, indexed by local task offset. */
+/* The per-rank build context: what the steps share, and scratch indexed by
+ * the local task offset (task - first_task). */
 typedef struct sc__bctx {
     sc__graph *g;
     const sc_trace *t;
@@ -97,7 +101,6 @@ typedef struct sc__bctx {
     sc__vec launch_of;   /* uint32 per local task: launch task of a GPU task */
 
     sc__vec name_map;    /* uint32 per trace string id: graph string id, SC__NONE = not yet */
-    sc__vec threads;     /* uint32 processors of the rank's CPU threads, main first */
 
     sc__vec streams;     /* sc__stream_span: the rank's GPU tasks by stream (streams.c) */
     sc__vec gpu_lts;     /* int64 per GPU task (index - first_gpu_task): launch time */

@@ -328,10 +328,8 @@ sc_status sc__build_cpu(sc__bctx *c, sc_error *err) {
             qsort(idx, n, sizeof *idx, cmp_event);
             const sc__track *tr = sc__trace_track_at(t, k);
             s.proc = sc__graph_add_proc(c->g, c->rank, SC_P_THREAD, -1, tr->tid);
-            uint32_t *slot = sc__vec_push(&c->threads);
-            ok = s.proc != SC__NONE && slot;
+            ok = s.proc != SC__NONE;
             if (!ok) break;
-            *slot = s.proc;
             if (k == main_track) c->main_proc = s.proc;
             s.track = k;
             s.seq = 0;

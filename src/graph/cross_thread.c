@@ -20,7 +20,10 @@
  *      thread triggered it), and the burst's last task -> the first main-
  *      thread task that starts at or after the burst's end (the main thread
  *      waited for it, as in backward()). Both follow measured time, so they
- *      cannot form a cycle with program order.
+ *      cannot form a cycle with program order. The burst's first task keeps
+ *      the thread's idle time before it as its gap, so an unchanged replay
+ *      starts it when it was measured to start; the trigger edge matters
+ *      when the main thread is slowed down (the burst then waits for it).
  */
 #include "build.h"
 
