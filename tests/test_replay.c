@@ -183,6 +183,91 @@ static void test_scaling_gpu_moves_the_step(void **state) {
     sc_traceset_free(set);
 }
 
+
+/* A hand-built 2-rank job whose breakdown and critical path are known:
+ * rank 0: cpu a (100) | launch L1 (10) -> gemm K1 (200) on stream 7 |
+ *         launch L2 (10) -> all-reduce C0 (50) on stream 24;
+ * rank 1: launch L3 (10) -> all-reduce C1 (160, waiting for rank 0) on stream 24.
+ * The measured times are consistent (both all-reduces end at 170), so the
+ * calibration finds no clock skew and no start offset, no launch-latency
+ * sample (every GPU task is first on its stream) and a transfer time of
+ * min(50, 160) = 50. Coupled: C0 and C1 end at max(120, 10) + 50 = 170. */
+static uint32_t hand_task(sc__graph *g, uint32_t proc, uint32_t seq, sc__task_kind kind, int64_t ts,
+                          int64_t dur, const char *name) {
+    sc__task t;
+    memset(&t, 0, sizeof t);
+    t.ts = ts;
+    t.dur = dur;
+    t.proc = proc;
+    t.seq = seq;
+    t.name = sc__intern_put(&g->strings, name, strlen(name));
+    t.op = t.group = t.event = t.sync_arg = SC__NONE;
+    t.kind = (uint8_t)kind;
+    return sc__graph_add_task(g, &t);
+}
+
+static void test_breakdown_and_critical_path(void **state) {
+    (void)state;
+    sc__graph *g = sc__graph_new();
+    assert_non_null(g);
+    uint32_t r0 = sc__graph_add_rank(g, 0, SC__NONE);
+    uint32_t th0 = sc__graph_add_proc(g, r0, SC_P_THREAD, -1, 1);
+    uint32_t s7 = sc__graph_add_proc(g, r0, SC_P_STREAM, 0, 7);
+    uint32_t s24 = sc__graph_add_proc(g, r0, SC_P_STREAM, 0, 24);
+    uint32_t a = hand_task(g, th0, 0, SC_T_CPU, 0, 100, "forward");
+    uint32_t l1 = hand_task(g, th0, 1, SC_T_LAUNCH, 100, 10, "cudaLaunchKernel");
+    uint32_t l2 = hand_task(g, th0, 2, SC_T_LAUNCH, 110, 10, "cudaLaunchKernelExC");
+    uint32_t k1 = hand_task(g, s7, 0, SC_T_KERNEL, 110, 200, "ampere_sgemm_128x64_tn");
+    uint32_t c0 = hand_task(g, s24, 0, SC_T_COLL, 120, 50, "ncclDevKernel_AllReduce");
+    SC__VEC_AT(&g->ranks, sc__rank, r0).step_first_task = a;
+    SC__VEC_AT(&g->ranks, sc__rank, r0).step_end = 300;
+    uint32_t r1 = sc__graph_add_rank(g, 1, SC__NONE);
+    uint32_t th1 = sc__graph_add_proc(g, r1, SC_P_THREAD, -1, 1);
+    uint32_t s24b = sc__graph_add_proc(g, r1, SC_P_STREAM, 1, 24);
+    uint32_t l3 = hand_task(g, th1, 0, SC_T_LAUNCH, 0, 10, "cudaLaunchKernelExC");
+    uint32_t c1 = hand_task(g, s24b, 0, SC_T_COLL, 10, 160, "ncclDevKernel_AllReduce");
+    SC__VEC_AT(&g->ranks, sc__rank, r1).step_first_task = l3;
+    SC__VEC_AT(&g->ranks, sc__rank, r1).step_end = 170;
+    assert_true(sc__graph_add_edge(g, l1, k1, SC_E_LAUNCH));
+    assert_true(sc__graph_add_edge(g, l2, c0, SC_E_LAUNCH));
+    assert_true(sc__graph_add_edge(g, l3, c1, SC_E_LAUNCH));
+    uint32_t members[2] = {c0, c1};
+    assert_int_not_equal(sc__graph_add_group(g, SC_C_ALL_REDUCE, 1024, members, 2), SC__NONE);
+    sc_error err;
+    assert_int_equal(sc__graph_finish(g, true, &err), SC_OK);
+
+    sc__replay *r;
+    assert_int_equal(sc__replay_graph(g, NULL, true, NULL, 0, &r, &err), SC_OK);
+    assert_int_equal(r->sim.end[c0], 170);
+    assert_int_equal(r->sim.end[c1], 170);
+    const sc__replay_rank *a0 = &r->ranks[0], *a1 = &r->ranks[1];
+    assert_int_equal(a0->sim_end - a0->sim_start, 310);
+    assert_int_equal(a0->exposed_compute_ns, 150); /* [110,120) and [170,310) */
+    assert_int_equal(a0->overlapped_ns, 50);       /* the all-reduce under the gemm */
+    assert_int_equal(a0->exposed_comm_ns, 0);
+    assert_int_equal(a0->idle_ns, 110);
+    assert_int_equal(a0->nwindows, 1);
+    assert_true(fabs(a0->sm_busy[0] - 200.0 / 310.0) < 1e-9);
+    assert_int_equal(a1->exposed_comm_ns, 160);
+    assert_int_equal(a1->idle_ns, 10);
+    assert_int_equal(r->slowest, 0);
+    assert_true(fabs(sc__replay_error_pct(a0->measured_ns, 310) - 100.0 * 10 / 300) < 1e-9);
+
+    /* Critical path: gemm <- launch <- forward, 310 ns in all. */
+    const sc__cp_summary *cp = &r->cp;
+    assert_int_equal(cp->length_ns, 310);
+    assert_int_equal(cp->ntasks, 3);
+    int64_t sum = 0;
+    for (size_t i = 0; i < cp->nclass; i++) sum += cp->by_class[i].ns;
+    for (size_t i = 0; i < cp->nedge; i++) sum += cp->by_edge[i].ns;
+    assert_int_equal(sum, cp->length_ns);
+    assert_string_equal(cp->by_class[0].name, "gemm");
+    assert_int_equal(cp->by_class[0].ns, 200);
+    assert_string_equal(cp->by_class[1].name, "cpu");
+    assert_string_equal(cp->by_class[2].name, "launch");
+    sc__replay_free(r);
+}
+
 static char *report(const sc_traceset *set, const sc_replay_options *o, int json, size_t *len) {
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
@@ -266,6 +351,7 @@ int main(void) {
         cmocka_unit_test(test_scaling_gpu_moves_the_step),
         cmocka_unit_test(test_output_is_deterministic),
         cmocka_unit_test(test_chrome_timeline),
+        cmocka_unit_test(test_breakdown_and_critical_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
