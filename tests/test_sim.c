@@ -167,6 +167,44 @@ static void test_sync_waits_at_simulated_time(void **state) {
     sc__graph_free(t.g);
 }
 
+/* "Already launched" is decided at simulated time, across threads: a sync
+ * waits for a kernel another thread launched before the sync started, and
+ * not for one launched after. */
+static void test_sync_sees_launches_of_other_threads(void **state) {
+    (void)state;
+    for (int late = 0; late < 2; late++) {
+        tg t;
+        tg_init(&t, 1);
+        uint32_t a = tg_proc(&t, 0, SC_P_THREAD, 1);
+        uint32_t b = tg_proc(&t, 0, SC_P_THREAD, 2);
+        uint32_t st = tg_proc(&t, 0, SC_P_STREAM, 7);
+        uint32_t work = tg_task(&t, a, SC_T_CPU, late ? 1500 : 1000, 0, "work");
+        uint32_t l = tg_task(&t, a, SC_T_LAUNCH, 10, 0, "launch");
+        uint32_t k = tg_task(&t, st, SC_T_KERNEL, 500, 0, "k");
+        uint32_t pre = tg_task(&t, b, SC_T_CPU, 1200, 0, "other");
+        uint32_t sy = tg_task(&t, b, SC_T_SYNC, 77, 0, "cudaStreamSynchronize");
+        sc__graph_tasks(t.g)[sy].sync = SC_SYNC_STREAM;
+        sc__graph_tasks(t.g)[sy].sync_arg = st;
+        tg_edge(&t, l, k, SC_E_LAUNCH);
+        (void)work;
+        (void)pre;
+        tg_finish(&t);
+        sc__sim s = run(&t, true, 0);
+        assert_int_equal(s.start[sy], 1200);
+        if (!late) {
+            assert_int_equal(s.end[k], 1510); /* launched at 1010, before the sync */
+            assert_int_equal(s.end[sy], 1510);
+            assert_int_equal(s.waited[sy], k);
+        } else {
+            assert_int_equal(s.start[k], 1510); /* launched at 1510, after the sync began */
+            assert_int_equal(s.end[sy], 1200);  /* sync_base is 0 here */
+            assert_int_equal(s.waited[sy], SC__NONE);
+        }
+        sc__sim_free(&s);
+        sc__graph_free(t.g);
+    }
+}
+
 /* A device sync waits for the last launched task on every stream of the device. */
 static void test_device_sync(void **state) {
     (void)state;
@@ -355,6 +393,7 @@ int main(void) {
         cmocka_unit_test(test_launch_latency_and_stream_order),
         cmocka_unit_test(test_sync_waits_at_simulated_time),
         cmocka_unit_test(test_device_sync),
+        cmocka_unit_test(test_sync_sees_launches_of_other_threads),
         cmocka_unit_test(test_group_coupling),
         cmocka_unit_test(test_deadlock_is_reported),
         cmocka_unit_test(test_cross_edges),
