@@ -412,6 +412,37 @@ static void test_point_to_point(void **state) {
     remove_job();
 }
 
+/* Rank 0 completed steps #1 and #2, rank 1's #2 was cut off: both ranks
+ * build #1 (their collectives must pair up), with a warning. */
+static void test_common_iteration(void **state) {
+    (void)state;
+#define STEP(N, TS, CORR, KERNEL)                                                                         \
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#" #N "\",\"pid\":1,\"tid\":1,"       \
+    "\"ts\":" #TS "00,\"dur\":100},"                                                                     \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":" #TS   \
+    "10,\"dur\":5,\"args\":{\"correlation\":" #CORR "}}" KERNEL
+#define KERNEL_OF(TS, CORR)                                                                               \
+    ",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":" #TS "20,\"dur\":5,"      \
+    "\"args\":{\"correlation\":" #CORR ",\"stream\":7}}"
+    const char *texts[2] = {
+        "{\"distributedInfo\":{\"rank\":0,\"world_size\":2},\"traceEvents\":[" STEP(1, 1, 1, KERNEL_OF(1, 1)) ","
+        STEP(2, 2, 2, KERNEL_OF(2, 2)) "]}",
+        "{\"distributedInfo\":{\"rank\":1,\"world_size\":2},\"traceEvents\":[" STEP(1, 1, 1, KERNEL_OF(1, 1)) ","
+        STEP(2, 2, 2, "") "]}"};
+#undef STEP
+#undef KERNEL_OF
+    sc_traceset *set = load(write_job(texts, 2));
+    sc__graph *g = build(set, -1, false, NULL);
+    assert_int_equal(rank_at(g, 0)->step_start, 100000);
+    assert_int_equal(rank_at(g, 1)->step_start, 100000);
+    bool found = false;
+    for (size_t i = 0; i < g->nwarnings; i++) found |= strstr(g->warnings[i], "using ProfilerStep#1") != NULL;
+    assert_true(found);
+    sc__graph_free(g);
+    sc_traceset_free(set);
+    remove_job();
+}
+
 /* Rank 1 has one NCCL kernel where rank 0 has two: a warning naming it, the
  * first matched, the leftover alone in its group and flagged. */
 static void test_collective_mismatch(void **state) {
@@ -600,7 +631,7 @@ int main(void) {
         cmocka_unit_test(test_iteration_choice),   cmocka_unit_test(test_collective_mismatch),
         cmocka_unit_test(test_sync_targets),       cmocka_unit_test(test_cycle_reported),
         cmocka_unit_test(test_report_deterministic), cmocka_unit_test(test_point_to_point),
-        cmocka_unit_test(test_sync_inference_streams), cmocka_unit_test(test_sync_targets_consistent),
+        cmocka_unit_test(test_sync_inference_streams), cmocka_unit_test(test_common_iteration), cmocka_unit_test(test_sync_targets_consistent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -136,6 +136,30 @@ static sc_status build_rank(sc__bctx *c, uint32_t trace_index, sc_error *err) {
 
 static bool job_warn(void *g, const char *msg) { return sc__graph_warn(g, "%s", msg); }
 
+/* Ranks must replay the same step or their collectives do not pair up.
+ * When each rank's last complete step is not the same N, take the
+ * smallest (every rank has completed it, step numbers being global) and
+ * say so; -1 (each rank its own window) when a rank has no steps at all. */
+static sc_status common_iteration(sc__bctx *c, const sc_traceset *set, int64_t *out, sc_error *err) {
+    int64_t lo = INT64_MAX, hi = -1;
+    *out = -1;
+    size_t nwarn = c->g->nwarnings; /* the real pass repeats any window warning */
+    sc_status st = SC_OK;
+    for (size_t i = 0; i < set->count && st == SC_OK && lo >= 0; i++) {
+        c->t = set->traces[i];
+        st = sc__build_window(c, err);
+        if (c->win.number < lo) lo = c->win.number;
+        if (c->win.number > hi) hi = c->win.number;
+    }
+    while (c->g->nwarnings > nwarn) free(c->g->warnings[--c->g->nwarnings]);
+    if (st != SC_OK || lo < 0 || lo == hi) return st;
+    *out = lo;
+    if (!sc__graph_warn(c->g, "ranks' last complete iterations differ (ProfilerStep#%lld to #%lld); "
+                        "using ProfilerStep#%lld on every rank", (long long)lo, (long long)hi, (long long)lo))
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    return SC_OK;
+}
+
 /* Gives back a vector's spare capacity (doubling leaves up to half unused);
  * a graph is read many times after one build. Failure to shrink is harmless. */
 static void shrink(sc__vec *v) {
@@ -181,6 +205,11 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
     sc_status st = SC_OK;
     if (!sc__idmap_init(&c.corr, 4096) || !sc__idmap_init(&c.op_at, 4096))
         st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    sc__build_options common = *opts;
+    if (st == SC_OK && opts->iteration < 0 && set->count > 1) {
+        st = common_iteration(&c, set, &common.iteration, err);
+        c.opts = &common;
+    }
     for (size_t i = 0; st == SC_OK && i < set->count; i++) {
         c.t = set->traces[i];
         st = build_rank(&c, (uint32_t)i, err);
