@@ -586,6 +586,52 @@ static size_t cross_rank_edges(const sc__graph *g) {
     return n;
 }
 
+/* DLRM: two CPU threads per rank (cross-thread edges), four streams,
+ * memcpys, all-to-all as SendRecv kernels: the same graph and replay. */
+static void test_dlrm_round_trip(void **state) {
+    (void)state;
+    const char *p = sc_test_trace("param-dlrm-8rank/kineto");
+    sc__graph *g = build_paths(&p, 1, NULL);
+    char pfx[512];
+    snprintf(pfx, sizeof pfx, "%s", tmp_prefix("dlrm"));
+    sc__chakra_export_stats st;
+    sc_error err;
+    assert_int_equal(sc__chakra_export(g, pfx, SC_EXPORT_FORCE, &st, &err), SC_OK);
+    char names[8][600];
+    const char *paths[8];
+    for (int r = 0; r < 8; r++) {
+        snprintf(names[r], sizeof names[r], "%s.%d.et", pfx, r);
+        paths[r] = names[r];
+    }
+    sc__graph *h = build_paths(paths, 8, NULL);
+    assert_int_equal(h->tasks.len, g->tasks.len);
+    assert_int_equal(h->nedges, g->nedges);
+    assert_int_equal(h->groups.len, g->groups.len);
+    uint64_t fa[SC_E_FAMILY_COUNT], fb[SC_E_FAMILY_COUNT];
+    family_counts(g, fa);
+    family_counts(h, fb);
+    assert_memory_equal(fa, fb, sizeof fa);
+    assert_true(fa[SC_E_CROSS_THREAD] > 0);
+    task_key *ka = sorted_keys(g), *kb = sorted_keys(h);
+    for (size_t i = 0; i < g->tasks.len; i++) {
+        const sc__task *a = &sc__graph_tasks(g)[ka[i].index], *b = &sc__graph_tasks(h)[kb[i].index];
+        assert_int_equal(ka[i].id, kb[i].id);
+        assert_int_equal(ka[i].device, kb[i].device);
+        assert_int_equal(a->dur, b->dur);
+        assert_int_equal(a->kind, b->kind);
+    }
+    free(ka);
+    free(kb);
+    int64_t ma = replay_makespan(g), mb = replay_makespan(h);
+    print_message("dlrm replay makespan: kineto %lld ns, chakra round trip %lld ns\n", (long long)ma,
+                  (long long)mb);
+    assert_true(ma > 0);
+    assert_true((double)(mb > ma ? mb - ma : ma - mb) <= 0.01 * (double)ma);
+    sc__graph_free(h);
+    sc__graph_free(g);
+    for (int r = 0; r < 8; r++) unlink(names[r]);
+}
+
 /* A foreign ring (eager send/recv edges) survives export -> import: the
  * pairs stay edges, not groups, and the replay ends at the same time. */
 static void test_ring_round_trip(void **state) {
@@ -625,6 +671,7 @@ int main(void) {
         cmocka_unit_test(test_wire_corners),
         cmocka_unit_test(test_no_clobber),
         cmocka_unit_test(test_megatron_round_trip),
+        cmocka_unit_test(test_dlrm_round_trip),
         cmocka_unit_test(test_ring_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
