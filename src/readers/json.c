@@ -657,7 +657,63 @@ static int skip_scalar(sc__jp *jp, char c) {
     }
 }
 
+static inline const char *skip_ws(const char *p) {
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
+    return p;
+}
+
+/* Fast path of sc__jp_skip for the arrays traces are full of (shapes such
+ * as [[4,2048],[],[]], type lists such as ["float","Scalar"]): nested arrays
+ * of integers and escape-free ASCII strings. It accepts only valid JSON and
+ * moves the cursor only on success; anything else (objects, literals,
+ * fractions, escapes, non-ASCII, long strings, deep nesting, the end of the
+ * window) returns false and the general skipper starts over from the same
+ * place, so results and errors are those of the general path. */
+static bool fast_skip_array(sc__jp *jp) {
+    const char *p = jp->p;
+    uint32_t depth = 0;
+    for (;;) { /* at a value */
+        char c = *p;
+        if (c == '[') {
+            if (++depth >= jp->max_depth) return false;
+            p = skip_ws(p + 1);
+            if (*p != ']') continue;
+            p++;
+            depth--;
+        } else if (c == '"') {
+            const char *s = ++p;
+            while ((unsigned char)*p >= 0x20 && (unsigned char)*p < 0x80 && *p != '"' && *p != '\\') p++;
+            if (*p != '"' || (uint64_t)(p - s) > jp->max_string) return false;
+            p++;
+        } else if (c == '-' || is_digit(c)) {
+            p += c == '-';
+            if (!is_digit(*p)) return false;
+            if (*p == '0') p++;
+            else
+                while (is_digit(*p)) p++;
+            if (*p == '.' || *p == 'e' || *p == 'E' || is_digit(*p)) return false;
+        } else {
+            return false;
+        }
+        for (;;) { /* after a value */
+            if (depth == 0) {
+                jp->p = p;
+                return true;
+            }
+            p = skip_ws(p);
+            if (*p == ',') {
+                p = skip_ws(p + 1);
+                break;
+            }
+            if (*p != ']') return false;
+            p++;
+            depth--;
+        }
+    }
+}
+
 int sc__jp_skip(sc__jp *jp) {
+    if (sc__jp_peek(jp) == '[' && fast_skip_array(jp)) return SC__J_OK;
     uint32_t depth = 0;
     for (;;) {
         char c = sc__jp_peek(jp);
