@@ -41,6 +41,31 @@ uint32_t sc__bctx_name(sc__bctx *c, uint32_t trace_str) {
     return *slot;
 }
 
+/* class_map slot: bits 0-3 the class + 1, bit 4 "Launch" in the name. */
+static uint8_t call_bits(sc__bctx *c, uint32_t trace_str) {
+    if (trace_str >= c->class_map.len) {
+        size_t want = c->t->strings.count > trace_str ? c->t->strings.count : (size_t)trace_str + 1;
+        if (!sc__vec_reserve(&c->class_map, want)) return 1; /* OOM: "other", uncached */
+        memset((uint8_t *)c->class_map.data + c->class_map.len, 0, want - c->class_map.len);
+        c->class_map.len = want;
+    }
+    uint8_t *slot = &SC__VEC_AT(&c->class_map, uint8_t, trace_str);
+    if (!*slot) {
+        const char *name = sc__trace_str(c->t, trace_str);
+        *slot = (uint8_t)((sc__call_classify(name) + 1) | (strstr(name, "Launch") ? 16 : 0));
+    }
+    return *slot;
+}
+
+sc__call_class sc__bctx_call_class(sc__bctx *c, uint32_t trace_str) {
+    return (sc__call_class)((call_bits(c, trace_str) & 15) - 1);
+}
+
+bool sc__bctx_kernel_launch(sc__bctx *c, uint32_t trace_str) {
+    uint8_t b = call_bits(c, trace_str);
+    return (b & 15) - 1 == SC_CALL_LAUNCH && (b & 16);
+}
+
 uint32_t sc__bctx_intern(sc__bctx *c, const char *s) {
     return sc__intern_put(&c->g->strings, s, strlen(s));
 }
@@ -72,6 +97,7 @@ static void ctx_reset(sc__bctx *c) {
     c->op_first.len = c->op_last.len = c->op_event.len = c->call_class.len = 0;
     c->gpu_first.len = c->gpu_last.len = c->launch_of.len = 0;
     c->name_map.len = 0;
+    c->class_map.len = 0;
     c->main_proc = SC__NONE;
     c->device = -1;
 }
@@ -87,6 +113,7 @@ static void ctx_free(sc__bctx *c) {
     sc__vec_free(&c->gpu_last);
     sc__vec_free(&c->launch_of);
     sc__vec_free(&c->name_map);
+    sc__vec_free(&c->class_map);
     sc__vec_free(&c->streams);
     sc__vec_free(&c->gpu_lts);
 }
@@ -147,6 +174,7 @@ static sc_status common_iteration(sc__bctx *c, const sc_traceset *set, int64_t *
     sc_status st = SC_OK;
     for (size_t i = 0; i < set->count && st == SC_OK && lo >= 0; i++) {
         c->t = set->traces[i];
+        c->class_map.len = 0; /* string ids are per trace */
         st = sc__build_window(c, err);
         if (c->win.number < lo) lo = c->win.number;
         if (c->win.number > hi) hi = c->win.number;
@@ -200,6 +228,7 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
     sc__vec_init(&c.gpu_last, sizeof(uint32_t));
     sc__vec_init(&c.launch_of, sizeof(uint32_t));
     sc__vec_init(&c.name_map, sizeof(uint32_t));
+    sc__vec_init(&c.class_map, sizeof(uint8_t));
     sc__vec_init(&c.streams, sizeof(sc__stream_span));
     sc__vec_init(&c.gpu_lts, sizeof(int64_t));
     sc_status st = SC_OK;

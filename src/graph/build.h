@@ -101,6 +101,7 @@ typedef struct sc__bctx {
     sc__vec launch_of;   /* uint32 per local task: launch task of a GPU task */
 
     sc__vec name_map;    /* uint32 per trace string id: graph string id, SC__NONE = not yet */
+    sc__vec class_map;   /* uint8 per trace string id: sc__call_class + 1, 0 = not yet */
 
     sc__vec streams;     /* sc__stream_span: the rank's GPU tasks by stream (streams.c) */
     sc__vec gpu_lts;     /* int64 per GPU task (index - first_gpu_task): launch time */
@@ -118,6 +119,10 @@ uint32_t sc__bctx_add_task(sc__bctx *c, const sc__task *t, uint8_t call_class);
 /* The graph's id for a string of the trace; SC__NONE on OOM. */
 uint32_t sc__bctx_name(sc__bctx *c, uint32_t trace_str);
 uint32_t sc__bctx_intern(sc__bctx *c, const char *s);
+/* sc__call_classify of a trace string, computed once per name and rank. */
+sc__call_class sc__bctx_call_class(sc__bctx *c, uint32_t trace_str);
+/* A kernel launch proper (class LAUNCH and "Launch" in the name). */
+bool sc__bctx_kernel_launch(sc__bctx *c, uint32_t trace_str);
 /* The last main-thread task that ended at or before `at`; SC__NONE. */
 uint32_t sc__bctx_main_before(const sc__bctx *c, int64_t at);
 /* Key of (track, ts) in op_at. */

@@ -209,7 +209,7 @@ static bool open_scope(sweep *s, uint32_t i, const sc__event *e, int64_t end) {
 static bool open_call(sweep *s, uint32_t i, const sc__event *e, int64_t end) {
     sc__bctx *c = s->c;
     const scope *top = s->depth ? &s->stack[s->depth - 1] : NULL;
-    sc__call_class cls = sc__call_classify(sc__trace_str(c->t, e->name));
+    sc__call_class cls = sc__bctx_call_class(c, e->name);
     uint8_t kind = cls == SC_CALL_LAUNCH ? SC_T_LAUNCH
                    : (cls >= SC_CALL_SYNC_STREAM && cls <= SC_CALL_SYNC_MEMCPY) ? SC_T_SYNC
                                                                                  : SC_T_RUNTIME;
@@ -291,7 +291,7 @@ static bool bucket_events(const sc__bctx *c, buckets *b) {
 }
 
 /* The main thread: the annotation's, else the one with the most launches. */
-static uint32_t pick_main(const sc__bctx *c, const buckets *b) {
+static uint32_t pick_main(sc__bctx *c, const buckets *b) {
     if (c->win.track != SC__NONE) return c->win.track;
     const sc__event *ev = sc__trace_events(c->t);
     uint32_t best = SC__NONE;
@@ -300,7 +300,7 @@ static uint32_t pick_main(const sc__bctx *c, const buckets *b) {
         size_t n = b->off[k + 1] - b->off[k], launches = 0;
         for (uint32_t j = b->off[k]; j < b->off[k + 1]; j++)
             launches += ev[b->idx[j]].kind == SC_K_RUNTIME &&
-                        sc__call_classify(sc__trace_str(c->t, ev[b->idx[j]].name)) == SC_CALL_LAUNCH;
+                        sc__bctx_call_class(c, ev[b->idx[j]].name) == SC_CALL_LAUNCH;
         if (n && (best == SC__NONE || launches > best_launch || (launches == best_launch && n > best_n))) {
             best = k;
             best_launch = launches;

@@ -53,17 +53,16 @@ static bool is_cpu_kind(uint8_t k) {
  * (a call with "Launch" in its name and a correlation id) found its GPU
  * event. Copies and memsets are not counted: CUPTI drops some (host-side
  * or empty cudaMemsetAsync), which says nothing about truncation. */
-static bool complete(const sc_trace *t, const sc__idmap *gpu_corr, uint32_t track, int64_t start,
+static bool complete(sc__bctx *c, const sc__idmap *gpu_corr, uint32_t track, int64_t start,
                      int64_t end) {
+    const sc_trace *t = c->t;
     const sc__event *ev = sc__trace_events(t);
     size_t launches = 0;
     for (size_t i = 0; i < t->events.len; i++) {
         const sc__event *e = &ev[i];
         if (e->ph != 'X' || e->track != track || e->ts < start || e->ts >= end) continue;
         if (e->kind != SC_K_RUNTIME && e->kind != SC_K_DRIVER) continue;
-        const char *name = sc__trace_str(t, e->name);
-        if (sc__call_classify(name) != SC_CALL_LAUNCH || !strstr(name, "Launch") || e->correlation < 0)
-            continue;
+        if (e->correlation < 0 || !sc__bctx_kernel_launch(c, e->name)) continue;
         if (sc__idmap_get(gpu_corr, e->correlation) == SC__NONE) return false;
         launches++;
     }
@@ -139,7 +138,7 @@ sc_status sc__build_window(sc__bctx *c, sc_error *err) {
         int64_t n;
         is_step(t, e, &n);
         if (c->opts->iteration >= 0 ? n == c->opts->iteration
-                                    : complete(t, &gpu_corr, e->track, e->ts, e->ts + e->dur)) {
+                                    : complete(c, &gpu_corr, e->track, e->ts, e->ts + e->dur)) {
             best = e;
             best_n = n;
         }
