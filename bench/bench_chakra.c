@@ -5,7 +5,8 @@
  *     the end-to-end sc_export_chakra time (load + build + write);
  *   - import of those files back into a graph (nodes per second, best of 5);
  *   - the wire codec alone on 1 M synthetic nodes shaped like an export's
- *     (name, type, 2 deps, duration, 4 attrs): encode and decode nodes/s.
+ *     (name, type, 2 deps, duration, 4 attrs): encode and decode nodes/s;
+ *   - those 1 M nodes as one .et file read into a graph (load, build).
  *
  *   bench_chakra [EXAMPLE_DIR ...]   (the other bench/run.sh arguments are ignored)
  *
@@ -37,6 +38,52 @@ static void row(const char *name, double value, const char *unit) {
 static int fail(const char *what, const sc_error *err) {
     fprintf(stderr, "bench_chakra: %s: %s\n", what, err->message);
     return 1;
+}
+
+/* Imports one file of 1 M nodes (the codec bench's nodes behind a
+ * GlobalMetadata): load (decompress + frame check) and graph build. */
+static void import_big(const sc__pbuf *nodes) {
+    sc__pbuf file, body;
+    sc__pbuf_init(&file);
+    sc__pbuf_init(&body);
+    sc__pb_put_str(&body, 1, "0.0.4", 5);
+    sc__pb_frame(&file, &body);
+    sc__pbuf_bytes(&file, nodes->data, nodes->len);
+    char path[256];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/stepcast-bench-big-%ld.0.et", tmp && *tmp ? tmp : "/tmp", (long)getpid());
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(file.data, 1, file.len, f) != file.len) {
+        fprintf(stderr, "bench_chakra: cannot write %s\n", path);
+        if (f) fclose(f);
+        return;
+    }
+    fclose(f);
+    sc_error err;
+    sc_traceset *set;
+    const char *p = path;
+    double t0 = now();
+    if (sc_traceset_load(&p, 1, NULL, &set, &err) != SC_OK) {
+        fprintf(stderr, "bench_chakra: %s\n", err.message);
+        unlink(path);
+        return;
+    }
+    double t_load = now() - t0;
+    t0 = now();
+    sc__graph *g;
+    if (sc__graph_build_chakra(set, &g, &err) == SC_OK) {
+        double t_build = now() - t0;
+        row("import 1M-node file: load + check", 1e6 / t_load / 1e6, "M nodes/s");
+        row("import 1M-node file: graph build", 1e6 / t_build / 1e6, "M nodes/s");
+        row("import 1M-node file: graph memory per task", (double)sc__graph_memory(g) / 1e6, "B");
+        sc__graph_free(g);
+    } else {
+        fprintf(stderr, "bench_chakra: %s\n", err.message);
+    }
+    sc_traceset_free(set);
+    unlink(path);
+    sc__pbuf_free(&file);
+    sc__pbuf_free(&body);
 }
 
 static void codec_bench(void) {
@@ -90,6 +137,7 @@ static void codec_bench(void) {
     row("codec encode, 1M synthetic nodes", N / best_enc / 1e6, "M nodes/s");
     row("codec decode, 1M synthetic nodes", N / best_dec / 1e6, "M nodes/s");
     row("codec bytes per node", (double)file.len / N, "B");
+    import_big(&file);
     sc__pbuf_free(&file);
     sc__pbuf_free(&body);
 }

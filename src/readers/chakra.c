@@ -376,10 +376,14 @@ static uint32_t heap_pop(heap *h) {
 }
 
 /* Resolves dependency ids to node indices (SC__NONE when dangling) in place
- * of the ids, counting the dangling ones. */
-static void resolve_deps(const idmap *m, sc__vec *deps, uint64_t *dangling) {
+ * of the ids, counting the dangling ones. Files whose ids are their
+ * positions (stepcast's, the ASTRA-sim examples) skip the hash unless some
+ * id repeats (then the map, which keeps the first, decides). */
+static void resolve_deps(const idmap *m, const ck_node *nodes, size_t n, bool unique, sc__vec *deps,
+                         uint64_t *dangling) {
     uint64_t *d = deps->data;
     for (size_t i = 0; i < deps->len; i++) {
+        if (unique && d[i] < n && nodes[d[i]].id == d[i]) continue; /* already the index */
         uint32_t v = idmap_get(m, d[i]);
         if (v == SC__NONE) (*dangling)++;
         d[i] = v;
@@ -392,6 +396,21 @@ static void resolve_deps(const idmap *m, sc__vec *deps, uint64_t *dangling) {
  * node was ordered. */
 static bool topo_order(const rank_nodes *rn, uint32_t *order, bool data_only, bool *complete) {
     size_t n = rn->count;
+    /* Most files are written in a topological order already. */
+    bool sorted = true;
+    const uint64_t *c0 = rn->ctrl.data, *d0 = rn->data.data;
+    for (size_t i = 0; i < n && sorted; i++) {
+        const ck_node *k = &rn->nodes[i];
+        for (uint32_t j = data_only ? k->ctrl_count : 0; j < k->ctrl_count + k->data_count && sorted; j++) {
+            uint64_t p = j < k->ctrl_count ? c0[k->ctrl_first + j] : d0[k->data_first + j - k->ctrl_count];
+            sorted = p == SC__NONE || p < i;
+        }
+    }
+    if (sorted) {
+        for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
+        *complete = true;
+        return true;
+    }
     uint32_t *indeg = calloc(n ? n : 1, sizeof *indeg);
     uint32_t *off = calloc(n + 1, sizeof *off);
     const uint64_t *cd = rn->ctrl.data, *dd = rn->data.data;
@@ -592,8 +611,8 @@ static sc_status add_rank(build_state *bs, const sc_trace *t, rank_nodes *rn, sc
         sc__graph_warn(g, "%s: %llu nodes reuse an id; dependencies go to the first", t->path,
                        (unsigned long long)dup);
     uint64_t dangling = 0;
-    resolve_deps(&m, &rn->ctrl, &dangling);
-    resolve_deps(&m, &rn->data, &dangling);
+    resolve_deps(&m, rn->nodes, n, dup == 0, &rn->ctrl, &dangling);
+    resolve_deps(&m, rn->nodes, n, dup == 0, &rn->data, &dangling);
     if (dangling)
         sc__graph_warn(g, "%s: %llu dependencies name nodes the file does not have (dropped)",
                        t->path, (unsigned long long)dangling);
