@@ -288,6 +288,37 @@ static void test_flatten_with_gaps(void **state) {
     sc_traceset_free(set);
 }
 
+/* The DOT output of the same small trace: two clusters (thread, stream),
+ * five nodes, one line per edge (3 thread + 1 launch). */
+static void test_dot(void **state) {
+    (void)state;
+    sc_traceset *set = load_text(
+        "{\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"A\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":50},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+        "\"ts\":20,\"dur\":10,\"args\":{\"correlation\":7}},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"B\",\"pid\":1,\"tid\":1,\"ts\":70,\"dur\":10},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":35,\"dur\":15,"
+        "\"args\":{\"correlation\":7,\"stream\":7,\"device\":0}}]}");
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    sc_error err;
+    sc_graph_options o = SC_GRAPH_OPTIONS_INIT;
+    assert_int_equal(sc_report_graph_dot(set, &o, f, &err), SC_OK);
+    fclose(f);
+    int clusters = 0, nodes = 0, edges = 0;
+    for (const char *p = out; (p = strstr(p, "subgraph cluster_")); p++) clusters++;
+    for (const char *p = out; (p = strstr(p, " [label=")); p++) nodes++;
+    for (const char *p = out; (p = strstr(p, " -> ")); p++) edges++;
+    assert_int_equal(clusters, 2);
+    assert_int_equal(nodes, 5);
+    assert_int_equal(edges, 4);
+    assert_non_null(strstr(out, "t1 -> t4 [color=blue]")); /* the launch edge */
+    free(out);
+    sc_traceset_free(set);
+}
+
 /* Two steps: #1 launches a kernel that ran, #2 a launch with no kernel
  * (cut off). The default is #1; --iteration 2 takes #2; 5 is an error. */
 static const char *two_steps =
@@ -631,7 +662,8 @@ int main(void) {
         cmocka_unit_test(test_iteration_choice),   cmocka_unit_test(test_collective_mismatch),
         cmocka_unit_test(test_sync_targets),       cmocka_unit_test(test_cycle_reported),
         cmocka_unit_test(test_report_deterministic), cmocka_unit_test(test_point_to_point),
-        cmocka_unit_test(test_sync_inference_streams), cmocka_unit_test(test_common_iteration), cmocka_unit_test(test_sync_targets_consistent),
+        cmocka_unit_test(test_sync_inference_streams), cmocka_unit_test(test_common_iteration),
+        cmocka_unit_test(test_dot), cmocka_unit_test(test_sync_targets_consistent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
