@@ -53,18 +53,18 @@ sc_status sc__scale_parse(const char *spec, sc__scale_rule *out, sc_error *err) 
     memset(out, 0, sizeof *out);
     const char *eq = strrchr(spec, '=');
     if (!eq || eq == spec)
-        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
-                        "--scale wants CLASS=FACTOR (CLASS: compute, comm, cpu, gemm, attention, gpu, "
+        return sc__fail(err, SC_E_USAGE, "--scale", SC_NO_OFFSET,
+                        "wants CLASS=FACTOR (CLASS: compute, comm, cpu, gemm, attention, gpu, "
                         "or a kernel-name substring), got '%s'", spec);
     size_t n = (size_t)(eq - spec);
     if (n >= sizeof out->name)
-        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "--scale: name too long in '%s'", spec);
+        return sc__fail(err, SC_E_USAGE, "--scale", SC_NO_OFFSET, "name too long in '%s'", spec);
     errno = 0;
     char *end;
     double f = strtod(eq + 1, &end);
     if (errno || end == eq + 1 || *end || !isfinite(f) || f <= 0)
-        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
-                        "--scale: FACTOR must be a number > 0, got '%s'", eq + 1);
+        return sc__fail(err, SC_E_USAGE, "--scale", SC_NO_OFFSET, "FACTOR must be a number > 0, got '%s'",
+                        eq + 1);
     out->factor = f;
     memcpy(out->name, spec, n);
     out->name[n] = '\0';
