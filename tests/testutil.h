@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "stepcast.h"
 
@@ -44,6 +45,90 @@ static inline const char *sc_test_tmpfile(const void *data, size_t n, const char
         return NULL;
     }
     fclose(f);
+    return path;
+}
+
+/* False where STEPCAST_CORPUS_BIG=0 (tests/valgrind.sh): large inputs are
+ * about time and memory, not memory errors, and are left out there. */
+static inline int sc_test_big_ok(void) {
+    const char *v = getenv("STEPCAST_CORPUS_BIG");
+    return !(v && strcmp(v, "0") == 0);
+}
+
+/* Reads a whole file, gunzipped when it is gzip; malloc'ed, NULL on error. */
+static inline unsigned char *sc_test_read_file(const char *path, size_t *n) {
+    *n = 0;
+    gzFile g = gzopen(path, "rb");
+    if (!g) return NULL;
+    size_t cap = 1 << 16, len = 0;
+    unsigned char *buf = malloc(cap);
+    for (;;) {
+        if (buf && len == cap) {
+            unsigned char *nb = realloc(buf, cap * 2);
+            if (!nb) free(buf);
+            buf = nb;
+            cap *= 2;
+        }
+        if (!buf) break;
+        int got = gzread(g, buf + len, (unsigned)(cap - len));
+        if (got < 0) {
+            free(buf);
+            buf = NULL;
+        }
+        if (got <= 0) break;
+        len += (size_t)got;
+    }
+    gzclose(g);
+    *n = len;
+    return buf;
+}
+
+/* One gzip member holding data[0..n); malloc'ed, NULL on error. */
+static inline unsigned char *sc_test_gzip(const void *data, size_t n, size_t *out_n) {
+    *out_n = 0;
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) return NULL;
+    size_t cap = deflateBound(&zs, (uLong)n) + 64;
+    unsigned char *out = malloc(cap);
+    zs.next_in = (unsigned char *)data;
+    zs.avail_in = (uInt)n;
+    zs.next_out = out;
+    zs.avail_out = (uInt)cap;
+    if (!out || deflate(&zs, Z_FINISH) != Z_STREAM_END) {
+        free(out);
+        out = NULL;
+    }
+    *out_n = cap - zs.avail_out;
+    deflateEnd(&zs);
+    return out;
+}
+
+/* Writes {"traceEvents":[{"ph":"X","ts":1,"name":"aaa..."}]} whose name is a
+ * 2 GiB string, as concatenated gzip members (2048 copies of one compressed
+ * MiB): ~2 MB on disk, written in milliseconds. The string starts at byte
+ * 41. Returns the malloc'ed path of the temporary file, NULL on error. */
+static inline char *sc_test_2gb_string_trace(void) {
+    static const char head[] = "{\"traceEvents\":[{\"ph\":\"X\",\"ts\":1,\"name\":\"";
+    static const char tail[] = "\"}]}";
+    size_t mib = (size_t)1 << 20, hn = 0, bn = 0, tn = 0;
+    char *block = malloc(mib), *path = NULL;
+    if (block) memset(block, 'a', mib);
+    unsigned char *h = sc_test_gzip(head, sizeof head - 1, &hn);
+    unsigned char *b = block ? sc_test_gzip(block, mib, &bn) : NULL;
+    unsigned char *t = sc_test_gzip(tail, sizeof tail - 1, &tn);
+    const char *p = h && b && t ? sc_test_tmpfile(h, hn, ".json.gz") : NULL;
+    FILE *f = p ? fopen(p, "ab") : NULL;
+    if (f) {
+        int ok = 1;
+        for (int i = 0; i < 2048 && ok; i++) ok = fwrite(b, 1, bn, f) == bn;
+        ok = ok && fwrite(t, 1, tn, f) == tn;
+        if (fclose(f) == 0 && ok) path = strdup(p);
+    }
+    free(block);
+    free(h);
+    free(b);
+    free(t);
     return path;
 }
 
