@@ -51,7 +51,10 @@ $(BUILD)/stepcast: $(CLI_OBJ) $(BUILD)/libstepcast.a
 
 $(BUILD)/tests/%: tests/%.c tests/testutil.h $(BUILD)/libstepcast.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isrc -o $@ $< $(BUILD)/libstepcast.a $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -Isrc -o $@ $< $(BUILD)/libstepcast.a $(LDLIBS) -lcmocka $(TEST_LDLIBS)
+
+# yajl is the reader's test oracle: only this test program links it.
+$(BUILD)/tests/test_oracle: TEST_LDLIBS = -lyajl
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libstepcast.a
 	@mkdir -p $(dir $@)
