@@ -370,7 +370,8 @@ static int parse_event(kreader *r) {
         sc__jstr key, s;
         SC__JTRY(read_key(jp, &key));
         SC__JTRY(sc__jp_expect(jp, ':'));
-        const char *vat = jp->p;
+        sc__jp_peek(jp);
+        const char *vat = jp->p; /* the value, for error offsets */
         if (KEY("ph")) {
             SC__JTRY(sc__jp_string(jp, &s));
             if (s.n != 1) return sc__jp_error_at(jp, vat, SC_E_FORMAT, "\"ph\" must be one character");
