@@ -1,0 +1,350 @@
+/*
+ * test_cli.c - `stepcast info` end to end: the bundled example, every folder
+ * of shared/traces, and issue 2's bad inputs, which must exit 1 with exactly
+ * one line on stderr naming the file (and the byte offset where the bytes
+ * are at fault); command-line mistakes exit 2.
+ *
+ * The binary is $STEPCAST_BIN, else BUILD/stepcast found from this
+ * program's own path (BUILD/tests/test_cli), so every build folder tests
+ * its own CLI.
+ */
+#include "testutil.h"
+
+#include <fcntl.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+static char bin[4096];
+
+typedef struct outcome {
+    int code;      /* exit status; -1 when killed by a signal */
+    char *out;     /* stdout */
+    char *err;     /* stderr */
+} outcome;
+
+static char *slurp_fd(int fd) {
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap + 1);
+    assert_non_null(buf);
+    lseek(fd, 0, SEEK_SET);
+    for (;;) {
+        if (len == cap) {
+            cap *= 2;
+            buf = realloc(buf, cap + 1);
+            assert_non_null(buf);
+        }
+        ssize_t got = read(fd, buf + len, cap - len);
+        assert_true(got >= 0);
+        if (got == 0) break;
+        len += (size_t)got;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+static int tmp_fd(void) {
+    char path[256];
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/stepcast-cli-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    unlink(path);
+    return fd;
+}
+
+/* Runs the CLI with args (NULL-terminated) and stdin from /dev/null. */
+static outcome run_cli(const char *const *args) {
+    int out = tmp_fd(), err = tmp_fd();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        const char *argv[32];
+        size_t n = 0;
+        argv[n++] = bin;
+        for (; args[n - 1] && n < 31; n++) argv[n] = args[n - 1];
+        argv[n] = NULL;
+        int in = open("/dev/null", O_RDONLY);
+        dup2(in, 0);
+        dup2(out, 1);
+        dup2(err, 2);
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    outcome o;
+    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    o.out = slurp_fd(out);
+    o.err = slurp_fd(err);
+    close(out);
+    close(err);
+    return o;
+}
+
+static void outcome_free(outcome *o) {
+    free(o->out);
+    free(o->err);
+}
+
+static size_t lines(const char *s) {
+    size_t n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+/* Expects exit 1, nothing on stdout and one stderr line naming path (and
+ * "byte N" when offset is not SC_NO_OFFSET). */
+static void expect_bad_input(const char *path, uint64_t offset) {
+    const char *args[] = {"info", path, NULL};
+    outcome o = run_cli(args);
+    if (o.code != 1) fail_msg("stepcast info %s: exit %d, want 1; stderr: %s", path, o.code, o.err);
+    assert_string_equal(o.out, "");
+    if (lines(o.err) != 1 || o.err[strlen(o.err) - 1] != '\n')
+        fail_msg("stepcast info %s: want one line on stderr, got: %s", path, o.err);
+    assert_true(strncmp(o.err, "stepcast: ", 10) == 0);
+    if (!strstr(o.err, path)) fail_msg("'%s' does not name %s", o.err, path);
+    if (offset != SC_NO_OFFSET) {
+        char want[64];
+        snprintf(want, sizeof want, "byte %llu:", (unsigned long long)offset);
+        if (!strstr(o.err, want)) fail_msg("'%s' does not say '%s'", o.err, want);
+    }
+    outcome_free(&o);
+}
+
+static char *tmp_file(const void *data, size_t n, const char *suffix) {
+    const char *p = sc_test_tmpfile(data, n, suffix);
+    assert_non_null(p);
+    return strdup(p);
+}
+
+/* ------------------------------------------------------------------- good */
+
+static void test_bundled_example(void **state) {
+    (void)state;
+    const char *args[] = {"info", "--json", "examples/megatron-tp8", NULL};
+    outcome o = run_cli(args);
+    if (o.code != 0) fail_msg("exit %d: %s", o.code, o.err);
+    assert_string_equal(o.err, ""); /* README and LICENSE are not traces: no warnings */
+    assert_non_null(strstr(o.out, "\"ranks\""));
+    static const char *steps[] = {"603240.000", "588992.000", "588760.000", "604842.000",
+                                  "616090.000", "615864.000", "625731.000", "608635.000"};
+    const char *p = o.out;
+    for (int r = 0; r < 8; r++) {
+        char want[64];
+        snprintf(want, sizeof want, "\"rank\": %d, \"world_size\": 8", r);
+        p = strstr(p, want);
+        if (!p) fail_msg("rank %d missing or out of order", r);
+        const char *next = strstr(p + 1, "\"rank\": ");
+        const char *k = strstr(p, "\"kernels\": 690,");
+        const char *c = strstr(p, "\"collectives\": 84,");
+        const char *s = strstr(p, steps[r]);
+        assert_true(k && (!next || k < next));
+        assert_true(c && (!next || c < next));
+        assert_true(s && (!next || s < next));
+        assert_non_null(strstr(p, "\"ProfilerStep#3\""));
+    }
+    outcome_free(&o);
+    /* the text form too */
+    const char *targs[] = {"info", "examples/megatron-tp8", NULL};
+    o = run_cli(targs);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.out, "rank 7 of 8"));
+    assert_non_null(strstr(o.out, "ProfilerStep#3 603.240 ms"));
+    outcome_free(&o);
+}
+
+static void test_every_shared_folder(void **state) {
+    (void)state;
+    static const char *folders[] = {"megatron-tp8-a100", "param-dlrm-8rank", "hta-testdata"};
+    for (size_t i = 0; i < 3; i++) {
+        if (i == 2 && !sc_test_big_ok()) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s", sc_test_trace(folders[i]));
+        const char *args[] = {"info", "--json", path, NULL};
+        outcome o = run_cli(args);
+        if (o.code != 0) fail_msg("info %s: exit %d: %s", path, o.code, o.err);
+        assert_non_null(strstr(o.out, "\"ranks\""));
+        outcome_free(&o);
+    }
+}
+
+/* -------------------------------------------------------------- bad input */
+
+static void test_bad_inputs_exit_1(void **state) {
+    (void)state;
+    static const char trunc[] = "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"a\", \"ts\": 1}";
+    static const char invalid[] = "{\"traceEvents\": [{\"ph\": \"X\" \"ts\": 1}]}";
+    static const char number[] = "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1, \"name\": 5}]}";
+    static const char missing[] = "{\"schemaVersion\": 1}";
+    char *p;
+
+    p = tmp_file(trunc, sizeof trunc - 1, ".json"); /* truncated .json */
+    expect_bad_input(p, sizeof trunc - 1);
+    unlink(p);
+    free(p);
+
+    size_t gn = 0; /* truncated .json.gz: the gzip stream cut short */
+    unsigned char *gz = sc_test_gzip(trunc, sizeof trunc - 1, &gn);
+    assert_non_null(gz);
+    p = tmp_file(gz, gn - 6, ".json.gz");
+    expect_bad_input(p, SC_NO_OFFSET);
+    unlink(p);
+    free(p);
+    free(gz);
+
+    p = tmp_file(invalid, sizeof invalid - 1, ".json");
+    expect_bad_input(p, 28);
+    unlink(p);
+    free(p);
+
+    p = tmp_file(number, sizeof number - 1, ".json");
+    expect_bad_input(p, 46);
+    unlink(p);
+    free(p);
+
+    p = tmp_file(missing, sizeof missing - 1, ".json");
+    expect_bad_input(p, 20);
+    unlink(p);
+    free(p);
+
+    /* nesting 10,000 deep */
+    size_t depth = 10000;
+    char *deep = malloc(2 * depth + 64);
+    assert_non_null(deep);
+    int n = sprintf(deep, "{\"traceEvents\": [], \"x\": ");
+    memset(deep + n, '[', depth);
+    memset(deep + n + depth, ']', depth);
+    strcpy(deep + n + 2 * depth, "}");
+    p = tmp_file(deep, strlen(deep), ".json");
+    expect_bad_input(p, (uint64_t)n + 512);
+    unlink(p);
+    free(p);
+    free(deep);
+
+    /* an empty file */
+    p = tmp_file("", 0, ".json");
+    expect_bad_input(p, 0);
+    unlink(p);
+    free(p);
+}
+
+static void test_bad_dirs_and_unreadables_exit_1(void **state) {
+    (void)state;
+    char dir[256], path[300];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/stepcast-cli-dir-%ld", tmp && *tmp ? tmp : "/tmp", (long)getpid());
+    assert_int_equal(mkdir(dir, 0700), 0);
+    expect_bad_input(dir, SC_NO_OFFSET); /* an empty directory */
+
+    snprintf(path, sizeof path, "%s/missing.json", dir); /* a file that is not there */
+    expect_bad_input(path, SC_NO_OFFSET);
+
+    snprintf(path, sizeof path, "%s/fifo.json", dir); /* a FIFO without a writer */
+    assert_int_equal(mkfifo(path, 0600), 0);
+    expect_bad_input(path, 0);
+    unlink(path);
+
+    /* a directory holding one bad trace: the message names that file */
+    static const char bad[] = "{\"traceEvents\": [{]}";
+    snprintf(path, sizeof path, "%s/rank0.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fwrite(bad, 1, sizeof bad - 1, f);
+    fclose(f);
+    const char *args[] = {"info", dir, NULL};
+    outcome o = run_cli(args);
+    assert_int_equal(o.code, 1);
+    assert_int_equal(lines(o.err), 1);
+    assert_non_null(strstr(o.err, path));
+    assert_non_null(strstr(o.err, "byte 18:"));
+    outcome_free(&o);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A 2 GB string in a ~2 MB gzip file: the reader gives up at its string
+ * limit within seconds, with the usual one line. */
+static void test_2gb_string_exit_1(void **state) {
+    (void)state;
+    if (!sc_test_big_ok()) skip();
+    char *path = sc_test_2gb_string_trace();
+    assert_non_null(path);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    expect_bad_input(path, 41); /* at the default string limit, 256 MiB */
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (secs > 30) fail_msg("2 GB string: %.1f s to give up", secs);
+    unlink(path);
+    free(path);
+}
+
+/* ------------------------------------------------------------------ usage */
+
+static void expect_usage(const char *const *args) {
+    outcome o = run_cli(args);
+    if (o.code != 2) fail_msg("%s: exit %d, want 2", args[0] ? args[0] : "(none)", o.code);
+    assert_true(lines(o.err) >= 1);
+    outcome_free(&o);
+}
+
+static void test_usage_errors_exit_2(void **state) {
+    (void)state;
+    const char *none[] = {NULL};
+    expect_usage(none);
+    const char *info[] = {"info", NULL};
+    expect_usage(info);
+    const char *opt[] = {"info", "--bogus", "examples/megatron-tp8", NULL};
+    expect_usage(opt);
+    const char *cmd[] = {"no-such-command", NULL};
+    expect_usage(cmd);
+    const char *help[] = {"help", "no-such-command", NULL};
+    expect_usage(help);
+    /* help and version succeed */
+    const char *h[] = {"help", NULL};
+    outcome o = run_cli(h);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.out, "info"));
+    outcome_free(&o);
+    const char *v[] = {"--version", NULL};
+    o = run_cli(v);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.out, SC_VERSION_STRING));
+    outcome_free(&o);
+}
+
+static int setup(void **state) {
+    (void)state;
+    return access(bin, X_OK) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv) {
+    (void)argc;
+    const char *env = getenv("STEPCAST_BIN");
+    if (env && *env) {
+        snprintf(bin, sizeof bin, "%s", env);
+    } else { /* BUILD/tests/test_cli -> BUILD/stepcast */
+        snprintf(bin, sizeof bin, "%s", argv[0]);
+        char *slash = strrchr(bin, '/');
+        if (slash) *slash = '\0';
+        slash = strrchr(bin, '/');
+        if (slash) slash[1] = '\0';
+        else snprintf(bin, sizeof bin, "../");
+        strncat(bin, "stepcast", sizeof bin - strlen(bin) - 1);
+    }
+    if (access(bin, X_OK) != 0) {
+        fprintf(stderr, "test_cli: no stepcast binary at %s (set STEPCAST_BIN)\n", bin);
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bundled_example),
+        cmocka_unit_test(test_every_shared_folder),
+        cmocka_unit_test(test_bad_inputs_exit_1),
+        cmocka_unit_test(test_bad_dirs_and_unreadables_exit_1),
+        cmocka_unit_test(test_2gb_string_exit_1),
+        cmocka_unit_test(test_usage_errors_exit_2),
+    };
+    return cmocka_run_group_tests_name("stepcast info CLI", tests, setup, NULL);
+}
