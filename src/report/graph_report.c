@@ -198,7 +198,8 @@ static void put_text(sc__buf *b, const sc_traceset *set, const sc__graph *g, con
         sc__buf_printf(b, "  %-16srecorded %llu, matched %llu, missed %llu, extra %llu\n", "sync inference",
                        (unsigned long long)st->recorded, (unsigned long long)st->matched,
                        (unsigned long long)st->missed, (unsigned long long)st->extra);
-    for (size_t i = 0; i < set->nwarnings; i++) sc__buf_printf(b, "warning: %s\n", set->warnings[i]);
+    /* The trace set's own warnings (skipped files...) are the caller's to
+     * show (the CLI prints them on stderr); JSON carries both kinds. */
     for (size_t i = 0; i < g->nwarnings; i++) sc__buf_printf(b, "warning: %s\n", g->warnings[i]);
 }
 
