@@ -13,8 +13,7 @@
  * than one event per processor, which keeps it small and cache-resident.
  * Group members, once placed, hold their stream until the group's last member
  * arrives; then all of them get their END at max(arrival) + transfer_ns.
- * Total work is O(tasks + edges) plus a log(processors) heap factor; the
- * per-task state the loop touches is packed in one 64-byte node per task.
+ * Total work is O(tasks + edges) plus a log(processors) heap factor.
  */
 #include "sim.h"
 
@@ -33,25 +32,17 @@ typedef struct waiter {
     uint32_t sync, next;
 } waiter;
 
-/* Everything the loop touches per task, in one 64-byte cache line:
- * releasing a successor costs one miss instead of one per array. Copied out
- * to the sc__sim arrays at the end. */
-typedef struct node {
-    _Alignas(64) int64_t ready;      /* latest predecessor end (+latency); placed sync: latest target end */
-    int64_t start, end;
-    uint32_t remaining; /* predecessors not yet ended; placed sync: targets pending */
-    uint32_t bound, waited, whead; /* whead: syncs waiting on this task */
-    uint32_t proc, seq;
-    uint8_t bound_fam, state, wait_kind;
-} node;
-
 typedef struct sim_state {
     const sc__graph *g;
     const sc__sim_params *p;
     const sc__task *tasks;
     const sc__proc *procs;
-    node *n;
-    int64_t makespan;
+    sc__sim *out;
+    /* per task */
+    uint32_t *remaining; /* predecessors not yet ended; for a placed sync: targets pending */
+    int64_t *ready;      /* latest predecessor end (+latency); for a placed sync: latest target end */
+    uint8_t *state;
+    uint32_t *whead;     /* syncs waiting on this task */
     /* per processor */
     uint32_t *off, *order, *cur, *prev, *launched;
     int64_t *free_at;
@@ -115,14 +106,15 @@ static event heap_pop(sim_state *s) {
 static inline int64_t rank_param(const int64_t *arr, uint32_t rank) { return arr ? arr[rank] : 0; }
 
 static void finish_task(sim_state *s, uint32_t t, int64_t end) {
-    s->n[t].end = end;
+    s->out->end[t] = end;
     heap_push(s, end, EV_END, t);
 }
 
 /* A group member has arrived; when the last one does, all of them end. */
-static void group_arrive(sim_state *s, uint32_t t, uint32_t gi) {
-    const sc__group *grp = &SC__VEC_AT(&s->g->groups, sc__group, gi);
-    int64_t at = s->n[t].start;
+static void group_arrive(sim_state *s, uint32_t t) {
+    const sc__group *grp = &SC__VEC_AT(&s->g->groups, sc__group, s->tasks[t].group);
+    uint32_t gi = s->tasks[t].group;
+    int64_t at = s->out->start[t];
     if (s->arrived[gi] == 0 || at > s->max_arrival[gi]) {
         s->max_arrival[gi] = at;
         s->last[gi] = t;
@@ -131,8 +123,8 @@ static void group_arrive(sim_state *s, uint32_t t, uint32_t gi) {
     int64_t end = s->max_arrival[gi] + (grp->transfer_ns > 0 ? grp->transfer_ns : 0);
     const uint32_t *members = &SC__VEC_AT(&s->g->group_members, uint32_t, grp->first);
     for (uint32_t i = 0; i < grp->count; i++) {
-        s->n[members[i]].waited = s->last[gi];
-        s->n[members[i]].wait_kind = SC_SIM_W_GROUP;
+        s->out->waited[members[i]] = s->last[gi];
+        s->out->wait_kind[members[i]] = SC_SIM_W_GROUP;
         finish_task(s, members[i], end);
     }
 }
@@ -141,35 +133,33 @@ static void group_arrive(sim_state *s, uint32_t t, uint32_t gi) {
 static void try_place(sim_state *s, uint32_t p) {
     if (s->busy[p] || s->cur[p] == s->off[p + 1]) return;
     uint32_t t = s->order[s->cur[p]];
-    node *nd = &s->n[t];
-    if (nd->remaining) return;
+    if (s->remaining[t]) return;
     const sc__task *task = &s->tasks[t];
     int64_t from_proc = s->free_at[p];
     if (s->procs[p].kind == SC_P_THREAD && task->gap > 0) from_proc += task->gap;
-    int64_t start = nd->ready;
-    if (nd->bound == SC__NONE || from_proc > start) {
+    int64_t start = s->ready[t];
+    if (s->out->bound[t] == SC__NONE || from_proc > start) {
         /* The processor (previous task + gap) binds, or nothing else does. */
         if (from_proc > start) start = from_proc;
-        nd->bound = s->prev[p];
-        nd->bound_fam = s->prev[p] == SC__NONE          ? SC_SIM_ROOT
-                        : s->procs[p].kind == SC_P_THREAD ? SC_E_THREAD
-                                                          : SC_E_STREAM;
+        s->out->bound[t] = s->prev[p];
+        s->out->bound_fam[t] = s->prev[p] == SC__NONE          ? SC_SIM_ROOT
+                               : s->procs[p].kind == SC_P_THREAD ? SC_E_THREAD
+                                                                 : SC_E_STREAM;
     }
-    nd->start = start;
-    nd->state = ST_PLACED;
+    s->out->start[t] = start;
     s->busy[p] = 1;
+    s->state[t] = ST_PLACED;
     if (task->kind == SC_T_SYNC) heap_push(s, start, EV_SYNC, t);
-    else if (task->group != SC__NONE && s->p->coupled) group_arrive(s, t, task->group);
+    else if (task->group != SC__NONE && s->p->coupled) group_arrive(s, t);
     else finish_task(s, t, start + (task->dur > 0 ? task->dur : 0));
 }
 
 static void add_wait(sim_state *s, uint32_t sync, uint32_t target) {
     if (target == SC__NONE) return;
-    node *ns = &s->n[sync];
-    if (s->n[target].state == ST_DONE) {
-        if (s->n[target].end > ns->ready) {
-            ns->ready = s->n[target].end;
-            ns->waited = target;
+    if (s->state[target] == ST_DONE) {
+        if (s->out->end[target] > s->ready[sync]) {
+            s->ready[sync] = s->out->end[target];
+            s->out->waited[sync] = target;
         }
         return;
     }
@@ -183,23 +173,22 @@ static void add_wait(sim_state *s, uint32_t sync, uint32_t target) {
         s->wpool = w;
         s->capw = cap;
     }
-    s->wpool[s->nw] = (waiter){sync, s->n[target].whead};
-    s->n[target].whead = (uint32_t)s->nw++;
-    ns->remaining++;
+    s->wpool[s->nw] = (waiter){sync, s->whead[target]};
+    s->whead[target] = (uint32_t)s->nw++;
+    s->remaining[sync]++;
 }
 
 static void sync_done(sim_state *s, uint32_t t) {
     const sc__task *task = &s->tasks[t];
-    node *nd = &s->n[t];
     int64_t base = rank_param(s->p->sync_base, s->procs[task->proc].rank);
     if (base > task->dur) base = task->dur;
     if (base < 0) base = 0;
-    int64_t end = nd->start + base;
-    if (nd->waited != SC__NONE && nd->ready > end) {
-        end = nd->ready;
-        nd->wait_kind = SC_SIM_W_SYNC;
+    int64_t end = s->out->start[t] + base;
+    if (s->out->waited[t] != SC__NONE && s->ready[t] > end) {
+        end = s->ready[t];
+        s->out->wait_kind[t] = SC_SIM_W_SYNC;
     } else {
-        nd->waited = SC__NONE;
+        s->out->waited[t] = SC__NONE;
     }
     finish_task(s, t, end);
 }
@@ -208,8 +197,8 @@ static void sync_done(sim_state *s, uint32_t t) {
 static void sync_start(sim_state *s, uint32_t t) {
     const sc__task *task = &s->tasks[t];
     uint32_t rank = s->procs[task->proc].rank;
-    s->n[t].ready = INT64_MIN; /* reused: latest target end */
-    s->n[t].remaining = 0;     /* reused: targets still running */
+    s->ready[t] = INT64_MIN; /* reused: latest target end */
+    s->remaining[t] = 0;     /* reused: targets still running */
     switch (task->sync) {
     case SC_SYNC_STREAM:
         if (task->sync_arg < s->g->procs.len) add_wait(s, t, s->launched[task->sync_arg]);
@@ -224,62 +213,63 @@ static void sync_start(sim_state *s, uint32_t t) {
             add_wait(s, t, s->launched[q]);
         }
     }
-    if (!s->n[t].remaining) sync_done(s, t);
+    if (!s->remaining[t]) sync_done(s, t);
 }
 
-static inline void note_launched(sim_state *s, uint32_t gpu, const node *ng) {
-    uint32_t cur = s->launched[ng->proc];
-    if (cur == SC__NONE || ng->seq > s->n[cur].seq) s->launched[ng->proc] = gpu;
+static inline void note_launched(sim_state *s, uint32_t gpu) {
+    uint32_t q = s->tasks[gpu].proc;
+    uint32_t cur = s->launched[q];
+    if (cur == SC__NONE || s->tasks[gpu].seq > s->tasks[cur].seq) s->launched[q] = gpu;
 }
 
 static void task_end(sim_state *s, uint32_t t) {
     const sc__graph *g = s->g;
-    node *nd = &s->n[t];
-    int64_t end = nd->end;
-    uint32_t p = nd->proc;
-    nd->state = ST_DONE;
+    const sc__task *task = &s->tasks[t];
+    int64_t end = s->out->end[t];
+    uint32_t p = task->proc;
+    s->state[t] = ST_DONE;
     s->ndone++;
-    if (end > s->makespan) s->makespan = end;
+    if (end > s->out->makespan) s->out->makespan = end;
     s->busy[p] = 0;
     s->free_at[p] = end;
     s->prev[p] = t;
     s->cur[p]++;
-    if (s->procs[p].kind == SC_P_STREAM) note_launched(s, t, nd);
+    if (s->procs[p].kind == SC_P_STREAM) note_launched(s, t);
 
-    for (uint32_t w = nd->whead; w != SC__NONE; w = s->wpool[w].next) {
+    for (uint32_t w = s->whead[t]; w != SC__NONE; w = s->wpool[w].next) {
         uint32_t sync = s->wpool[w].sync;
-        node *ns = &s->n[sync];
-        if (end > ns->ready) {
-            ns->ready = end;
-            ns->waited = t;
+        if (end > s->ready[sync]) {
+            s->ready[sync] = end;
+            s->out->waited[sync] = t;
         }
-        if (--ns->remaining == 0) sync_done(s, sync);
+        if (--s->remaining[sync] == 0) sync_done(s, sync);
     }
 
     int64_t lat = rank_param(s->p->launch_latency, s->procs[p].rank);
-    int64_t start = nd->start;
     for (uint32_t k = g->succ_off[t]; k < g->succ_off[t + 1]; k++) {
         uint32_t v = g->succ[k];
         uint8_t fam = g->succ_family[k];
-        node *nv = &s->n[v];
         int64_t at = end;
         if (fam == SC_E_LAUNCH) {
-            note_launched(s, v, nv);
+            note_launched(s, v);
             at = end + lat;
-            if (at < start) at = start;
+            if (at < s->out->start[t]) at = s->out->start[t];
         }
-        if (nv->bound == SC__NONE || at > nv->ready) {
-            nv->ready = at;
-            nv->bound = t;
-            nv->bound_fam = fam;
+        if (s->out->bound[v] == SC__NONE || at > s->ready[v]) {
+            s->ready[v] = at;
+            s->out->bound[v] = t;
+            s->out->bound_fam[v] = fam;
         }
-        if (--nv->remaining == 0) try_place(s, nv->proc);
+        if (--s->remaining[v] == 0) try_place(s, s->tasks[v].proc);
     }
     try_place(s, p);
 }
 
 static void state_free(sim_state *s) {
-    free(s->n);
+    free(s->remaining);
+    free(s->ready);
+    free(s->state);
+    free(s->whead);
     free(s->off);
     free(s->order);
     free(s->cur);
@@ -327,7 +317,7 @@ bool sc__proc_order(const sc__graph *g, uint32_t **off_out, uint32_t **order_out
     return true;
 }
 
-static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p) {
+static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p, sc__sim *out) {
     size_t nt = g->tasks.len, np = g->procs.len, nr = g->ranks.len, ng = g->groups.len;
     size_t n1 = nt ? nt : 1, p1 = np ? np : 1, g1 = ng ? ng : 1;
     memset(s, 0, sizeof *s);
@@ -335,7 +325,11 @@ static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p
     s->p = p;
     s->tasks = sc__graph_tasks(g);
     s->procs = sc__graph_procs(g);
-    s->n = n1 <= SIZE_MAX / sizeof *s->n ? aligned_alloc(64, n1 * sizeof *s->n) : NULL;
+    s->out = out;
+    s->remaining = sc__alloc_array(n1, sizeof *s->remaining);
+    s->ready = calloc(n1, sizeof *s->ready);
+    s->state = calloc(n1, 1);
+    s->whead = sc__alloc_array(n1, sizeof *s->whead);
     s->cur = sc__alloc_array(p1, sizeof *s->cur);
     s->prev = sc__alloc_array(p1, sizeof *s->prev);
     s->launched = sc__alloc_array(p1, sizeof *s->launched);
@@ -346,18 +340,13 @@ static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p
     s->arrived = calloc(g1, sizeof *s->arrived);
     s->last = sc__alloc_array(g1, sizeof *s->last);
     s->max_arrival = calloc(g1, sizeof *s->max_arrival);
-    if (!s->n || !s->cur || !s->prev || !s->launched || !s->free_at || !s->busy || !s->rs_off ||
-        !s->rs || !s->arrived || !s->last || !s->max_arrival || !sc__proc_order(g, &s->off, &s->order))
+    if (!s->remaining || !s->ready || !s->state || !s->whead || !s->cur || !s->prev ||
+        !s->launched || !s->free_at || !s->busy || !s->rs_off || !s->rs || !s->arrived ||
+        !s->last || !s->max_arrival || !sc__proc_order(g, &s->off, &s->order))
         return false;
-    for (size_t i = 0; i < nt; i++) {
-        node *nd = &s->n[i];
-        memset(nd, 0, sizeof *nd);
-        nd->remaining = g->indeg ? g->indeg[i] : 0;
-        nd->bound = nd->waited = nd->whead = SC__NONE;
-        nd->bound_fam = SC_SIM_ROOT;
-        nd->proc = s->tasks[i].proc;
-        nd->seq = s->tasks[i].seq;
-    }
+    if (g->indeg) memcpy(s->remaining, g->indeg, nt * sizeof *s->remaining);
+    else memset(s->remaining, 0, nt * sizeof *s->remaining);
+    memset(s->whead, 0xff, nt * sizeof *s->whead);
     for (size_t q = 0; q < np; q++) {
         if (p->rank_offset && s->procs[q].rank < nr) s->free_at[q] = p->rank_offset[s->procs[q].rank];
         if (p->proc_backlog && p->proc_backlog[q] > 0) s->free_at[q] += p->proc_backlog[q];
@@ -371,31 +360,23 @@ static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p
     for (size_t q = 0; q < np; q++)
         if (s->procs[q].kind == SC_P_STREAM && s->procs[q].rank < nr)
             s->rs[s->rs_off[s->procs[q].rank + 1]++] = (uint32_t)q;
-    return true;
-}
 
-/* Copies the per-task results out of the nodes into the caller's arrays. */
-static bool copy_out(const sim_state *s, sc__sim *out) {
-    size_t nt = s->g->tasks.len, n1 = nt ? nt : 1;
     out->ntasks = nt;
     out->start = sc__alloc_array(n1, sizeof *out->start);
     out->end = sc__alloc_array(n1, sizeof *out->end);
     out->bound = sc__alloc_array(n1, sizeof *out->bound);
     out->bound_fam = sc__alloc_array(n1, 1);
     out->waited = sc__alloc_array(n1, sizeof *out->waited);
-    out->wait_kind = sc__alloc_array(n1, 1);
+    out->wait_kind = calloc(n1, 1);
     if (!out->start || !out->end || !out->bound || !out->bound_fam || !out->waited || !out->wait_kind)
         return false;
-    for (size_t i = 0; i < nt; i++) {
-        const node *nd = &s->n[i];
-        out->start[i] = nd->start;
-        out->end[i] = nd->end;
-        out->bound[i] = nd->bound;
-        out->bound_fam[i] = nd->bound_fam;
-        out->waited[i] = nd->waited;
-        out->wait_kind[i] = nd->wait_kind;
-    }
-    out->makespan = s->makespan;
+    memset(out->start, 0, nt * sizeof *out->start);
+    memset(out->end, 0, nt * sizeof *out->end);
+    memset(out->bound, 0xff, nt * sizeof *out->bound);
+    memset(out->bound_fam, SC_SIM_ROOT, nt);
+    memset(out->waited, 0xff, nt * sizeof *out->waited);
+    out->makespan = 0;
+    out->events = 0;
     return true;
 }
 
@@ -404,8 +385,9 @@ sc_status sc__sim_run(const sc__graph *g, const sc__sim_params *p, sc__sim *out,
     memset(out, 0, sizeof *out);
     if (!g->succ_off && g->tasks.len)
         return sc__fail(err, SC_E_INTERNAL, NULL, SC_NO_OFFSET, "simulating a graph that is not finished");
-    if (!state_init(&s, g, p)) {
+    if (!state_init(&s, g, p, out)) {
         state_free(&s);
+        sc__sim_free(out);
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory simulating");
     }
     for (uint32_t q = 0; q < g->procs.len; q++) try_place(&s, q);
@@ -417,12 +399,13 @@ sc_status sc__sim_run(const sc__graph *g, const sc__sim_params *p, sc__sim *out,
         if (e.key >> 32 == EV_SYNC) sync_start(&s, t);
         else task_end(&s, t);
     }
+    out->events = events;
     sc_status st = SC_OK;
     if (s.oom) {
         st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory simulating");
     } else if (s.ndone != g->tasks.len) {
         uint32_t stuck = 0;
-        while (stuck < g->tasks.len && s.n[stuck].state == ST_DONE) stuck++;
+        while (stuck < g->tasks.len && s.state[stuck] == ST_DONE) stuck++;
         const sc__task *t = &s.tasks[stuck];
         st = sc__fail(err, SC_E_GRAPH, NULL, SC_NO_OFFSET,
                       "simulation deadlocked: %llu of %zu tasks never ended, e.g. '%s' (task %u, rank "
@@ -430,10 +413,7 @@ sc_status sc__sim_run(const sc__graph *g, const sc__sim_params *p, sc__sim *out,
                       (unsigned long long)(g->tasks.len - s.ndone), g->tasks.len,
                       sc__graph_str(g, t->name), stuck, s.procs[t->proc].rank,
                       t->group != SC__NONE ? ", a group member whose peers never arrived" : "");
-    } else if (!copy_out(&s, out)) {
-        st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory simulating");
     }
-    out->events = events;
     state_free(&s);
     if (st != SC_OK) sc__sim_free(out);
     return st;
