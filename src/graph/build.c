@@ -1,8 +1,10 @@
 /*
- * build.c - the Kineto graph builder's driver: one rank after the other,
- * window -> CPU tasks -> cross-thread edges -> GPU tasks -> cross-stream
- * edges -> syncs, then collectives matched across ranks and the graph
- * finished (processor-order edges, CSR, acyclicity).
+ * build.c - the Kineto graph builder's driver: the job check, then one
+ * common iteration for all ranks (see common_iteration), then one rank after
+ * the other: window -> CPU tasks -> cross-thread edges -> GPU tasks ->
+ * cross-stream edges -> syncs; then collectives matched across ranks and
+ * the graph finished (processor-order edges, CSR, acyclicity), its spare
+ * capacity given back.
  *
  * Also the per-rank context's helpers: adding a task with its scratch slots
  * and mapping trace strings to graph strings (a flat array, filled lazily).
