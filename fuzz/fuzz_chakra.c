@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     sc_trace *t = NULL;
     sc_error err;
-    sc_status st = sc__chakra_load(path, &t, &err);
+    sc_status st = sc__chakra_load(path, NULL, &t, &err);
     if (st == SC_OK) {
         sc_trace *one[1] = {t};
         sc_traceset set = {.traces = one, .count = 1};

@@ -306,6 +306,28 @@ static void test_wire_corners(void **state) {
     sc__pbuf_free(&attr);
 }
 
+/* The memory guard: a file whose bytes, or whose nodes' graph, would not
+ * fit the budget fails with SC_E_LIMIT before anything is built. */
+static void test_memory_budget(void **state) {
+    (void)state;
+    sc_load_options o = {0};
+    sc_traceset *set;
+    sc_error err;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", sc_test_trace("chakra-et/chakra.0.et.gz"));
+    const char *p = path;
+    o.max_memory_bytes = 1u << 20; /* the file alone is 2.9 MB decompressed */
+    assert_int_equal(sc_traceset_load(&p, 1, &o, &set, &err), SC_E_LIMIT);
+    assert_non_null(strstr(err.message, "memory budget"));
+    snprintf(path, sizeof path, "%s", sc_test_trace("chakra-et/microbenchmarks/all_reduce/all_reduce.1.et"));
+    o.max_memory_bytes = 200; /* 83 bytes, but a node's graph needs more */
+    assert_int_equal(sc_traceset_load(&p, 1, &o, &set, &err), SC_E_LIMIT);
+    assert_non_null(strstr(err.message, "1 Chakra nodes"));
+    o.max_memory_bytes = 1u << 20;
+    assert_int_equal(sc_traceset_load(&p, 1, &o, &set, &err), SC_OK);
+    sc_traceset_free(set);
+}
+
 /* ------------------------------------------------------------ writing */
 
 static const char *tmp_prefix(const char *tag) {
@@ -669,6 +691,7 @@ int main(void) {
         cmocka_unit_test(test_microbenchmarks),
         cmocka_unit_test(test_custom_ring),
         cmocka_unit_test(test_wire_corners),
+        cmocka_unit_test(test_memory_budget),
         cmocka_unit_test(test_no_clobber),
         cmocka_unit_test(test_megatron_round_trip),
         cmocka_unit_test(test_dlrm_round_trip),

@@ -114,15 +114,77 @@ static sc_status check_file(const char *path, const uint8_t *data, size_t size,
     return st;
 }
 
-sc_status sc__chakra_load(const char *path, sc_trace **out, sc_error *err) {
+/* Bytes a node costs from loading to a finished graph: its ck_node while
+ * building, the task, edges and CSR, ids and order (measured ~77 B per task
+ * in the finished graph; bench_chakra prints it). A planning figure for the
+ * memory guard, not an exact count. */
+#define CK_BYTES_PER_NODE 256
+
+/* Reads the whole decompressed file, failing with SC_E_LIMIT past budget
+ * (a gzip bomb stops at the budget, not at the machine's memory). */
+static sc_status slurp_bounded(const char *path, uint64_t budget, unsigned char **data, size_t *size,
+                               sc_error *err) {
+    sc__source s;
+    *data = NULL;
+    *size = 0;
+    sc_status st = sc__source_open_file(&s, path, err);
+    if (st != SC_OK) return st;
+    size_t cap = 1u << 16, len = 0;
+    unsigned char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) {
+            st = sc__fail(err, SC_E_NOMEM, path, len, "out of memory reading input");
+            break;
+        }
+        if (len == cap) {
+            if ((uint64_t)cap * 2 > budget) {
+                st = sc__fail(err, SC_E_LIMIT, path, len,
+                              "the Chakra file needs more than its memory budget of %llu MiB "
+                              "(raise it with --max-memory or STEPCAST_MAX_MEMORY)",
+                              (unsigned long long)(budget >> 20));
+                break;
+            }
+            unsigned char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
+            if (!nb) {
+                st = sc__fail(err, SC_E_NOMEM, path, len, "out of memory reading input");
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got;
+        st = sc__source_read(&s, buf + len, cap - len, &got, err);
+        if (st != SC_OK || got == 0) break;
+        len += got;
+    }
+    sc__source_close(&s);
+    if (st != SC_OK) {
+        free(buf);
+        return st;
+    }
+    *data = buf;
+    *size = len;
+    return SC_OK;
+}
+
+sc_status sc__chakra_load(const char *path, const sc_load_options *opts, sc_trace **out,
+                          sc_error *err) {
     *out = NULL;
     unsigned char *data = NULL;
     size_t size = 0;
-    sc_status st = sc__source_slurp(path, &data, &size, err);
+    uint64_t budget = sc__load_budget(opts);
+    sc_status st = slurp_bounded(path, budget, &data, &size, err);
     if (st != SC_OK) return st;
     sc__chakra_meta meta;
     uint64_t nodes = 0;
     st = check_file(path, data, size, &meta, &nodes, err);
+    if (st == SC_OK && (uint64_t)size + nodes * CK_BYTES_PER_NODE > budget)
+        st = sc__fail(err, SC_E_LIMIT, path, SC_NO_OFFSET,
+                      "%llu Chakra nodes need about %llu MiB to build a graph, over the memory "
+                      "budget of %llu MiB (raise it with --max-memory or STEPCAST_MAX_MEMORY)",
+                      (unsigned long long)nodes,
+                      (unsigned long long)(((uint64_t)size + nodes * CK_BYTES_PER_NODE) >> 20),
+                      (unsigned long long)(budget >> 20));
     if (st != SC_OK) {
         free(data);
         return st;

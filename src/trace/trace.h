@@ -127,8 +127,9 @@ enum { SC__FMT_KINETO = 0, SC__FMT_CHAKRA = 1 };
 /* Reads a Chakra .et / .et.gz file into a trace of format SC__FMT_CHAKRA
  * (framing and every message checked now, so errors carry offsets). The rank
  * comes from the name <prefix>.<rank>.et, else a "rank" attr of the
- * GlobalMetadata, else stays -1. */
-sc_status sc__chakra_load(const char *path, sc_trace **out, sc_error *err);
+ * GlobalMetadata, else stays -1. opts (may be NULL) gives the memory budget. */
+sc_status sc__chakra_load(const char *path, const sc_load_options *opts, sc_trace **out,
+                          sc_error *err);
 
 sc_trace *sc__trace_new(const char *path);
 /* Track index of (pid, tid), created on first use; SC__NONE on OOM. */

@@ -192,7 +192,7 @@ static void *load_worker(void *arg) {
         size_t i = atomic_fetch_add(&job->next, 1);
         if (i >= job->count) break;
         if (is_chakra_file(job->paths[i]))
-            job->status[i] = sc__chakra_load(job->paths[i], &job->traces[i], &job->errors[i]);
+            job->status[i] = sc__chakra_load(job->paths[i], job->opts, &job->traces[i], &job->errors[i]);
         else
             job->status[i] = sc_trace_load(job->paths[i], job->opts, &job->traces[i], &job->errors[i]);
     }
