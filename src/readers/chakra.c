@@ -5,7 +5,8 @@
  *
  * Loading (sc__chakra_load) keeps the decompressed bytes and checks every
  * frame and message, so `stepcast info` and the graph builder never meet a
- * malformed file. Building (sc__graph_build_chakra) maps Chakra onto the
+ * malformed file; the file and the graph it will need must fit the load's
+ * memory budget (issue 6). Building (sc__graph_build_chakra) maps Chakra onto the
  * sc__graph contract (graph.h):
  *
  *   - one rank per file; tasks of a rank in a topological order of its
@@ -19,8 +20,12 @@
  *     `tid`, else a default per role: compute 0, collectives 1, sends 2,
  *     receives 3 (device from a `device` attr, else 0). Tasks of a processor
  *     run in the topological order, so order edges never contradict deps;
- *   - data_deps -> SC_E_DATA, ctrl_deps -> SC_E_CTRL (a dependency on an id
- *     the file lacks is dropped with a warning; cycles fail in finish);
+ *   - data_deps -> SC_E_DATA, ctrl_deps -> SC_E_CTRL. A dependency on an id
+ *     the file lacks is dropped with a warning. Converter output has ctrl
+ *     deps that loop (self-references, parent <-> child): when data and ctrl
+ *     deps together are cyclic, the order follows the data deps alone and
+ *     the ctrl deps pointing backwards are dropped with a warning; cyclic
+ *     data deps fail in sc__graph_finish (SC_E_GRAPH, naming the cycle);
  *   - durations: duration_micros x 1000 ns. Collectives and send/recv
  *     without a duration get an alpha-beta time: 10 us + moved bytes /
  *     100 GB/s, moving 2(n-1)/n of comm_size for all-reduce, (n-1)/n for
@@ -38,8 +43,9 @@
  *
  * Files written by stepcast's exporter (GlobalMetadata generator
  * "stepcast ...") also carry sc_* attributes (exact ns times, gaps, task
- * kinds, syncs, edge families, the step window) that make export -> import
- * reproduce the graph the export started from.
+ * kinds, syncs, edge families, operator names, the step window) that make
+ * export -> import reproduce the graph the export started from
+ * (src/report/chakra_export.c writes them).
  */
 #include "../graph/graph.h"
 #include "../io/source.h"
