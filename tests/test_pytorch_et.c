@@ -132,11 +132,16 @@ static void test_errors(void **state) {
     (void)state;
     sc_error err;
     sc_et *et;
-    static const char not_et[] = "{\"traceEvents\": []}";
+    static const char not_et[] = "{\"schema\": \"1.0.1\", \"pid\": 7}";
     const char *p = sc_test_tmpfile(not_et, sizeof not_et - 1, ".json");
     assert_int_equal(sc_et_load(p, &et, &err), SC_E_FORMAT);
     assert_non_null(strstr(err.message, "nodes"));
     unlink(p);
+    /* A Kineto trace is refused at its "traceEvents" key, not after it. */
+    assert_int_equal(sc_et_load(sc_test_trace("megatron-tp8-a100/megatron_kineto_0.json.gz"), &et, &err),
+                     SC_E_FORMAT);
+    assert_non_null(strstr(err.message, "Kineto trace"));
+    assert_true(err.offset < 1000000);
     static const char cut[] = "{\"schema\": \"1.0.1\", \"nodes\": [{\"id\": 1, \"name\": \"x\"";
     p = sc_test_tmpfile(cut, sizeof cut - 1, ".json");
     assert_int_not_equal(sc_et_load(p, &et, &err), SC_OK);

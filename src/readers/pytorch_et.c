@@ -320,6 +320,9 @@ static int et_step(etreader *r, etstate *st) {
             *st = ET_NODES_FIRST;
             return SC__J_OK;
         }
+        if (SC__JSTR_EQ(key, "traceEvents")) /* say so now, not after reading it all */
+            return sc__jp_error_at(jp, key.s, SC_E_FORMAT,
+                                   "a Kineto trace (\"traceEvents\"), not a PyTorch Execution Trace");
         if (SC__JSTR_EQ(key, "schema") && sc__jp_peek(jp) == '"') {
             sc__jstr s;
             SC__JTRY(sc__jp_string(jp, &s));
