@@ -68,9 +68,9 @@ int sc_cmd_export(int argc, char **argv) {
     sc_traceset_free(set);
     if (s != SC_OK) return sc_cli_fail(&err);
     fprintf(stderr,
-            "stepcast: wrote %llu files %s.<rank>.et: %llu nodes (of %llu tasks), %llu dependencies, "
+            "stepcast: wrote %llu file%s %s.<rank>.et: %llu nodes (of %llu tasks), %llu dependencies, "
             "%llu bytes in %.3f s\n",
-            (unsigned long long)st.files, prefix, (unsigned long long)st.nodes,
+            (unsigned long long)st.files, st.files == 1 ? "" : "s", prefix, (unsigned long long)st.nodes,
             (unsigned long long)st.graph_tasks, (unsigned long long)st.dependencies,
             (unsigned long long)st.bytes, dt);
     return SC_EXIT_OK;
