@@ -279,7 +279,7 @@ static void test_group_coupling(void **state) {
     sc__scale_rule rule;
     sc_error err;
     assert_int_equal(sc__scale_parse("cpu=2", &rule, &err), SC_OK);
-    sc__scale_apply(t.g, &rule, 1);
+    assert_true(sc__scale_apply(t.g, &rule, 1));
     s = run(&t, true, 0);
     assert_int_equal(s.end[c1], 270); /* rank 0: cpu 200 + launch 10, then transfer 60 */
     sc__sim_free(&s);
@@ -375,12 +375,12 @@ static void test_scale_rules(void **state) {
     tg_edge(&t, l2, k2, SC_E_LAUNCH);
     tg_finish(&t);
     assert_int_equal(sc__scale_parse("gemm=2", &r, &err), SC_OK);
-    sc__scale_apply(t.g, &r, 1);
+    assert_true(sc__scale_apply(t.g, &r, 1));
     sc__sim s = run(&t, true, 0);
     assert_int_equal(s.end[k2], 5 + 2000 + 500);
     sc__sim_free(&s);
     assert_int_equal(sc__scale_parse("compute=2", &r, &err), SC_OK);
-    sc__scale_apply(t.g, &r, 1);
+    assert_true(sc__scale_apply(t.g, &r, 1));
     s = run(&t, true, 0);
     assert_int_equal(s.end[k2], 5 + 4000 + 1000);
     sc__sim_free(&s);

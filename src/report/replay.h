@@ -48,6 +48,7 @@ typedef struct sc__replay {
     int64_t *backlog; /* per processor */
     uint64_t pruned[SC_E_FAMILY_COUNT]; /* edges the trace contradicts, dropped (prune.h) */
     int64_t *traced_dur; /* durations before --scale (NULL when nothing was scaled) */
+    uint8_t *cls;        /* per task: sc__scale_class */
     sc__replay_rank *ranks;
     size_t nranks;
     size_t slowest; /* rank index with the longest simulated step */

@@ -75,7 +75,7 @@ static bool rank_breakdown(const sc__replay *r, sc__replay_rank *rr, const uint3
         if (a < s0) a = s0;
         if (b > s1) b = s1;
         if (b <= a) continue;
-        int8_t comm = sc__scale_class_of(sc__graph_str(r->g, t->name), t->kind) == SC_SCALE_COMM;
+        int8_t comm = r->cls[tasks[i]] == SC_SCALE_COMM;
         m[nm++] = (mark){a, (int8_t)!comm, comm};
         m[nm++] = (mark){b, (int8_t)-!comm, (int8_t)-comm};
     }
@@ -154,7 +154,7 @@ static const char *const class_names[CLS_COUNT] = {
     "cpu", "launch", "runtime", "sync", "gemm", "attention", "other_kernel", "memcpy", "memset",
     "communication"};
 
-static int task_class(const sc__graph *g, const sc__task *t) {
+static int task_class(const sc__task *t, uint8_t cls) {
     switch (t->kind) {
     case SC_T_LAUNCH: return CLS_LAUNCH;
     case SC_T_RUNTIME: return CLS_RUNTIME;
@@ -164,7 +164,7 @@ static int task_class(const sc__graph *g, const sc__task *t) {
     case SC_T_CPU: return CLS_CPU;
     default: break;
     }
-    switch (sc__scale_class_of(sc__graph_str(g, t->name), t->kind)) {
+    switch (cls) {
     case SC_SCALE_COMM: return CLS_COMM;
     case SC_SCALE_GEMM: return CLS_GEMM;
     case SC_SCALE_ATTENTION: return CLS_ATTENTION;
@@ -251,7 +251,7 @@ static bool critical_path(sc__replay *r) {
         uint32_t key = t->op != SC__NONE && t->op < g->ops.len
                            ? SC__VEC_AT(&g->ops, sc__op, t->op).name
                            : t->name;
-        int cls = task_class(g, t);
+        int cls = task_class(t, r->cls[cur]);
         cp->ntasks++;
         if (s->wait_kind[cur] == SC_SIM_W_SYNC && s->waited[cur] != SC__NONE) {
             int64_t own = s->end[cur] - s->end[s->waited[cur]];
@@ -318,7 +318,11 @@ sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, c
         }
         for (size_t i = 0; i < g->tasks.len; i++) r->traced_dur[i] = tasks[i].dur;
     }
-    sc__scale_apply(g, rules, nrules);
+    r->cls = sc__alloc_array(g->tasks.len ? g->tasks.len : 1, 1);
+    if (!r->cls || !sc__scale_classify(g, r->cls) || !sc__scale_apply(g, rules, nrules)) {
+        sc__replay_free(r);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory scaling");
+    }
     sc__sim_params p = {.coupled = coupled,
                         .launch_latency = r->launch_latency,
                         .sync_base = r->sync_base,
@@ -346,6 +350,7 @@ void sc__replay_free(sc__replay *r) {
     free(r->rank_offset);
     free(r->backlog);
     free(r->traced_dur);
+    free(r->cls);
     free(r->cp.by_class);
     free(r->cp.by_op);
     free(r->cp.by_edge);

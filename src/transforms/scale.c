@@ -74,14 +74,42 @@ sc_status sc__scale_parse(const char *spec, sc__scale_rule *out, sc_error *err) 
     return SC_OK;
 }
 
-bool sc__scale_matches(const sc__scale_rule *r, const char *name, uint8_t kind) {
+bool sc__scale_classify(const sc__graph *g, uint8_t *cls) {
+    const sc__task *tasks = sc__graph_tasks(g);
+    size_t nstr = g->strings.count;
+    uint8_t *by_name = calloc(nstr ? nstr : 1, 1); /* 0 = not yet, else 1 + class as a kernel */
+    if (!by_name) return false;
+    for (size_t i = 0; i < g->tasks.len; i++) {
+        const sc__task *t = &tasks[i];
+        if (!sc__task_on_gpu(t->kind)) {
+            cls[i] = SC_SCALE_CPU;
+            continue;
+        }
+        if (sc__task_is_comm(t->kind)) {
+            cls[i] = SC_SCALE_COMM;
+            continue;
+        }
+        uint8_t c = t->name < nstr ? by_name[t->name] : 0;
+        if (!c) {
+            c = (uint8_t)(1 + sc__scale_class_of(sc__graph_str(g, t->name), SC_T_KERNEL));
+            if (t->name < nstr) by_name[t->name] = c;
+        }
+        c = (uint8_t)(c - 1);
+        /* Copies and fills are compute unless NCCL's (as sc__scale_class_of). */
+        cls[i] = t->kind == SC_T_KERNEL || c == SC_SCALE_COMM ? c : SC_SCALE_COMPUTE;
+    }
+    free(by_name);
+    return true;
+}
+
+bool sc__scale_matches(const sc__scale_rule *r, const char *name, uint8_t kind, uint8_t cls) {
     switch (r->cls) {
-    case SC_SCALE_COMPUTE: return sc__task_on_gpu(kind) && sc__scale_class_of(name, kind) != SC_SCALE_COMM;
-    case SC_SCALE_COMM: return sc__scale_class_of(name, kind) == SC_SCALE_COMM;
+    case SC_SCALE_COMPUTE: return sc__task_on_gpu(kind) && cls != SC_SCALE_COMM;
+    case SC_SCALE_COMM: return cls == SC_SCALE_COMM;
     case SC_SCALE_CPU: return !sc__task_on_gpu(kind);
     case SC_SCALE_GPU: return sc__task_on_gpu(kind);
     case SC_SCALE_GEMM:
-    case SC_SCALE_ATTENTION: return sc__scale_class_of(name, kind) == r->cls;
+    case SC_SCALE_ATTENTION: return cls == r->cls;
     default: return strstr(name, r->name) != NULL;
     }
 }
@@ -92,22 +120,30 @@ static int64_t times(int64_t v, double f) {
     return (int64_t)llround(x);
 }
 
-void sc__scale_apply(sc__graph *g, const sc__scale_rule *rules, size_t n) {
+bool sc__scale_apply(sc__graph *g, const sc__scale_rule *rules, size_t n) {
+    if (!n) return true;
     sc__task *tasks = sc__graph_tasks(g);
+    uint8_t *cls = sc__alloc_array(g->tasks.len ? g->tasks.len : 1, 1);
+    if (!cls || !sc__scale_classify(g, cls)) {
+        free(cls);
+        return false;
+    }
     for (size_t k = 0; k < n; k++) {
         const sc__scale_rule *r = &rules[k];
         for (size_t i = 0; i < g->tasks.len; i++) {
             sc__task *t = &tasks[i];
-            if (!sc__scale_matches(r, sc__graph_str(g, t->name), t->kind)) continue;
+            if (!sc__scale_matches(r, sc__graph_str(g, t->name), t->kind, cls[i])) continue;
             t->dur = times(t->dur, r->factor);
             if (!sc__task_on_gpu(t->kind)) t->gap = times(t->gap, r->factor);
         }
         for (size_t gi = 0; gi < g->groups.len; gi++) {
             sc__group *grp = &SC__VEC_AT(&g->groups, sc__group, gi);
             if (!grp->count || grp->transfer_ns <= 0) continue;
-            const sc__task *m = &tasks[SC__VEC_AT(&g->group_members, uint32_t, grp->first)];
-            if (sc__scale_matches(r, sc__graph_str(g, m->name), m->kind))
+            uint32_t m = SC__VEC_AT(&g->group_members, uint32_t, grp->first);
+            if (sc__scale_matches(r, sc__graph_str(g, tasks[m].name), tasks[m].kind, cls[m]))
                 grp->transfer_ns = times(grp->transfer_ns, r->factor);
         }
     }
+    free(cls);
+    return true;
 }

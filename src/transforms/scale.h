@@ -31,10 +31,17 @@ sc_status sc__scale_parse(const char *spec, sc__scale_rule *out, sc_error *err);
  * COMM or CPU. Shared with the reports' critical-path summary. */
 sc__scale_class sc__scale_class_of(const char *name, uint8_t kind);
 
-bool sc__scale_matches(const sc__scale_rule *r, const char *name, uint8_t kind);
+/* sc__scale_class_of for every task of g into cls (ntasks entries), deciding
+ * once per distinct name: a trace has a few hundred kernel names for 100k+
+ * tasks. False on out-of-memory. */
+bool sc__scale_classify(const sc__graph *g, uint8_t *cls);
+
+/* Whether rule r selects a task of this name, kind and class (from
+ * sc__scale_classify). */
+bool sc__scale_matches(const sc__scale_rule *r, const char *name, uint8_t kind, uint8_t cls);
 
 /* Multiplies the durations (and CPU gaps, and group transfer times) the rules
- * select; rules compose multiplicatively in order. */
-void sc__scale_apply(sc__graph *g, const sc__scale_rule *rules, size_t n);
+ * select; rules compose multiplicatively in order. False on out-of-memory. */
+bool sc__scale_apply(sc__graph *g, const sc__scale_rule *rules, size_t n);
 
 #endif /* SC_SCALE_H */
