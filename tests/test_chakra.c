@@ -159,6 +159,31 @@ static void test_custom_ring(void **state) {
     sc__graph_free(g);
 }
 
+/* `stepcast info` on the whole shared folder: every file reads, and the
+ * converter file's summary says what is in it. */
+static void test_info(void **state) {
+    (void)state;
+    const char *p = sc_test_trace("chakra-et");
+    sc_traceset *set;
+    sc_error err;
+    assert_int_equal(sc_traceset_load(&p, 1, NULL, &set, &err), SC_OK);
+    assert_int_equal(sc_traceset_count(set), 1 + 4 * 8 + 8);
+    static char buf[1 << 16];
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    assert_non_null(f);
+    assert_int_equal(sc_report_info(set, f, 0, &err), SC_OK);
+    fclose(f);
+    assert_non_null(strstr(buf, "nodes by type       comp=3643, coll=21"));
+    assert_non_null(strstr(buf, "collectives         all_reduce=5, broadcast=2"));
+    assert_non_null(strstr(buf, "nodes by type       comp=7, send=14, recv=14"));
+    f = fmemopen(buf, sizeof buf - 1, "w");
+    assert_int_equal(sc_report_info(set, f, 1, &err), SC_OK);
+    fclose(f);
+    assert_non_null(strstr(buf, "\"format\": \"chakra\""));
+    assert_non_null(strstr(buf, "\"collectives_by_kind\": {\"reduce_scatter\": 1}"));
+    sc_traceset_free(set);
+}
+
 /* Hand-made files: a GlobalMetadata then nodes, framed. */
 typedef struct msgbuf {
     sc__pbuf file, body;
@@ -690,6 +715,7 @@ int main(void) {
         cmocka_unit_test(test_converter_file),
         cmocka_unit_test(test_microbenchmarks),
         cmocka_unit_test(test_custom_ring),
+        cmocka_unit_test(test_info),
         cmocka_unit_test(test_wire_corners),
         cmocka_unit_test(test_memory_budget),
         cmocka_unit_test(test_no_clobber),
