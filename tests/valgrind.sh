@@ -38,6 +38,9 @@ vgrun info-dlrm 0 "$build/stepcast" info --json "$traces/param-dlrm-8rank/kineto
 vgrun info-hta-small 0 "$build/stepcast" info "$traces/hta-testdata/critical_path" \
     "$traces/hta-testdata/amd_trace"
 vgrun info-bad-input 1 "$build/stepcast" info tests/corpus/no-such-file.json
+vgrun graph-chakra 0 "$build/stepcast" graph "$traces/chakra-et/microbenchmarks/all_reduce"
+vgrun et-megatron 0 "$build/stepcast" et "$traces/megatron-tp8-a100/megatron_et_0.json.gz" \
+    "$traces/megatron-tp8-a100/megatron_kineto_0.json.gz"
 # Commands that land later run on the Megatron traces when they exist.
 for cmd in graph replay; do
     if "$build/stepcast" help "$cmd" >/dev/null 2>&1; then
