@@ -469,24 +469,34 @@ range:
  * zeros, exponents, long or out-of-range numbers, the end of the window -
  * returns false without moving, and the full lexer below decides, so
  * results and errors are exactly those of the slow path. */
-/* Are all 8 bytes at p ASCII digits? Then their value, else false. */
-static inline bool eight_digits(const char *p, uint64_t *out) {
+/* The run of ASCII digits at p, up to 8: its length (0-8) and its value in
+ * *out. Reads 8 bytes; the caller guarantees a digit at p, so p is before
+ * the window's end and its 16 padding bytes cover the read. */
+static inline unsigned digit_run(const char *p, uint64_t *out) {
     uint64_t v;
     memcpy(&v, p, 8);
-    /* every high nibble 3, and no low nibble above 9 (+6 would carry) */
-    if ((v & 0xF0F0F0F0F0F0F0F0ULL) != 0x3030303030303030ULL ||
-        ((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) != 0x3030303030303030ULL)
-        return false;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     v = __builtin_bswap64(v);
 #endif
-    v -= 0x3030303030303030ULL; /* digit k of the text in byte k */
-    v = (v * 10) + (v >> 8);
-    v = (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
-         (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
-    *out = v;
-    return true;
+    uint64_t x = v ^ 0x3030303030303030ULL; /* digit bytes become 0-9 */
+    /* A byte is not a digit if its high nibble is set or it is above 9; a
+     * carry out of a non-digit byte only disturbs later bytes, so the
+     * lowest flag is exact. */
+    uint64_t nd = (x | (x + 0x0606060606060606ULL)) & 0xF0F0F0F0F0F0F0F0ULL;
+    unsigned n = nd ? (unsigned)__builtin_ctzll(nd) >> 3 : 8;
+    if (n == 0) {
+        *out = 0;
+        return 0;
+    }
+    x <<= 8 * (8 - n); /* right-align: the missing leading digits are zeros */
+    x = (x * 10) + (x >> 8);
+    x = (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+         (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+    *out = x;
+    return n;
 }
+
+static const uint64_t pow10_u64[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
 
 static inline bool fast_int(sc__jp *jp, int64_t *out) {
     const char *p = jp->p;
@@ -494,11 +504,13 @@ static inline bool fast_int(sc__jp *jp, int64_t *out) {
     p += neg;
     if (*p < '1' || *p > '9') return false;
     const char *s = p;
-    uint64_t v = 0, eight;
-    while (p - s <= 10 && eight_digits(p, &eight)) { /* stays within 18 digits */
-        v = v * 100000000 + eight;
-        p += 8;
-    }
+    uint64_t v = 0, run;
+    unsigned n;
+    do { /* runs of up to 8 digits; at most 16 here, 18 with the loop below */
+        n = digit_run(p, &run);
+        v = v * pow10_u64[n] + run;
+        p += n;
+    } while (n == 8 && p - s <= 8);
     while (is_digit(*p) && p - s < 18) v = v * 10 + (uint64_t)(*p++ - '0');
     if (is_digit(*p) || *p == '.' || *p == 'e' || *p == 'E' || p >= jp->end) return false;
     *out = neg ? -(int64_t)v : (int64_t)v;
@@ -513,11 +525,13 @@ static inline bool fast_time_ns(sc__jp *jp, int64_t *out) {
     if (!is_digit(*p) || (*p == '0' && is_digit(p[1]))) return false;
     const int64_t lim = INT64_MAX / 1000 - 1;
     int64_t v = 0;
-    uint64_t eight;
+    uint64_t run;
     /* Below 9e7 no digit of the next eight can reach the range check. */
-    while (v < 90000000 && eight_digits(p, &eight)) {
-        v = v * 100000000 + (int64_t)eight;
-        p += 8;
+    while (v < 90000000 && is_digit(*p)) {
+        unsigned n = digit_run(p, &run);
+        v = v * (int64_t)pow10_u64[n] + (int64_t)run;
+        p += n;
+        if (n < 8) break;
     }
     while (is_digit(*p)) {
         if (v > (lim - 9) / 10) return false;

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 
 #define SC__ICACHE 1024u   /* interning cache slots, a power of two */
-#define SC__KIND_MEMO 256u /* category ids with a remembered kind; a power of two */
+#define SC__KIND_MEMO 256u /* slots of the kind and NCCL caches; a power of two */
 
 typedef struct kreader {
     sc__jp jp;
@@ -26,7 +26,8 @@ typedef struct kreader {
     unsigned top_seen; /* TOP_* bits of the top-level members read so far */
     uint64_t budget; /* bytes this trace may hold (src/base/budget.c) */
     uint32_t icache[SC__ICACHE]; /* see intern(): id + 1, 0 = empty */
-    uint8_t cat_kind[SC__KIND_MEMO];   /* see classify(): kind + 1 per category id */
+    uint32_t cat_memo[SC__KIND_MEMO];  /* see classify(): category id + 1 ... */
+    uint8_t cat_kind[SC__KIND_MEMO];   /* ... and its kind, direct-mapped by id */
     uint32_t nccl_memo[SC__KIND_MEMO]; /* (name id + 1) << 1 | is NCCL */
     uint32_t last_track, last_pid_str, last_tid_str; /* see event_track() */
     int64_t last_pid, last_tid;
@@ -282,16 +283,18 @@ static void classify(kreader *r, sc__event *e) {
         e->kind = SC_K_METADATA;
         return;
     }
-    /* Both answers depend only on an interned id, so they are remembered per
-     * id: categories in a table (a trace has a few dozen, interned early),
-     * NCCL-ness of kernel names in a direct-mapped cache. */
+    /* Both answers depend only on an interned id, so they are remembered in
+     * direct-mapped caches keyed by the id (categories can be interned late,
+     * after thousands of names, so their ids are not small). */
     uint8_t kind;
-    if (e->cat < SC__KIND_MEMO && r->cat_kind[e->cat]) {
-        kind = (uint8_t)(r->cat_kind[e->cat] - 1);
+    uint32_t slot = e->cat & (SC__KIND_MEMO - 1);
+    if (r->cat_memo[slot] == e->cat + 1) {
+        kind = r->cat_kind[slot];
     } else {
         kind = (uint8_t)sc__kind_from_category(sc__trace_str(t, e->cat),
                                                sc__intern_len(&t->strings, e->cat));
-        if (e->cat < SC__KIND_MEMO) r->cat_kind[e->cat] = (uint8_t)(kind + 1);
+        r->cat_memo[slot] = e->cat + 1;
+        r->cat_kind[slot] = kind;
     }
     e->kind = kind;
     if (kind == SC_K_KERNEL || kind == SC_K_MEMCPY || kind == SC_K_MEMSET) {
