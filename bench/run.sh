@@ -91,7 +91,7 @@ fi
 
 echo
 echo "stepcast bench  ($(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ); shared machines vary ~2x: compare within one run)"
-awk -F'\t' 'BEGIN { line = sprintf("%-8s  %-46s  %12s  %s", "figure", "name", "value", "unit"); print line;
+awk -F'\t' 'BEGIN { line = sprintf("%-8s  %-58s  %12s  %s", "figure", "name", "value", "unit"); print line;
                     gsub(/./, "-", line); print line }
-            NF == 4 { printf "%-8s  %-46s  %12s  %s\n", $1, $2, $3, $4; next }
+            NF == 4 { printf "%-8s  %-58s  %12s  %s\n", $1, $2, $3, $4; next }
             { print "bench: " $0 > "/dev/stderr" }' "$rows"
