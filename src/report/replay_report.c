@@ -177,7 +177,7 @@ enum { EDGE_ROOT = SC_E_FAMILY_COUNT, EDGE_GROUP_WAIT, EDGE_SYNC_WAIT, EDGE_COUN
 
 static const char *edge_name(int e) {
     switch (e) {
-    case EDGE_ROOT: return "start";
+    case EDGE_ROOT: return "rank_start_offset"; /* the rank entered the step late */
     case EDGE_GROUP_WAIT: return "collective_wait";
     case EDGE_SYNC_WAIT: return "sync_wait";
     default: return sc__edge_family_name((uint8_t)e);
