@@ -380,11 +380,49 @@ static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p
     return true;
 }
 
+/* Every simulated time is a sum of durations, gaps, launch latencies, sync
+ * costs, transfer times and one start offset along some path. When the total
+ * of all of them over the graph stays below 2^62 ns (146 years), no addition
+ * in the simulation can overflow; durations near the int64 limit (a corrupt
+ * or hostile trace) used to overflow start + dur, which is undefined
+ * behaviour (issue 6). Magnitudes are summed, so negative values count too. */
+static bool add_mag(int64_t *acc, int64_t v) {
+    if (v < 0) v = v == INT64_MIN ? INT64_MAX : -v;
+    return !__builtin_add_overflow(*acc, v, acc) && *acc < (INT64_C(1) << 62);
+}
+
+static bool times_fit(const sc__graph *g, const sc__sim_params *p) {
+    const sc__task *tk = sc__graph_tasks(g);
+    const sc__proc *pr = sc__graph_procs(g);
+    const sc__group *gr = (const sc__group *)g->groups.data;
+    size_t nr = g->ranks.len;
+    int64_t total = 0, offset = 0;
+    for (size_t i = 0; i < g->tasks.len; i++) {
+        uint32_t r = pr[tk[i].proc].rank;
+        if (!add_mag(&total, tk[i].dur) || !add_mag(&total, tk[i].gap)) return false;
+        if (p->launch_latency && r < nr && !add_mag(&total, p->launch_latency[r])) return false;
+        if (p->sync_base && r < nr && !add_mag(&total, p->sync_base[r])) return false;
+    }
+    for (size_t i = 0; i < g->groups.len; i++)
+        if (!add_mag(&total, gr[i].transfer_ns)) return false;
+    for (size_t q = 0; q < g->procs.len; q++) {
+        int64_t o = 0;
+        if (p->rank_offset && pr[q].rank < nr && !add_mag(&o, p->rank_offset[pr[q].rank])) return false;
+        if (p->proc_backlog && !add_mag(&o, p->proc_backlog[q])) return false;
+        if (o > offset) offset = o;
+    }
+    return add_mag(&total, offset);
+}
+
 sc_status sc__sim_run(const sc__graph *g, const sc__sim_params *p, sc__sim *out, sc_error *err) {
     sim_state s;
     memset(out, 0, sizeof *out);
     if (!g->succ_off && g->tasks.len)
         return sc__fail(err, SC_E_INTERNAL, NULL, SC_NO_OFFSET, "simulating a graph that is not finished");
+    if (!times_fit(g, p))
+        return sc__fail(err, SC_E_LIMIT, NULL, SC_NO_OFFSET,
+                        "the traced durations add up to more than 2^62 ns (146 years): "
+                        "not a real trace, refusing to simulate it");
     if (!state_init(&s, g, p, out)) {
         state_free(&s);
         sc__sim_free(out);

@@ -168,3 +168,14 @@ put("base_time_overflow.json", b'{"baseTimeNanoseconds": 9000000000000000000, "t
     ev(ts=b"4000000000000000") + b"]}\n")
 put("base_time_negative_overflow.json", b'{"baseTimeNanoseconds": -9000000000000000000, "traceEvents": [' +
     ev(ts=b"-4000000000000000") + b"]}\n")
+# Durations near the int64 limit: each event is legal, their sum is not
+# (the simulator overflowed start + dur before it checked the total).
+D = 4000000000000000  # us = 4e18 ns
+huge = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": D}]
+for i in range(4):
+    huge.append({"ph": "X", "cat": "cpu_op", "name": "op%d" % i, "pid": 1, "tid": 1, "ts": i, "dur": D - 10})
+    huge.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                 "ts": i + 0.5, "dur": 0.1, "args": {"correlation": 100 + i}})
+    huge.append({"ph": "X", "cat": "kernel", "name": "k%d" % i, "pid": 0, "tid": 7, "ts": i + 1,
+                 "dur": D - 100, "args": {"correlation": 100 + i, "stream": 7, "device": 0}})
+put("huge_durations.json", {"distributedInfo": {"rank": 0, "world_size": 1}, "traceEvents": huge})
