@@ -375,8 +375,13 @@ static void json_items(sc__buf *b, const char *key, const sc__cp_item *items, si
 }
 
 static void write_json(const sc__replay *r, sc__buf *b) {
-    sc__buf_printf(b, "{\"mode\":\"%s\",\"tasks\":%zu,\"edges_dropped\":{", r->coupled ? "coupled" : "traced",
+    sc__buf_printf(b, "{\"mode\":\"%s\",\"tasks\":%zu,\"warnings\":[", r->coupled ? "coupled" : "traced",
                    r->g->tasks.len);
+    for (size_t i = 0; i < r->g->nwarnings; i++) { /* the graph builder's (issue 6) */
+        if (i) sc__buf_puts(b, ",");
+        sc__buf_json_str(b, r->g->warnings[i], strlen(r->g->warnings[i]));
+    }
+    sc__buf_puts(b, "],\"edges_dropped\":{");
     for (int f = 0, first = 1; f < SC_E_FAMILY_COUNT; f++)
         if (r->pruned[f]) {
             sc__buf_printf(b, "%s\"%s\":%llu", first ? "" : ",", sc__edge_family_name((uint8_t)f),
@@ -423,6 +428,10 @@ static void text_items(sc__buf *b, const char *title, const sc__cp_item *items, 
 static void write_text(const sc__replay *r, sc__buf *b) {
     sc__buf_printf(b, "replay: %zu rank%s, %zu tasks, %s collectives\n\n", r->nranks,
                    r->nranks == 1 ? "" : "s", r->g->tasks.len, r->coupled ? "coupled" : "traced");
+    /* The graph builder's warnings (clock skew, partial job, unmatched
+     * collectives...): the answer is defined, but the user must see why it
+     * may be off (issue 6). */
+    for (size_t i = 0; i < r->g->nwarnings; i++) sc__buf_printf(b, "warning: %s\n", r->g->warnings[i]);
     for (int f = 0; f < SC_E_FAMILY_COUNT; f++)
         if (r->pruned[f])
             sc__buf_printf(b, "note: dropped %llu %s edge%s that the trace contradicts (destination started "
@@ -498,7 +507,7 @@ sc_status sc_report_replay(const sc_traceset *set, const sc_replay_options *opts
     }
     sc__build_options bo = {.iteration = opts->iteration, .hide_cuda_sync = false};
     sc__graph *g;
-    sc_status st = sc__graph_build_kineto(set, &bo, &g, err);
+    sc_status st = sc__graph_build(set, &bo, &g, err); /* Kineto or Chakra */
     sc__replay *r = NULL;
     if (st == SC_OK) st = sc__replay_graph(g, set, !opts->comm_traced, rules, opts->nscales, &r, err);
     free(rules);
