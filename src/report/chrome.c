@@ -7,7 +7,11 @@
  * stream) named like the trace's. Both timelines start at 0 at the rank's
  * step start (simulated: the start of the step's first task; measured: the
  * builder's step_start), so a task can be compared by eye across the pair.
- * Tasks appear in graph order with fixed number formats, so the file is
+ * Each simulated task says in its args what started it (the edge family
+ * whose predecessor ended last, or the processor's own order) and, for syncs
+ * and collectives, which task it waited for: the critical path's raw
+ * material, readable in the UI. Tasks appear in graph order with fixed
+ * number formats, so the file is
  * byte-identical across runs. The caller (sc_report_replay) writes it
  * through sc_output_*, i.e. to a temporary name renamed into place.
  */
@@ -31,13 +35,24 @@ static void meta(sc__buf *b, const char *what, uint32_t pid, uint32_t tid, const
     sc__buf_puts(b, "}}");
 }
 
+/* why: for a simulated task, what set its start (an edge family, or
+ * "rank_start") and, for a sync or collective, what it waited for; NULL for
+ * a measured one. */
 static void task_event(sc__buf *b, const sc__graph *g, const sc__task *t, uint32_t pid, int64_t start,
-                       int64_t dur) {
+                       int64_t dur, const char *why, const char *waited) {
     const char *name = sc__graph_str(g, t->name);
     sc__buf_printf(b, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"cat\":\"%s\",\"name\":",
                    pid, t->proc, (double)start / 1000.0, (double)(dur > 0 ? dur : 0) / 1000.0,
                    sc__task_kind_name(t->kind));
     sc__buf_json_str(b, name, strlen(name));
+    if (why) {
+        sc__buf_printf(b, ",\"args\":{\"started_by\":\"%s\"", why);
+        if (waited) {
+            sc__buf_puts(b, ",\"waited_for\":");
+            sc__buf_json_str(b, waited, strlen(waited));
+        }
+        sc__buf_puts(b, "}");
+    }
     sc__buf_puts(b, "}");
 }
 
@@ -72,11 +87,15 @@ sc_status sc__chrome_write(const sc__replay *r, FILE *out, sc_error *err) {
         uint32_t k = procs[t->proc].rank;
         if (k >= r->nranks) continue;
         const sc__replay_rank *rr = &r->ranks[k];
-        task_event(&b, g, t, 2 * k, r->sim.start[i] - rr->sim_start, r->sim.end[i] - r->sim.start[i]);
+        uint8_t fam = r->sim.bound_fam[i];
+        uint32_t w = r->sim.waited[i];
+        task_event(&b, g, t, 2 * k, r->sim.start[i] - rr->sim_start, r->sim.end[i] - r->sim.start[i],
+                   fam == SC_SIM_ROOT ? "rank_start" : sc__edge_family_name(fam),
+                   w != SC__NONE && w != i ? sc__graph_str(g, tasks[w].name) : NULL);
         if (t->event != SC__NONE) {
             const sc__rank *gr = &SC__VEC_AT(&g->ranks, sc__rank, k);
             task_event(&b, g, t, 2 * k + 1, t->ts - gr->step_start,
-                       r->traced_dur ? r->traced_dur[i] : t->dur);
+                       r->traced_dur ? r->traced_dur[i] : t->dur, NULL, NULL);
         }
         ok = flush_if_big(&b, out, false);
     }
