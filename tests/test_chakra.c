@@ -679,6 +679,56 @@ static void test_dlrm_round_trip(void **state) {
     for (int r = 0; r < 8; r++) unlink(names[r]);
 }
 
+/* Every vintage in hta-testdata (event syncs, several streams, AMD,
+ * nanosecond timestamps, two ranks with collectives) goes out and back to
+ * the same graph and the same replayed makespan. */
+static void test_hta_round_trips(void **state) {
+    (void)state;
+    static const char *dirs[] = {
+        "hta-testdata/critical_path/cuda_event_sync", "hta-testdata/critical_path/cuda_event_sync_multi_stream",
+        "hta-testdata/critical_path/alexnet",         "hta-testdata/amd_trace",
+        "hta-testdata/ns_resolution_trace",           "hta-testdata/trace_filter",
+        "hta-testdata/nccl_parser_config",            "hta-testdata/negative_queue_length_values_check",
+    };
+    for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
+        char src[4096];
+        snprintf(src, sizeof src, "%s", sc_test_trace(dirs[d]));
+        const char *p = src;
+        sc__graph *g = build_paths(&p, 1, NULL);
+        char dir[512];
+        snprintf(dir, sizeof dir, "%s", tmp_prefix("hta-XXXXXX"));
+        assert_non_null(mkdtemp(dir));
+        char pfx[600];
+        snprintf(pfx, sizeof pfx, "%s/x", dir);
+        sc__chakra_export_stats st;
+        sc_error err;
+        assert_int_equal(sc__chakra_export(g, pfx, 0, &st, &err), SC_OK);
+        const char *q = dir;
+        sc__graph *h = build_paths(&q, 1, NULL);
+        assert_int_equal(h->tasks.len, g->tasks.len);
+        assert_int_equal(h->nedges, g->nedges);
+        assert_int_equal(h->groups.len, g->groups.len);
+        size_t sa = 0, sb = 0;
+        for (size_t i = 0; i < g->tasks.len; i++) {
+            sa += sc__graph_tasks(g)[i].sync != SC_SYNC_NONE;
+            sb += sc__graph_tasks(h)[i].sync != SC_SYNC_NONE;
+        }
+        assert_int_equal(sa, sb);
+        int64_t ma = replay_makespan(g), mb = replay_makespan(h);
+        print_message("%s: %zu tasks, %zu syncs, makespan %lld / %lld ns\n", dirs[d], g->tasks.len, sa,
+                      (long long)ma, (long long)mb);
+        assert_int_equal(ma, mb);
+        for (size_t r = 0; r < g->ranks.len; r++) {
+            char f[700];
+            snprintf(f, sizeof f, "%s.%lld.et", pfx, (long long)SC__VEC_AT(&g->ranks, sc__rank, r).rank);
+            unlink(f);
+        }
+        rmdir(dir);
+        sc__graph_free(h);
+        sc__graph_free(g);
+    }
+}
+
 /* A foreign ring (eager send/recv edges) survives export -> import: the
  * pairs stay edges, not groups, and the replay ends at the same time. */
 static void test_ring_round_trip(void **state) {
@@ -721,6 +771,7 @@ int main(void) {
         cmocka_unit_test(test_no_clobber),
         cmocka_unit_test(test_megatron_round_trip),
         cmocka_unit_test(test_dlrm_round_trip),
+        cmocka_unit_test(test_hta_round_trips),
         cmocka_unit_test(test_ring_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
