@@ -313,6 +313,26 @@ static void test_output_is_deterministic(void **state) {
     sc_traceset_free(set);
 }
 
+/* --iteration picks the ProfilerStep: ns_resolution_trace has #101 to #105,
+ * and #101 (no backlog yet from an earlier step) is much shorter. */
+static void test_iteration_option(void **state) {
+    (void)state;
+    const char *path = sc_test_trace("hta-testdata/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
+    sc_traceset *set = load(&path, 1);
+    sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
+    o.iteration = 101;
+    size_t n;
+    char *t = report(set, &o, 0, &n);
+    assert_non_null(strstr(t, "step (slowest rank): measured 101.151 ms"));
+    free(t);
+    o.iteration = 999;
+    sc_error err;
+    FILE *null = fopen("/dev/null", "w");
+    assert_int_equal(sc_report_replay(set, &o, null, 0, &err), SC_E_USAGE);
+    fclose(null);
+    sc_traceset_free(set);
+}
+
 static void test_chrome_timeline(void **state) {
     (void)state;
     const char *path = sc_test_trace("param-dlrm-8rank/kineto");
@@ -351,6 +371,7 @@ int main(void) {
         cmocka_unit_test(test_scaling_gpu_moves_the_step),
         cmocka_unit_test(test_output_is_deterministic),
         cmocka_unit_test(test_chrome_timeline),
+        cmocka_unit_test(test_iteration_option),
         cmocka_unit_test(test_breakdown_and_critical_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
