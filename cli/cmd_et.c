@@ -1,7 +1,10 @@
 /*
- * cmd_et.c - `stepcast et [--json] ET [KINETO]`: what a PyTorch Execution
+ * cmd_et.c - `stepcast et [--json] [--ops N] ET [KINETO]`: what a PyTorch Execution
  * Trace holds (operators, shapes, tensor data dependencies) and, given the
  * same rank's Kineto trace, how well the two link (src/readers/pytorch_et.c).
+ *
+ * With --ops N it lists the first N linked operators instead (Kineto start
+ * and duration, ET id, input shapes and types).
  *
  * ET may be a file or a directory of ET files (*.json, *.json.gz; the rank
  * is the last number in the file name, as in megatron_et_3.json.gz or
@@ -74,6 +77,8 @@ static size_t list_ets(const char *dir, char ***out) {
 /* Loads and reports one ET. In a directory (skip_other) a file that is
  * not an ET (a Kineto trace beside it) is skipped with a note; *printed says
  * whether a report was written, before_print is written just before it. */
+static size_t g_ops; /* --ops N: list linked operators instead of the summary */
+
 static int report_one(const char *et_path, const sc_trace *k, int json, bool skip_other,
                       const char *before_print, bool *printed) {
     sc_error err;
@@ -88,7 +93,9 @@ static int report_one(const char *et_path, const sc_trace *k, int json, bool ski
     fputs(before_print, stdout);
     *printed = true;
     int rc = SC_EXIT_OK;
-    if (sc_report_et(et, k, stdout, json, &err) != SC_OK) rc = sc_cli_fail(&err);
+    sc_status rs = g_ops ? sc_report_et_ops(et, k, g_ops, stdout, json, &err)
+                         : sc_report_et(et, k, stdout, json, &err);
+    if (rs != SC_OK) rc = sc_cli_fail(&err);
     sc_et_free(et);
     return rc;
 }
@@ -99,6 +106,11 @@ int sc_cmd_et(int argc, char **argv) {
     size_t n = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) json = 1;
+        else if (strcmp(argv[i], "--ops") == 0) {
+            char *end;
+            if (++i == argc || (g_ops = strtoull(argv[i], &end, 10)) == 0 || *end)
+                return sc_cli_usage("et", "--ops needs a positive count");
+        }
         else if (argv[i][0] == '-' && argv[i][1]) return sc_cli_usage("et", "unknown option '%s'", argv[i]);
         else if (n == 2) return sc_cli_usage("et", "give one ET file or directory and at most one Kineto path");
         else paths[n++] = argv[i];

@@ -30,7 +30,7 @@ static const sc_cli_command commands[] = {
      "stepcast export --chakra PREFIX [--no-cpu|--gpu-only] [--iteration N] [--force] TRACE|DIR...",
      sc_cmd_export},
     {"et", "read a PyTorch Execution Trace; link it with the rank's Kineto trace",
-     "stepcast et [--json] ET_FILE|ET_DIR [KINETO_TRACE|DIR]", sc_cmd_et},
+     "stepcast et [--json] [--ops N] ET_FILE|ET_DIR [KINETO_TRACE|DIR]", sc_cmd_et},
     {"help", "show this help, or a command's usage", "stepcast help [COMMAND]", cmd_help},
     {"version", "print the version", "stepcast version", cmd_version},
 };

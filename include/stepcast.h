@@ -252,6 +252,10 @@ SC_API void sc_et_free(sc_et *et);
  * node by record-function id (or by order as a fallback). */
 SC_API sc_status sc_report_et(const sc_et *et, const sc_trace *kineto, FILE *out, int json,
                               sc_error *err);
+/* `stepcast et --ops N`: the first max linked operators (Kineto file
+ * order): Kineto start and duration, ET id, rf_id, input shapes and types. */
+SC_API sc_status sc_report_et_ops(const sc_et *et, const sc_trace *kineto, size_t max, FILE *out,
+                                  int json, sc_error *err);
 
 #ifdef __cplusplus
 }

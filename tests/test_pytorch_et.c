@@ -122,6 +122,19 @@ static void test_schema_11_rf_id(void **state) {
     assert_int_equal(field(j, "et_ops_linked"), 2);
     assert_int_equal(field(j, "shapes_compared"), 2);
     assert_int_equal(field(j, "shapes_agree"), 2);
+    /* The linked ops, in Kineto file order: relu (ET 5) then mm (ET 3). */
+    static char ops[4096];
+    FILE *f = fmemopen(ops, sizeof ops - 1, "w");
+    assert_non_null(f);
+    assert_int_equal(sc_report_et_ops(et, k, 10, f, 1, &err), SC_OK);
+    fclose(f);
+    const char *relu = strstr(ops, "\"name\": \"aten::relu\""), *mm = strstr(ops, "\"name\": \"aten::mm\"");
+    assert_non_null(relu);
+    assert_non_null(mm);
+    assert_true(relu < mm);
+    assert_non_null(strstr(relu, "\"et_id\": 5, \"rf_id\": 9"));
+    assert_non_null(strstr(mm, "\"input_shapes\": [[2,3],[3,4]]"));
+    assert_null(strstr(ops, "aten::add"));
     sc_trace_free(k);
     sc_et_free(et);
     unlink(et_path);

@@ -533,7 +533,13 @@ sc_status sc_et_load(const char *path, sc_et **out, sc_error *err) {
 
 /* ------------------------------------------------------------ linking */
 
+typedef struct link_pair_rec {
+    uint32_t event, node; /* Kineto event index, ET node index */
+} link_pair_rec;
+
 typedef struct link_stats {
+    sc__vec *pairs; /* link_pair_rec, when the caller wants them (else NULL) */
+    bool pairs_oom;
     uint64_t cpu_ops, with_rf, linked, et_ops, et_linked;
     uint64_t shapes_compared, shapes_agree; /* Kineto "Input Dims" vs ET input shapes */
     bool by_order;
@@ -582,6 +588,11 @@ static void link_pair(const sc_et *et, const sc_trace *k, size_t i, uint32_t j, 
                       link_stats *ls) {
     ls->linked++;
     et_hit[j] = 1;
+    if (ls->pairs) {
+        link_pair_rec *r = sc__vec_push(ls->pairs);
+        if (r) *r = (link_pair_rec){(uint32_t)i, j};
+        else ls->pairs_oom = true;
+    }
     const sc__event_ext *x = sc__trace_ext(k, &sc__trace_events(k)[i]);
     uint32_t es = ((const et_node *)et->nodes.data)[j].in_shapes;
     if (!x || x->input_dims == SC__NONE || es == SC__NONE) return;
@@ -628,8 +639,9 @@ static bool is_op_node(const sc_et *et, const et_node *n) {
     return sc__intern_str(&et->strings, n->name)[0] != '[';
 }
 
-static bool et_link(const sc_et *et, const sc_trace *k, link_stats *ls) {
+static bool et_link(const sc_et *et, const sc_trace *k, link_stats *ls, sc__vec *pairs) {
     memset(ls, 0, sizeof *ls);
+    ls->pairs = pairs;
     const et_node *n = et->nodes.data;
     for (size_t i = 0; i < et->nodes.len; i++) ls->et_ops += is_op_node(et, &n[i]);
     if (!k) return true;
@@ -729,7 +741,7 @@ static bool et_link(const sc_et *et, const sc_trace *k, link_stats *ls) {
 
 sc_status sc_report_et(const sc_et *et, const sc_trace *kineto, FILE *out, int json, sc_error *err) {
     link_stats ls;
-    if (!et_link(et, kineto, &ls)) return sc__fail(err, SC_E_NOMEM, et->path, SC_NO_OFFSET, "out of memory");
+    if (!et_link(et, kineto, &ls, NULL)) return sc__fail(err, SC_E_NOMEM, et->path, SC_NO_OFFSET, "out of memory");
     const char *schema = et->schema == SC__NONE ? "" : sc__intern_str(&et->strings, et->schema);
     uint64_t with_tensors = 0;
     const et_node *n = et->nodes.data;
@@ -783,6 +795,62 @@ sc_status sc_report_et(const sc_et *et, const sc_trace *kineto, FILE *out, int j
                            (unsigned long long)ls.shapes_compared);
         }
     }
+    if (b.oom) {
+        sc__buf_free(&b);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    }
+    bool ok = fwrite(b.data, 1, b.len, out) == b.len;
+    sc__buf_free(&b);
+    return ok ? SC_OK : sc__fail(err, SC_E_IO, NULL, SC_NO_OFFSET, "cannot write the report");
+}
+
+static int cmp_pair_event(const void *a, const void *b) {
+    const link_pair_rec *x = a, *y = b;
+    return x->event < y->event ? -1 : x->event > y->event;
+}
+
+/* The linked operators themselves: per Kineto cpu_op (in file order, at most
+ * max of them) its start and duration from Kineto and its ET node's id,
+ * input shapes and input types. */
+sc_status sc_report_et_ops(const sc_et *et, const sc_trace *kineto, size_t max, FILE *out, int json,
+                           sc_error *err) {
+    if (!kineto) return sc__fail(err, SC_E_USAGE, et->path, SC_NO_OFFSET, "listing ops needs a Kineto trace");
+    sc__vec pairs;
+    sc__vec_init(&pairs, sizeof(link_pair_rec));
+    link_stats ls;
+    if (!et_link(et, kineto, &ls, &pairs) || ls.pairs_oom) {
+        sc__vec_free(&pairs);
+        return sc__fail(err, SC_E_NOMEM, et->path, SC_NO_OFFSET, "out of memory");
+    }
+    if (pairs.len) qsort(pairs.data, pairs.len, sizeof(link_pair_rec), cmp_pair_event);
+    const link_pair_rec *pr = pairs.data;
+    const et_node *nodes = et->nodes.data;
+    const sc__event *ev = sc__trace_events(kineto);
+    sc__buf b;
+    sc__buf_init(&b);
+    if (json) sc__buf_puts(&b, "[\n");
+    size_t n = pairs.len < max ? pairs.len : max;
+    for (size_t i = 0; i < n; i++) {
+        const sc__event *e = &ev[pr[i].event];
+        const et_node *nd = &nodes[pr[i].node];
+        const char *name = sc__trace_str(kineto, e->name);
+        const char *shapes = nd->in_shapes == SC__NONE ? "[]" : sc__intern_str(&et->strings, nd->in_shapes);
+        const char *types = nd->in_types == SC__NONE ? "[]" : sc__intern_str(&et->strings, nd->in_types);
+        if (json) {
+            sc__buf_puts(&b, "  {\"name\": ");
+            sc__buf_json_str(&b, name, strlen(name));
+            sc__buf_printf(&b, ", \"ts_us\": %.3f, \"dur_us\": %.3f, \"et_id\": %lld, \"rf_id\": %lld, "
+                               "\"input_shapes\": %s, \"input_types\": %s}%s\n",
+                           (double)e->ts / 1e3, (double)e->dur / 1e3, (long long)nd->id,
+                           (long long)nd->rf_id, shapes, types, i + 1 < n ? "," : "");
+        } else {
+            int64_t t0 = ev[pr[0].event].ts; /* text shows times from the first listed op */
+            sc__buf_printf(&b, "+%10.3f ms %9.3f us  et %-6lld %s  %s  %s\n", (double)(e->ts - t0) / 1e6,
+                           (double)e->dur / 1e3, (long long)nd->id, name, shapes, types);
+        }
+    }
+    if (json) sc__buf_puts(&b, "]\n");
+    sc__vec_free(&pairs);
     if (b.oom) {
         sc__buf_free(&b);
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
