@@ -213,11 +213,28 @@ static int64_t ev_stream(const sc_trace *t, const sc__event *e) {
 bool sc__calibrate_backlog(const sc__graph *g, const sc_traceset *set, int64_t *backlog) {
     const sc__task *tasks = sc__graph_tasks(g);
     const sc__proc *procs = sc__graph_procs(g);
-    for (size_t q = 0; q < g->procs.len; q++) backlog[q] = 0;
+    size_t np = g->procs.len, nr = g->ranks.len;
+    for (size_t q = 0; q < np; q++) backlog[q] = 0;
     if (!set) return true;
-    for (size_t k = 0; k < g->ranks.len; k++) {
+    /* Each rank's stream processors (CSR), so an event looks at its own
+     * rank's few streams and not at every processor of the job. */
+    uint32_t *off = calloc(nr + 2, sizeof *off);
+    uint32_t *streams = sc__alloc_array(np ? np : 1, sizeof *streams);
+    if (!off || !streams) {
+        free(off);
+        free(streams);
+        return false;
+    }
+    for (size_t q = 0; q < np; q++)
+        if (procs[q].kind == SC_P_STREAM && procs[q].rank < nr && procs[q].first != SC__NONE)
+            off[procs[q].rank + 2]++;
+    for (size_t k = 0; k < nr; k++) off[k + 2] += off[k + 1];
+    for (size_t q = 0; q < np; q++)
+        if (procs[q].kind == SC_P_STREAM && procs[q].rank < nr && procs[q].first != SC__NONE)
+            streams[off[procs[q].rank + 1]++] = (uint32_t)q;
+    for (size_t k = 0; k < nr; k++) {
         const sc__rank *gr = &SC__VEC_AT(&g->ranks, sc__rank, k);
-        if (gr->trace >= set->count) continue;
+        if (gr->trace >= set->count || off[k] == off[k + 1]) continue;
         const sc_trace *t = set->traces[gr->trace];
         const sc__event *ev = sc__trace_events(t);
         for (size_t i = 0; i < t->events.len; i++) {
@@ -225,12 +242,10 @@ bool sc__calibrate_backlog(const sc__graph *g, const sc_traceset *set, int64_t *
             if (!(e->flags & SC_EF_GPU) || e->ph != 'X' || e->ts >= gr->step_end) continue;
             int16_t dev = ev_device(t, e);
             int64_t stream = ev_stream(t, e);
-            for (size_t q = 0; q < g->procs.len; q++) {
-                const sc__proc *p = &procs[q];
-                if (p->rank != k || p->kind != SC_P_STREAM || p->device != dev || p->id != stream ||
-                    p->first == SC__NONE)
-                    continue;
-                int64_t first = tasks[p->first].ts;
+            for (uint32_t j = off[k]; j < off[k + 1]; j++) {
+                uint32_t q = streams[j];
+                if (procs[q].device != dev || procs[q].id != stream) continue;
+                int64_t first = tasks[procs[q].first].ts;
                 if (e->ts >= first) break;
                 int64_t end = e->ts + e->dur;
                 if (end > first) end = first;
@@ -239,5 +254,7 @@ bool sc__calibrate_backlog(const sc__graph *g, const sc_traceset *set, int64_t *
             }
         }
     }
+    free(off);
+    free(streams);
     return true;
 }
