@@ -363,6 +363,14 @@ void sc__replay_free(sc__replay *r) {
 
 static double us(int64_t ns) { return (double)ns / 1000.0; }
 
+/* The error as JSON: null when there is no measured step (e.g. Chakra
+ * inputs carry no measured window). */
+static const char *error_json(int64_t measured, int64_t simulated, char *buf, size_t size) {
+    if (measured <= 0) return "null";
+    snprintf(buf, size, "%.3f", sc__replay_error_pct(measured, simulated));
+    return buf;
+}
+
 static void json_items(sc__buf *b, const char *key, const sc__cp_item *items, size_t n, bool last) {
     sc__buf_printf(b, "\"%s\":[", key);
     for (size_t i = 0; i < n; i++) {
@@ -389,15 +397,17 @@ static void write_json(const sc__replay *r, sc__buf *b) {
             first = 0;
         }
     sc__buf_puts(b, "},\"ranks\":[");
+    char ebuf[32];
     for (size_t k = 0; k < r->nranks; k++) {
         const sc__replay_rank *rr = &r->ranks[k];
         int64_t sim = rr->sim_end - rr->sim_start;
         sc__buf_printf(b,
-                       "%s{\"rank\":%lld,\"measured_us\":%.3f,\"simulated_us\":%.3f,\"error_pct\":%.3f,"
+                       "%s{\"rank\":%lld,\"measured_us\":%.3f,\"simulated_us\":%.3f,\"error_pct\":%s,"
                        "\"launch_latency_us\":%.3f,\"start_offset_us\":%.3f,\"breakdown\":{\"exposed_compute_us\":%.3f,"
                        "\"exposed_comm_us\":%.3f,\"overlapped_us\":%.3f,\"idle_us\":%.3f,\"sm_busy\":[",
                        k ? "," : "", (long long)rr->rank, us(rr->measured_ns), us(sim),
-                       sc__replay_error_pct(rr->measured_ns, sim), us(r->launch_latency[k]), us(r->rank_offset[k]),
+                       error_json(rr->measured_ns, sim, ebuf, sizeof ebuf), us(r->launch_latency[k]),
+                       us(r->rank_offset[k]),
                        us(rr->exposed_compute_ns), us(rr->exposed_comm_ns), us(rr->overlapped_ns),
                        us(rr->idle_ns));
         for (size_t w = 0; w < rr->nwindows; w++) sc__buf_printf(b, "%s%.4f", w ? "," : "", rr->sm_busy[w]);
@@ -405,8 +415,8 @@ static void write_json(const sc__replay *r, sc__buf *b) {
     }
     int64_t meas = r->nranks ? r->ranks[r->slowest_measured].measured_ns : 0;
     int64_t sim = r->nranks ? r->ranks[r->slowest].sim_end - r->ranks[r->slowest].sim_start : 0;
-    sc__buf_printf(b, "],\"step\":{\"measured_us\":%.3f,\"simulated_us\":%.3f,\"error_pct\":%.3f},",
-                   us(meas), us(sim), sc__replay_error_pct(meas, sim));
+    sc__buf_printf(b, "],\"step\":{\"measured_us\":%.3f,\"simulated_us\":%.3f,\"error_pct\":%s},",
+                   us(meas), us(sim), error_json(meas, sim, ebuf, sizeof ebuf));
     const sc__cp_summary *cp = &r->cp;
     sc__buf_printf(b, "\"critical_path\":{\"length_us\":%.3f,\"tasks\":%llu,\"last_rank\":%lld,",
                    us(cp->length_ns), (unsigned long long)cp->ntasks,
@@ -441,16 +451,22 @@ static void write_text(const sc__replay *r, sc__buf *b) {
     sc__buf_puts(b, "rank   measured ms  simulated ms   error %   exp.compute ms  exp.comm ms  "
                     "overlap ms   idle ms  sm busy\n");
     double sum_abs = 0, max_abs = 0;
+    size_t nmeasured = 0;
     for (size_t k = 0; k < r->nranks; k++) {
         const sc__replay_rank *rr = &r->ranks[k];
         int64_t sim = rr->sim_end - rr->sim_start;
         double e = sc__replay_error_pct(rr->measured_ns, sim);
         double busy = 0;
         for (size_t w = 0; w < rr->nwindows; w++) busy += rr->sm_busy[w];
-        sum_abs += e < 0 ? -e : e;
-        if ((e < 0 ? -e : e) > max_abs) max_abs = e < 0 ? -e : e;
-        sc__buf_printf(b, "%4lld  %12.3f  %12.3f  %8.2f  %14.3f  %11.3f  %10.3f  %8.3f  %6.1f%%\n",
-                       (long long)rr->rank, us(rr->measured_ns) / 1000.0, us(sim) / 1000.0, e,
+        char etext[32] = "       -";
+        if (rr->measured_ns > 0) {
+            snprintf(etext, sizeof etext, "%8.2f", e);
+            sum_abs += e < 0 ? -e : e;
+            if ((e < 0 ? -e : e) > max_abs) max_abs = e < 0 ? -e : e;
+            nmeasured++;
+        }
+        sc__buf_printf(b, "%4lld  %12.3f  %12.3f  %s  %14.3f  %11.3f  %10.3f  %8.3f  %6.1f%%\n",
+                       (long long)rr->rank, us(rr->measured_ns) / 1000.0, us(sim) / 1000.0, etext,
                        us(rr->exposed_compute_ns) / 1000.0, us(rr->exposed_comm_ns) / 1000.0,
                        us(rr->overlapped_ns) / 1000.0, us(rr->idle_ns) / 1000.0,
                        rr->nwindows ? 100.0 * busy / (double)rr->nwindows : 0.0);
@@ -458,10 +474,15 @@ static void write_text(const sc__replay *r, sc__buf *b) {
     if (r->nranks) {
         int64_t meas = r->ranks[r->slowest_measured].measured_ns;
         int64_t sim = r->ranks[r->slowest].sim_end - r->ranks[r->slowest].sim_start;
-        sc__buf_printf(b, "\nstep (slowest rank): measured %.3f ms, simulated %.3f ms, error %.2f%%\n",
-                       us(meas) / 1000.0, us(sim) / 1000.0, sc__replay_error_pct(meas, sim));
-        sc__buf_printf(b, "per-rank |error|: mean %.2f%%, max %.2f%%\n", sum_abs / (double)r->nranks,
-                       max_abs);
+        if (nmeasured) {
+            sc__buf_printf(b, "\nstep (slowest rank): measured %.3f ms, simulated %.3f ms, error %.2f%%\n",
+                           us(meas) / 1000.0, us(sim) / 1000.0, sc__replay_error_pct(meas, sim));
+            sc__buf_printf(b, "per-rank |error|: mean %.2f%%, max %.2f%% (%zu rank%s with a measured step)\n",
+                           sum_abs / (double)nmeasured, max_abs, nmeasured, nmeasured == 1 ? "" : "s");
+        } else {
+            sc__buf_printf(b, "\nstep (slowest rank): simulated %.3f ms (the inputs carry no measured step)\n",
+                           us(sim) / 1000.0);
+        }
     }
     const sc__cp_summary *cp = &r->cp;
     sc__buf_printf(b, "\ncritical path: %.3f ms over %llu tasks, ending on rank %lld\n",
