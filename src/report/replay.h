@@ -15,6 +15,7 @@
 #include "../transforms/scale.h"
 
 #define SC__SM_WINDOW_NS 1000000 /* SM-busy windows of 1 ms */
+#define SC__SM_MAX_WINDOWS ((size_t)1 << 24) /* 4.7 h of step; longer is refused (issue 6) */
 
 typedef struct sc__replay_rank {
     int64_t rank;           /* job rank */

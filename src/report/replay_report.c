@@ -61,6 +61,7 @@ static bool rank_breakdown(const sc__replay *r, sc__replay_rank *rr, const uint3
     int64_t s0 = rr->sim_start, s1 = rr->sim_end;
     int64_t span = s1 > s0 ? s1 - s0 : 0;
     rr->nwindows = (size_t)((span + SC__SM_WINDOW_NS - 1) / SC__SM_WINDOW_NS);
+    if (rr->nwindows > SC__SM_MAX_WINDOWS) rr->nwindows = SC__SM_MAX_WINDOWS; /* see sc__replay_graph */
     rr->sm_busy = calloc(rr->nwindows ? rr->nwindows : 1, sizeof *rr->sm_busy);
     mark *m = sc__alloc_array(2 * n + 1, sizeof *m);
     if (!rr->sm_busy || !m) {
@@ -332,6 +333,19 @@ sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, c
     if (st != SC_OK) {
         sc__replay_free(r);
         return st;
+    }
+    /* The SM-busy table holds one double per simulated millisecond of each
+     * rank. A step beyond 2^24 ms (4.7 h) comes from a corrupt timestamp (the
+     * fuzzer moved one event 17 years back: a 4 TB table); refuse it as bad
+     * input rather than fail to allocate, or worse, succeed and swap. */
+    if (r->sim.makespan > (int64_t)SC__SM_MAX_WINDOWS * SC__SM_WINDOW_NS) {
+        sc_status lim = sc__fail(err, SC_E_LIMIT, NULL, SC_NO_OFFSET,
+                                 "the simulated step lasts %.1f hours, more than the %.1f hours "
+                                 "stepcast summarises: a corrupt or mis-scaled timestamp?",
+                                 (double)r->sim.makespan / 3.6e12,
+                                 (double)SC__SM_MAX_WINDOWS * SC__SM_WINDOW_NS / 3.6e12);
+        sc__replay_free(r);
+        return lim;
     }
     if (!per_rank(r) || !critical_path(r)) {
         sc__replay_free(r);

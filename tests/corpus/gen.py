@@ -179,3 +179,9 @@ for i in range(4):
     huge.append({"ph": "X", "cat": "kernel", "name": "k%d" % i, "pid": 0, "tid": 7, "ts": i + 1,
                  "dur": D - 100, "args": {"correlation": 100 + i, "stream": 7, "device": 0}})
 put("huge_durations.json", {"distributedInfo": {"rank": 0, "world_size": 1}, "traceEvents": huge})
+# One CPU op 17 years before the rest (a corrupt timestamp; fuzz_kineto found
+# it): the step would span 150000 hours and its 1 ms SM-busy table 4 TB.
+early = trace(0, world=1)
+del early["traceEvents"][0]  # no ProfilerStep: the whole trace is the step
+early["traceEvents"][0]["ts"] = 1010 - 540000000000000
+put("cpu_op_years_early.json", early)
