@@ -4,8 +4,10 @@
  *
  * The input is the trace bytes as-is (plain JSON; gzip magic switches to the
  * gzip path, which fuzz_gzip.c covers in depth). A trace that loads must
- * also survive the report, which walks every event, track and string: a
- * reader that accepts garbage and leaves inconsistent indices fails here.
+ * also survive the reports: info walks every event, track and string (a
+ * reader that accepts garbage and leaves inconsistent indices fails here);
+ * graph and replay run the graph builder, calibration and the simulator on
+ * whatever the reader accepted (hostile times, orphan launches, odd nesting).
  */
 #include "../src/trace/trace.h"
 
@@ -36,6 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sc_trace *one[1] = {t};
     sc_traceset set = {.traces = one, .count = 1};
     sc_report_info(&set, devnull, size & 1, &err);
+    sc_report_graph(&set, NULL, devnull, size & 2, &err);
+    sc_report_replay(&set, NULL, devnull, size & 4, &err);
     sc_trace_free(t);
     return 0;
 }
