@@ -105,8 +105,7 @@ static int cmd_help(int argc, char **argv) {
 }
 
 static int cmd_version(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
+    if (argc > 1) return sc_cli_usage("version", "unexpected argument '%s'", argv[1]);
     printf("stepcast %s\n", sc_version());
     return SC_EXIT_OK;
 }
