@@ -52,8 +52,10 @@ const char *sc_error_format(const sc_error *err, char *buf, size_t size) {
         snprintf(buf, size, "no error");
         return buf;
     }
-    const char *file = err->file[0] ? err->file : "stepcast";
-    if (err->line)
+    const char *file = err->file;
+    if (!file[0]) /* an error about no file in particular (usage, memory) */
+        snprintf(buf, size, "%s", err->message);
+    else if (err->line)
         snprintf(buf, size, "%s:%u:%u: %s", file, err->line, err->column, err->message);
     else if (err->offset != SC_NO_OFFSET)
         snprintf(buf, size, "%s: byte %llu: %s", file, (unsigned long long)err->offset,

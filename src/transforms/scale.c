@@ -130,9 +130,11 @@ bool sc__scale_apply(sc__graph *g, const sc__scale_rule *rules, size_t n) {
     }
     for (size_t k = 0; k < n; k++) {
         const sc__scale_rule *r = &rules[k];
+        size_t matched = 0;
         for (size_t i = 0; i < g->tasks.len; i++) {
             sc__task *t = &tasks[i];
             if (!sc__scale_matches(r, sc__graph_str(g, t->name), t->kind, cls[i])) continue;
+            matched++;
             t->dur = times(t->dur, r->factor);
             if (!sc__task_on_gpu(t->kind)) t->gap = times(t->gap, r->factor);
         }
@@ -143,6 +145,10 @@ bool sc__scale_apply(sc__graph *g, const sc__scale_rule *rules, size_t n) {
             if (sc__scale_matches(r, sc__graph_str(g, tasks[m].name), tasks[m].kind, cls[m]))
                 grp->transfer_ns = times(grp->transfer_ns, r->factor);
         }
+        /* A typo in a class or kernel name must not pass for a what-if. */
+        if (!matched)
+            sc__graph_warn(g, "--scale rule %zu (%s) selects no task: nothing was re-timed", k + 1,
+                           r->cls == SC_SCALE_NAME ? r->name : "class");
     }
     free(cls);
     return true;
