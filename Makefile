@@ -66,6 +66,7 @@ deps:
 demo: deps
 	@$(MAKE) --no-print-directory all
 	$(BUILD)/stepcast info examples/megatron-tp8
+	$(BUILD)/stepcast replay examples/megatron-tp8
 
 test: deps
 	@$(MAKE) --no-print-directory all $(TEST_BIN)

@@ -272,7 +272,15 @@ sc_status sc__build_cross_stream(sc__bctx *c, sc_error *err) {
     if (ok && present) compare(c, &rec, &inf);
     const sc__vec *use = present && !c->opts->hide_cuda_sync ? &rec : &inf;
     const sc__pair *p = use->data;
-    for (size_t i = 0; ok && i < use->len; i++) ok = sc__graph_add_edge(c->g, p[i].from, p[i].to, SC_E_CROSS_STREAM);
+    sc__task *t = sc__graph_tasks(c->g);
+    for (size_t i = 0; ok && i < use->len; i++) {
+        ok = sc__graph_add_edge(c->g, p[i].from, p[i].to, SC_E_CROSS_STREAM);
+        /* A graph task's gap is time nothing traced covers: what this edge
+         * explains is not part of it (gpu_tasks.c). */
+        sc__task *dst = &t[p[i].to];
+        int64_t explained = dst->ts - (t[p[i].from].ts + t[p[i].from].dur);
+        if ((dst->flags & SC__TF_GRAPH_GAP) && explained < dst->gap) dst->gap = explained > 0 ? explained : 0;
+    }
     sc__vec_free(&rec);
     sc__vec_free(&inf);
     if (!ok) return sc__fail(err, SC_E_NOMEM, c->t->path, SC_NO_OFFSET, "out of memory (cross-stream edges)");

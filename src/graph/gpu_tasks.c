@@ -16,6 +16,18 @@
  * NCCL / RCCL kernels are communication tasks: SC_T_COLL, or SC_T_SEND /
  * SC_T_RECV when the metadata or the launching operator says point-to-point.
  * They are queued (sc__comm_rec) for cross-rank matching in collectives.c.
+ *
+ * GPU tasks launched by a graph launch (cudaGraphLaunch, hipGraphLaunch...)
+ * are flagged SC__TF_GRAPH_GAP and get a gap (graph.h): their measured start
+ * minus the latest of the previous task's end on their stream (before the
+ * window too: the last GPU event there) and their launch call's end;
+ * cross_stream.c lowers it for a task that also waits for another stream.
+ * The graph's nodes are enqueued by that one call, so GPU time between them
+ * that no traced event covers is part of the captured graph (untraced nodes,
+ * dependencies inside it). negative_queue_length_values_check needs this: a
+ * torch.compile'd model's CUDA graphs run 20 traced tasks over 25 ms with
+ * 6-65 ms stretches in which no traced GPU work runs on any stream, the
+ * same in every step.
  */
 #include "build.h"
 
@@ -210,6 +222,44 @@ static bool add_gpu_task(sc__bctx *c, const gpu_ev *g, uint32_t seq) {
     return true;
 }
 
+/* The measured end of the last GPU event on task i's stream that started
+ * before it (work from before the window); INT64_MIN when none. */
+static int64_t stream_end_before(const sc__bctx *c, uint32_t i) {
+    const sc__task *t = sc__graph_tasks(c->g);
+    const sc__event *ev = sc__trace_events(c->t);
+    const sc__proc *p = &sc__graph_procs(c->g)[t[i].proc];
+    int64_t end = INT64_MIN;
+    for (size_t k = 0; k < c->t->events.len; k++) {
+        const sc__event *e = &ev[k];
+        if (!(e->flags & SC_EF_GPU) || e->ph != 'X' || e->ts >= t[i].ts) continue;
+        if (ev_stream(c->t, e) != p->id || ev_device(c->t, e) != p->device) continue;
+        if (e->ts + e->dur > end) end = e->ts + e->dur;
+    }
+    return end;
+}
+
+/* Flags the tasks of graph launches and measures their gaps (top comment). */
+static void graph_gaps(sc__bctx *c) {
+    sc__task *t = sc__graph_tasks(c->g);
+    uint32_t end = (uint32_t)c->g->tasks.len, last_launch = SC__NONE;
+    bool graph = false;
+    for (uint32_t i = c->first_gpu_task; i < end; i++) {
+        uint32_t l = SC__SCRATCH(c, launch_of, uint32_t, i);
+        if (l == SC__NONE) continue;
+        if (l != last_launch) {
+            last_launch = l;
+            graph = strstr(sc__graph_str(c->g, t[l].name), "GraphLaunch") != NULL;
+        }
+        if (!graph) continue;
+        int64_t ready = t[l].ts + t[l].dur;
+        int64_t prev = i > c->first_gpu_task && t[i - 1].proc == t[i].proc ? t[i - 1].ts + t[i - 1].dur
+                                                                           : stream_end_before(c, i);
+        if (prev > ready) ready = prev;
+        t[i].flags |= SC__TF_GRAPH_GAP;
+        t[i].gap = t[i].ts > ready ? t[i].ts - ready : 0;
+    }
+}
+
 sc_status sc__build_gpu(sc__bctx *c, sc_error *err) {
     sc__vec sel;
     sc__vec_init(&sel, sizeof(gpu_ev));
@@ -226,6 +276,7 @@ sc_status sc__build_gpu(sc__bctx *c, sc_error *err) {
         }
     }
     sc__vec_free(&sel);
+    if (ok) graph_gaps(c);
     if (!ok) return sc__fail(err, SC_E_NOMEM, c->t->path, SC_NO_OFFSET, "out of memory building GPU tasks");
     return SC_OK;
 }

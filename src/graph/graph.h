@@ -19,6 +19,15 @@
  *     thread plus its `gap` (CPU time no traced event covers);
  *   - a GPU task starts no earlier than its launch task's end plus the
  *     modelled launch latency (the LAUNCH edge);
+ *   - a GPU task flagged SC__TF_GRAPH_GAP (launched by a graph launch) starts
+ *     `gap` after the later of its ready time (predecessors done) and its
+ *     stream's previous task. A graph's nodes are enqueued by one call, so
+ *     the GPU time between them is a property of the captured graph: nodes
+ *     CUPTI did not record, dependencies inside the graph. The builder
+ *     measures it as the task's start minus the latest measured end of its
+ *     stream predecessor, its launch call and its cross-stream sources. It
+ *     is not rescaled by --scale (what fills it is not traced); other GPU
+ *     tasks have gap 0;
  *   - a SYNC task (cudaStreamSynchronize & co.) waits, at simulated time, for
  *     the last GPU task already launched on its target stream(s); its traced
  *     duration is not used;
@@ -94,7 +103,8 @@ sc__coll_type sc__coll_type_from_name(const char *name);
 
 typedef struct sc__task {
     int64_t dur;     /* ns: traced duration (for COLL/SEND/RECV: includes waiting) */
-    int64_t gap;     /* ns: uncovered CPU time before this task on its thread */
+    int64_t gap;     /* ns: uncovered CPU time before this task on its thread
+                        (GPU tasks: see SC__TF_GRAPH_GAP) */
     int64_t ts;      /* ns: measured start, for reports and calibration only */
     uint32_t proc;   /* processor index */
     uint32_t seq;    /* position on its processor */
@@ -115,6 +125,10 @@ enum {
      * (counts disagree); its group holds only the tasks that were found, so
      * the replay cannot deadlock, but it is less trustworthy. */
     SC__TF_UNMATCHED = 1u << 0,
+    /* A GPU task launched by a graph launch (cudaGraphLaunch, hipGraphLaunch):
+     * its `gap` is GPU time before it that no traced event covers (see the
+     * rules above). */
+    SC__TF_GRAPH_GAP = 1u << 1,
 };
 /* ---- end of the builder's additions ---- */
 

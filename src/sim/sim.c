@@ -146,6 +146,8 @@ static void try_place(sim_state *s, uint32_t p) {
                                : s->procs[p].kind == SC_P_THREAD ? SC_E_THREAD
                                                                  : SC_E_STREAM;
     }
+    /* A graph launch's task: the untraced GPU time before it (graph.h). */
+    if ((task->flags & SC__TF_GRAPH_GAP) && task->gap > 0) start += task->gap;
     s->out->start[t] = start;
     s->busy[p] = 1;
     s->state[t] = ST_PLACED;
