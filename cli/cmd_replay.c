@@ -64,6 +64,7 @@ int sc_cmd_replay(int argc, char **argv) {
     }
     if (n == 0) return sc_cli_usage("replay", "no trace files given");
     o.scales = scales;
+    o.release_traces = 1; /* the set is only freed after the replay */
     sc_error err;
     sc_traceset *set;
     if (sc_traceset_load(paths, n, NULL, &set, &err) != SC_OK) return sc_cli_fail(&err);

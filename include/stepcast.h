@@ -214,8 +214,11 @@ typedef struct sc_replay_options {
     size_t nscales;            /* or a kernel-name substring; applied in order */
     const char *chrome_path;   /* write the simulated + measured timeline here (NULL: no) */
     int force;                 /* replace an existing chrome_path */
+    int release_traces;        /* 1: free each trace's events once its part of the graph is
+                                  built (the set then serves only sc_traceset_free): traces
+                                  and graph are never all in memory (issue 5) */
 } sc_replay_options;
-#define SC_REPLAY_OPTIONS_INIT {-1, 0, NULL, 0, NULL, 0}
+#define SC_REPLAY_OPTIONS_INIT {-1, 0, NULL, 0, NULL, 0, 0}
 
 SC_API sc_status sc_report_replay(const sc_traceset *set, const sc_replay_options *opts, FILE *out,
                                   int json, sc_error *err);

@@ -18,7 +18,7 @@ static sc_traceset *load(const char *path) {
 }
 
 static sc__graph *build(const sc_traceset *set, int64_t iteration, bool hide, sc__build_stats *st) {
-    sc__build_options o = {iteration, hide};
+    sc__build_options o = {.iteration = iteration, .hide_cuda_sync = hide};
     sc__graph *g = NULL;
     sc_error err;
     if (sc__graph_build_kineto_stats(set, &o, &g, st, &err) != SC_OK) fail_msg("build: %s", err.message);
@@ -347,7 +347,7 @@ static void test_iteration_choice(void **state) {
     assert_int_equal(rk->step_start, 100000);
     assert_int_equal(count_family(g, 0, (uint32_t)g->tasks.len, SC_E_LAUNCH), 0);
     sc__graph_free(g);
-    sc__build_options o = {5, false};
+    sc__build_options o = {.iteration = 5};
     sc_error err;
     assert_int_equal(sc__graph_build_kineto(set, &o, &g, &err), SC_E_USAGE);
     assert_non_null(strstr(err.message, "ProfilerStep#5"));

@@ -10,11 +10,19 @@
  * and mapping trace strings to graph strings (a flat array, filled lazily).
  * Ranks are built one at a time so the scratch is reused; a rank's tasks are
  * contiguous, CPU threads first (main thread first), then GPU streams.
+ *
+ * Each rank also gets its stream backlog measured (calibrate.h) while its
+ * events are at hand; with release_traces the events are then freed, so a
+ * large job never holds every trace and the whole graph at once (issue 5).
  */
 #include "build.h"
+#include "../models/calibrate.h"
 #include "../trace/job_check.h"
 
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 uint32_t sc__bctx_add_task(sc__bctx *c, const sc__task *t, uint8_t call_class) {
     uint32_t id = sc__graph_add_task(c->g, t);
@@ -144,8 +152,51 @@ static void set_step(sc__bctx *c) {
     }
 }
 
+/* The stream backlog of the rank (calibrate.h) into g->proc_backlog, while
+ * its events are at hand: procs [first_proc, end) are the rank's. */
+static bool rank_backlog(sc__bctx *c, uint32_t first_proc) {
+    sc__graph *g = c->g;
+    size_t np = g->procs.len;
+    const sc__proc *procs = sc__graph_procs(g);
+    const sc__task *tasks = sc__graph_tasks(g);
+    if (!sc__vec_reserve(&g->proc_backlog, np)) return false;
+    int64_t *bl = (int64_t *)g->proc_backlog.data;
+    for (size_t q = g->proc_backlog.len; q < np; q++) bl[q] = 0;
+    g->proc_backlog.len = np;
+    size_t n = np - first_proc;
+    if (!n) return true;
+    /* Per processor of the rank: the measured start of its lowest-seq task. */
+    uint32_t *first = sc__alloc_array(n, sizeof *first);
+    uint32_t *streams = sc__alloc_array(n, sizeof *streams);
+    int64_t *first_ts = sc__alloc_array(n, sizeof *first_ts);
+    int64_t *out = sc__alloc_array(n, sizeof *out);
+    bool ok = first && streams && first_ts && out;
+    if (ok) {
+        for (size_t j = 0; j < n; j++) first[j] = SC__NONE;
+        for (size_t i = c->first_task; i < g->tasks.len; i++) {
+            if (tasks[i].proc < first_proc) continue; /* not expected: a rank's processors are its own */
+            uint32_t j = tasks[i].proc - first_proc;
+            if (first[j] == SC__NONE || tasks[i].seq < tasks[first[j]].seq) first[j] = (uint32_t)i;
+        }
+        size_t ns = 0;
+        for (size_t j = 0; j < n; j++)
+            if (procs[first_proc + j].kind == SC_P_STREAM && first[j] != SC__NONE) {
+                streams[ns] = (uint32_t)(first_proc + j);
+                first_ts[ns++] = tasks[first[j]].ts;
+            }
+        sc__calibrate_backlog_rank(g, c->rank, c->t, streams, first_ts, ns, out);
+        for (size_t j = 0; j < ns; j++) bl[streams[j]] = out[j];
+    }
+    free(first);
+    free(streams);
+    free(first_ts);
+    free(out);
+    return ok;
+}
+
 static sc_status build_rank(sc__bctx *c, uint32_t trace_index, sc_error *err) {
     ctx_reset(c);
+    uint32_t first_proc = (uint32_t)c->g->procs.len;
     c->first_task = (uint32_t)c->g->tasks.len;
     c->first_op = (uint32_t)c->g->ops.len;
     c->rank = sc__graph_add_rank(c->g, c->t->rank, trace_index);
@@ -160,6 +211,7 @@ static sc_status build_rank(sc__bctx *c, uint32_t trace_index, sc_error *err) {
     if ((st = sc__build_cross_stream(c, err)) != SC_OK) return st;
     if ((st = sc__build_syncs(c, err)) != SC_OK) return st;
     set_step(c);
+    if (!rank_backlog(c, first_proc)) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     return SC_OK;
 }
 
@@ -190,6 +242,16 @@ static sc_status common_iteration(sc__bctx *c, const sc_traceset *set, int64_t *
     return SC_OK;
 }
 
+/* Traces were read on several threads, so their freed events sit in the
+ * readers' malloc arenas, where the graph (growing on this thread) cannot
+ * reuse them: hand those pages back to the system so that RSS really falls
+ * as traces are released (glibc only; elsewhere a no-op). */
+static void give_back_freed(void) {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
 /* Gives back a vector's spare capacity (doubling leaves up to half unused);
  * a graph is read many times after one build. Failure to shrink is harmless. */
 static void shrink(sc__vec *v) {
@@ -204,7 +266,7 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
                                        sc__graph **out, sc__build_stats *stats, sc_error *err) {
     *out = NULL;
     if (stats) memset(stats, 0, sizeof *stats);
-    sc__build_options defaults = {-1, false};
+    sc__build_options defaults = {.iteration = -1};
     if (!opts) opts = &defaults;
     sc__graph *g = sc__graph_new();
     if (!g) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
@@ -244,7 +306,12 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
     for (size_t i = 0; st == SC_OK && i < set->count; i++) {
         c.t = set->traces[i];
         st = build_rank(&c, (uint32_t)i, err);
+        if (st == SC_OK && opts->release_traces) {
+            sc__trace_release_events(set->traces[i]);
+            if (i % 32 == 31) give_back_freed();
+        }
     }
+    if (opts->release_traces) give_back_freed();
     if (st == SC_OK) st = sc__build_collectives(g, &comms, err);
     if (st == SC_OK) st = sc__graph_finish(g, true, err);
     if (st == SC_OK) {
@@ -254,6 +321,7 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
         shrink(&g->groups);
         shrink(&g->group_members);
         shrink(&g->ranks);
+        shrink(&g->proc_backlog);
     }
     if (stats) {
         stats->sync_checked = c.sync_checked;

@@ -22,6 +22,7 @@ sc__graph *sc__graph_new(void) {
     sc__vec_init(&g->group_members, sizeof(uint32_t));
     sc__vec_init(&g->ranks, sizeof(sc__rank));
     sc__vec_init(&g->edge_list, sizeof(sc__edge));
+    sc__vec_init(&g->proc_backlog, sizeof(int64_t));
     return g;
 }
 
@@ -35,6 +36,7 @@ void sc__graph_free(sc__graph *g) {
     sc__vec_free(&g->group_members);
     sc__vec_free(&g->ranks);
     sc__vec_free(&g->edge_list);
+    sc__vec_free(&g->proc_backlog);
     free(g->succ_off);
     free(g->succ);
     free(g->succ_family);

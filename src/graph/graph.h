@@ -177,6 +177,12 @@ typedef struct sc__graph {
     uint32_t *indeg;    /* ntasks */
     uint64_t nedges;
 
+    /* int64 per processor: how long (ns) after its rank's step_start a stream
+     * is still busy with GPU work from before the window (calibrate.h); the
+     * Kineto builder measures it while the rank's events are at hand, so the
+     * traces may be freed before the replay. Empty when not measured. */
+    sc__vec proc_backlog;
+
     /* Warnings from building (collective mismatches, unmatched launches...). */
     char **warnings;
     size_t nwarnings;
@@ -215,6 +221,8 @@ sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err);
 typedef struct sc__build_options {
     int64_t iteration;    /* ProfilerStep number to build; -1 = the last complete one */
     bool hide_cuda_sync;  /* ignore cuda_sync events (to check the inference) */
+    bool release_traces;  /* free each trace's events once its rank is built (the caller
+                             reads them no more): traces and graph are never all in memory */
 } sc__build_options;
 
 /* One graph for every rank of the set: the chosen iteration's tasks with all

@@ -23,7 +23,7 @@ typedef struct rank_counts {
 
 static sc_status build(const sc_traceset *set, const sc_graph_options *opts, sc__graph **g,
                        sc__build_stats *stats, sc_error *err) {
-    sc__build_options bo = {-1, false};
+    sc__build_options bo = {.iteration = -1};
     if (opts) {
         bo.iteration = opts->iteration;
         bo.hide_cuda_sync = opts->hide_cuda_sync != 0;

@@ -540,7 +540,8 @@ sc_status sc_report_replay(const sc_traceset *set, const sc_replay_options *opts
             return st;
         }
     }
-    sc__build_options bo = {.iteration = opts->iteration, .hide_cuda_sync = false};
+    sc__build_options bo = {.iteration = opts->iteration, .hide_cuda_sync = false,
+                            .release_traces = opts->release_traces != 0};
     sc__graph *g;
     sc_status st = sc__graph_build(set, &bo, &g, err); /* Kineto or Chakra */
     sc__replay *r = NULL;

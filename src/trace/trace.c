@@ -42,6 +42,12 @@ void sc_trace_free(sc_trace *t) {
     free(t);
 }
 
+void sc__trace_release_events(sc_trace *t) {
+    if (!t) return;
+    sc__vec_free(&t->events);
+    sc__vec_free(&t->exts);
+}
+
 static uint32_t track_hash(int64_t pid, uint32_t pid_str, int64_t tid, uint32_t tid_str) {
     uint64_t h = sc__hash_u64((uint64_t)pid ^ ((uint64_t)pid_str << 32));
     h = sc__hash_u64(h ^ (uint64_t)tid ^ ((uint64_t)tid_str << 17));

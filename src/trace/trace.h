@@ -132,6 +132,10 @@ sc_status sc__chakra_load(const char *path, const sc_load_options *opts, sc_trac
                           sc_error *err);
 
 sc_trace *sc__trace_new(const char *path);
+/* Frees the events and their args (the bulk of a trace), keeping its
+ * metadata, strings and tracks: for a caller done with the events (the graph
+ * builder's release_traces). The trace then has no events. */
+void sc__trace_release_events(sc_trace *t);
 /* Track index of (pid, tid), created on first use; SC__NONE on OOM. */
 uint32_t sc__trace_track(sc_trace *t, int64_t pid, uint32_t pid_str, int64_t tid,
                          uint32_t tid_str);
