@@ -43,6 +43,16 @@
  *      stream ended within 50 us before that start; that task is the
  *      source. DLRM needs this: no cudaEventRecord in the trace, and the
  *      compute stream waits for the all_to_all on the NCCL stream.
+ *   6. a wait still pending when the thread's calls end (it launched nothing
+ *      more that the wait could hold back) made the thread's home stream
+ *      wait: the destination is the first task launched on the home stream
+ *      after the wait by another thread, the source the public rule's when
+ *      it is on another stream (and ends in time, 4). DDP does this: the
+ *      autograd thread launches the last bucket's all-reduce on the NCCL
+ *      stream, then its finalize waits for it on the compute stream
+ *      (cudaStreamWaitEvent, no record call in that trace vintage), and the
+ *      optimizer's first kernel, launched by the main thread, waited 22 ms
+ *      for it in negative_queue_length_values_check.
  * On the four critical_path traces this matches 13 of 13 recorded edges
  * with no extra one (tests/test_graph.c keeps it so). The sample is small:
  * every recorded wait that pairs two streams with work in the window.
@@ -178,6 +188,7 @@ static bool infer_thread(sc__bctx *c, uint32_t lo, uint32_t hi, sc__vec *out) {
     int64_t rec_ts = INT64_MIN;  /* the latest record since the last wait */
     bool record_since_wait = false, waiting = false;
     int64_t wait_rec_ts = INT64_MIN; /* when the awaited record happened */
+    uint32_t wait_call = SC__NONE;   /* the pending wait */
     /* Candidates fixed at the wait (later calls are all after the record):
      * the public rule's source and the home stream's last task. */
     uint32_t pub = SC__NONE, home_src = SC__NONE;
@@ -190,6 +201,7 @@ static bool infer_thread(sc__bctx *c, uint32_t lo, uint32_t hi, sc__vec *out) {
         }
         if (cls == SC_CALL_STREAM_WAIT) {
             waiting = true;
+            wait_call = i;
             wait_rec_ts = record_since_wait ? rec_ts : t[i].ts;
             record_since_wait = false;
             pub = last_launched(c, lo, i, wait_rec_ts, SC__NONE);
@@ -215,6 +227,15 @@ static bool infer_thread(sc__bctx *c, uint32_t lo, uint32_t hi, sc__vec *out) {
         }
         waiting = false;
         if (src != SC__NONE && ends_before(t, src, dst) && !add_pair(out, src, dst)) return false;
+    }
+    /* Rule 6: the thread launched nothing more that the wait could hold
+     * back: the wait made its home stream wait, and the next work there
+     * came from another thread. */
+    if (waiting && home != SC__NONE && pub != SC__NONE && t[pub].proc != home) {
+        uint32_t dst = sc__stream_first_launched(c, home, t[wait_call].ts);
+        uint32_t l = dst != SC__NONE ? SC__SCRATCH(c, launch_of, uint32_t, dst) : SC__NONE;
+        bool other_thread = l != SC__NONE && (l < lo || l >= hi);
+        if (other_thread && ends_before(t, pub, dst) && !add_pair(out, pub, dst)) return false;
     }
     return true;
 }
