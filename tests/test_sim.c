@@ -1,8 +1,9 @@
 /*
  * test_sim.c - the simulator on small graphs built by hand, one rule of
- * graph.h per test: gaps, launch latency, stream order, syncs that wait at
- * simulated time, cross-rank groups (coupled and traced), deadlock
- * detection, and what bound each start (the critical path's raw material).
+ * graph.h per test: gaps, launch latency, stream order, graph-launch gaps,
+ * syncs that wait at simulated time, cross-rank groups (coupled and
+ * traced), deadlock detection, and what bound each start (the critical
+ * path's raw material).
  */
 #include "testutil.h"
 
@@ -115,6 +116,32 @@ static void test_launch_latency_and_stream_order(void **state) {
     /* A negative calibrated latency never puts a kernel before its launch call. */
     s = run(&t, true, -100);
     assert_int_equal(s.start[k1], 0);
+    sc__sim_free(&s);
+    sc__graph_free(t.g);
+}
+
+/* One cudaGraphLaunch enqueues g1 and g2 (SC__TF_GRAPH_GAP): each starts its
+ * gap after the later of its ready time and its stream's previous task. */
+static void test_graph_launch_gaps(void **state) {
+    (void)state;
+    tg t;
+    tg_init(&t, 1);
+    uint32_t th = tg_proc(&t, 0, SC_P_THREAD, 1);
+    uint32_t st = tg_proc(&t, 0, SC_P_STREAM, 7);
+    uint32_t l = tg_task(&t, th, SC_T_LAUNCH, 5, 0, "cudaGraphLaunch");
+    uint32_t g1 = tg_task(&t, st, SC_T_KERNEL, 100, 40, "g1");
+    uint32_t g2 = tg_task(&t, st, SC_T_KERNEL, 50, 300, "g2");
+    sc__graph_tasks(t.g)[g1].flags |= SC__TF_GRAPH_GAP;
+    sc__graph_tasks(t.g)[g2].flags |= SC__TF_GRAPH_GAP;
+    tg_edge(&t, l, g1, SC_E_LAUNCH);
+    tg_edge(&t, l, g2, SC_E_LAUNCH);
+    tg_finish(&t);
+    sc__sim s = run(&t, true, 7);
+    assert_int_equal(s.start[g1], 5 + 7 + 40);   /* ready (launch + latency) + gap */
+    assert_int_equal(s.start[g2], 152 + 300);    /* stream free + gap */
+    assert_int_equal(s.end[g2], 152 + 300 + 50);
+    assert_int_equal(s.bound[g2], g1);
+    assert_int_equal(s.bound_fam[g2], SC_E_STREAM);
     sc__sim_free(&s);
     sc__graph_free(t.g);
 }
@@ -401,6 +428,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gaps_on_a_thread),
         cmocka_unit_test(test_launch_latency_and_stream_order),
+        cmocka_unit_test(test_graph_launch_gaps),
         cmocka_unit_test(test_sync_waits_at_simulated_time),
         cmocka_unit_test(test_device_sync),
         cmocka_unit_test(test_sync_sees_launches_of_other_threads),
