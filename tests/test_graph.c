@@ -573,6 +573,41 @@ static void test_sync_inference_streams(void **state) {
     }
 }
 
+/* negative_queue_length_values_check (torch.compile with CUDA graphs, DDP):
+ * the tasks of its cudaGraphLaunch calls carry the untraced GPU time before
+ * them as gaps (about 146 ms of the 374 ms step; gpu_tasks.c), no other GPU
+ * task has a gap, and the optimizer's first kernel waits for the last
+ * all-reduce through cross-stream rule 6 (the wait was on the autograd
+ * thread, the kernel came from the main thread). */
+static void test_graph_launch_gaps_and_ddp_wait(void **state) {
+    (void)state;
+    sc_traceset *set = load(sc_test_trace("hta-testdata/negative_queue_length_values_check/rank0.json.gz"));
+    sc__graph *g = build(set, -1, false, NULL);
+    const sc__task *t = sc__graph_tasks(g);
+    int64_t gaps = 0;
+    size_t flagged = 0;
+    bool ddp_edge = false;
+    for (uint32_t i = 0; i < g->tasks.len; i++) {
+        if (!sc__task_on_gpu(t[i].kind)) continue;
+        if (t[i].flags & SC__TF_GRAPH_GAP) {
+            flagged++;
+            gaps += t[i].gap;
+        } else {
+            assert_int_equal(t[i].gap, 0);
+        }
+        if (!sc__task_is_comm(t[i].kind)) continue;
+        for (uint32_t k = g->succ_off[i]; k < g->succ_off[i + 1]; k++)
+            ddp_edge |= g->succ_family[k] == SC_E_CROSS_STREAM &&
+                        sc__starts_with(sc__graph_str(g, t[g->succ[k]].name), "void multi_tensor_apply_kernel");
+    }
+    printf("# %zu graph-launch tasks, gaps %.3f ms\n", flagged, gaps / 1e6);
+    assert_true(flagged >= 60);
+    assert_true(gaps > 140000000 && gaps < 150000000);
+    assert_true(ddp_edge);
+    sc__graph_free(g);
+    sc_traceset_free(set);
+}
+
 /* Physics check of every stream-sync target on every shared trace: all the
  * work launched on the target stream before the call must have ended by the
  * time the call returned (2 us rounding slack); a stream still busy then
@@ -664,6 +699,7 @@ int main(void) {
         cmocka_unit_test(test_report_deterministic), cmocka_unit_test(test_point_to_point),
         cmocka_unit_test(test_sync_inference_streams), cmocka_unit_test(test_common_iteration),
         cmocka_unit_test(test_dot), cmocka_unit_test(test_sync_targets_consistent),
+        cmocka_unit_test(test_graph_launch_gaps_and_ddp_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
