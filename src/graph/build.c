@@ -277,6 +277,10 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
         sc__graph_free(g);
         return jst;
     }
+    /* Uneven collective counts: measured here (the events may be released
+     * while building), said once after matching (below). */
+    char coll_msg[256] = "";
+    bool coll_differ = sc__traceset_collective_counts_differ(set, coll_msg, sizeof coll_msg);
     sc__vec comms;
     sc__vec_init(&comms, sizeof(sc__comm_rec));
     sc__bctx c;
@@ -312,7 +316,16 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
         }
     }
     if (opts->release_traces) give_back_freed();
-    if (st == SC_OK) st = sc__build_collectives(g, &comms, err);
+    bool uneven = false;
+    if (st == SC_OK) st = sc__build_collectives(g, &comms, &uneven, err);
+    /* The matching named the uneven communicators of the replayed iteration
+     * already; else the whole traces differ outside it, or by ranks that do
+     * not use a communicator at all. */
+    if (st == SC_OK && coll_differ && !uneven &&
+        !sc__graph_warn(g, "%s; in the replayed iteration the ranks that use each communicator "
+                           "agree, and ranks that use none are left out of its collectives",
+                        coll_msg))
+        st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     if (st == SC_OK) st = sc__graph_finish(g, true, err);
     if (st == SC_OK) {
         shrink(&g->tasks);

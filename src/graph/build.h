@@ -137,7 +137,9 @@ sc_status sc__build_cross_thread(sc__bctx *c, sc_error *err);
 sc_status sc__build_gpu(sc__bctx *c, sc_error *err);
 sc_status sc__build_cross_stream(sc__bctx *c, sc_error *err);
 sc_status sc__build_syncs(sc__bctx *c, sc_error *err);
-sc_status sc__build_collectives(sc__graph *g, sc__vec *comms, sc_error *err);
+/* *uneven: some communicator's member ranks ran different numbers of
+ * collectives in the window (already a warning). */
+sc_status sc__build_collectives(sc__graph *g, sc__vec *comms, bool *uneven, sc_error *err);
 
 /* Cross-stream edges as (from, to) task pairs, for the self-check. */
 typedef struct sc__pair {

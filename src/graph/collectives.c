@@ -165,7 +165,7 @@ enum { MAX_RANKS_TEXT = 8 };
 /* "rank 3 has 83 collectives on stream 24 where the others have 84".
  * Ranks with none are not members of the communicator and not named. */
 static bool warn_counts(sc__graph *g, const char *label, const uint32_t *count, uint32_t nranks,
-                        uint32_t expect) {
+                        uint32_t expect, bool *uneven) {
     char who[160];
     size_t len = 0, nodd = 0;
     uint32_t odd = 0;
@@ -180,7 +180,10 @@ static bool warn_counts(sc__graph *g, const char *label, const uint32_t *count, 
         }
     }
     if (!nodd) return true;
-    return sc__graph_warn(g, "rank%s %s%s %s %u collectives on %s where the others have %u",
+    *uneven = true;
+    return sc__graph_warn(g,
+                          "rank%s %s%s %s %u collectives on %s where the others have %u: the "
+                          "unmatched ones are replayed without their missing peers",
                           nodd > 1 ? "s" : "", who, nodd > MAX_RANKS_TEXT ? ", ..." : "",
                           nodd > 1 ? "have" : "has", odd, label, expect);
 }
@@ -205,7 +208,8 @@ static uint32_t majority(const uint32_t *count, uint32_t nranks, uint32_t *have)
 /* Matches the records of one communicator: keys[lo, hi), sorted by rank
  * then stream order; the pos-th task of every member rank form a group. */
 static bool match_comm(sc__graph *g, const sc__comm_rec *r, const comm_key *keys, size_t lo, size_t hi,
-                       uint32_t label, uint32_t *start, uint32_t *count, uint32_t *members) {
+                       uint32_t label, uint32_t *start, uint32_t *count, uint32_t *members,
+                       bool *uneven) {
     uint32_t nranks = (uint32_t)g->ranks.len;
     memset(count, 0, nranks * sizeof *count);
     for (size_t i = lo; i < hi; i++) {
@@ -217,7 +221,7 @@ static bool match_comm(sc__graph *g, const sc__comm_rec *r, const comm_key *keys
     uint32_t expect = majority(count, nranks, &have);
     for (uint32_t k = 0; k < nranks; k++) maxc = count[k] > maxc ? count[k] : maxc;
     const char *lab = sc__graph_str(g, label);
-    if (!warn_counts(g, lab, count, nranks, expect)) return false;
+    if (!warn_counts(g, lab, count, nranks, expect, uneven)) return false;
     bool warned_type = false;
     sc__task *tasks = sc__graph_tasks(g);
     for (uint32_t pos = 0; pos < maxc; pos++) {
@@ -252,8 +256,9 @@ static bool match_comm(sc__graph *g, const sc__comm_rec *r, const comm_key *keys
     return true;
 }
 
-sc_status sc__build_collectives(sc__graph *g, sc__vec *comms, sc_error *err) {
+sc_status sc__build_collectives(sc__graph *g, sc__vec *comms, bool *uneven, sc_error *err) {
     size_t n = comms->len;
+    *uneven = false;
     if (!n) return SC_OK;
     const sc__comm_rec *r = comms->data;
     uint32_t nranks = (uint32_t)g->ranks.len;
@@ -272,7 +277,7 @@ sc_status sc__build_collectives(sc__graph *g, sc__vec *comms, sc_error *err) {
         for (size_t lo = 0; lo < n && ok;) {
             size_t hi = lo;
             while (hi < n && keys[hi].comm == keys[lo].comm) hi++;
-            ok = match_comm(g, r, keys, lo, hi, labels[keys[lo].comm], start, count, members);
+            ok = match_comm(g, r, keys, lo, hi, labels[keys[lo].comm], start, count, members, uneven);
             lo = hi;
         }
     }

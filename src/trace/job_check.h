@@ -24,4 +24,10 @@ typedef bool (*sc__warn_fn)(void *ctx, const char *msg);
 sc_status sc__traceset_check_job(const sc_traceset *set, sc__warn_fn warn, void *ctx,
                                  sc_error *err);
 
+/* True when ranks' whole traces ran different numbers of NCCL collectives;
+ * msg gets "rank 1 ran 83 NCCL collectives in its whole trace, rank 0 ran
+ * 84" (and how many ranks differ). Not one of check_job's warnings: the
+ * graph builder words it together with its own per-communicator count. */
+bool sc__traceset_collective_counts_differ(const sc_traceset *set, char *msg, size_t cap);
+
 #endif
