@@ -176,11 +176,39 @@ bool sc__graph_warn(sc__graph *g, const char *fmt, ...) {
     return true;
 }
 
-static int cmp_edge(const void *a, const void *b) {
-    const sc__edge *x = a, *y = b;
-    if (x->from != y->from) return x->from < y->from ? -1 : 1;
-    if (x->to != y->to) return x->to < y->to ? -1 : 1;
-    return (int)x->family - (int)y->family;
+/* (to << 8 | family) keys of one source's successors. */
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Sorts one source's successors by (to, family): insertion sort for the
+ * usual handful, qsort of packed keys for a source with many. */
+static bool sort_succ(uint32_t *to, uint8_t *fam, uint32_t n) {
+    if (n <= 32) {
+        for (uint32_t i = 1; i < n; i++) {
+            uint32_t v = to[i], j = i;
+            uint8_t f = fam[i];
+            while (j > 0 && (to[j - 1] > v || (to[j - 1] == v && fam[j - 1] > f))) {
+                to[j] = to[j - 1];
+                fam[j] = fam[j - 1];
+                j--;
+            }
+            to[j] = v;
+            fam[j] = f;
+        }
+        return true;
+    }
+    uint64_t *k = sc__alloc_array(n, sizeof *k);
+    if (!k) return false;
+    for (uint32_t i = 0; i < n; i++) k[i] = (uint64_t)to[i] << 8 | fam[i];
+    qsort(k, n, sizeof *k, cmp_u64);
+    for (uint32_t i = 0; i < n; i++) {
+        to[i] = (uint32_t)(k[i] >> 8);
+        fam[i] = (uint8_t)k[i];
+    }
+    free(k);
+    return true;
 }
 
 /* Orders each processor's tasks by seq and links them with order edges. */
@@ -287,31 +315,48 @@ sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err) {
     for (size_t i = 0; i < ne; i++)
         if (edges[i].from >= nt || edges[i].to >= nt)
             return sc__fail(err, SC_E_INTERNAL, NULL, SC_NO_OFFSET, "edge to a task that does not exist");
-    if (ne) qsort(edges, ne, sizeof *edges, cmp_edge);
-    /* Dedup (from, to): keep the first (lowest) family. */
-    size_t w = 0;
-    for (size_t i = 0; i < ne; i++) {
-        if (w && edges[w - 1].from == edges[i].from && edges[w - 1].to == edges[i].to) continue;
-        edges[w++] = edges[i];
-    }
-    ne = w;
     free(g->succ_off);
     free(g->succ);
     free(g->succ_family);
     free(g->indeg);
+    g->succ = NULL;
+    g->succ_family = NULL;
+    g->indeg = NULL;
     g->succ_off = calloc(nt + 1, sizeof *g->succ_off);
     g->succ = sc__alloc_array(ne ? ne : 1, sizeof *g->succ);
     g->succ_family = sc__alloc_array(ne ? ne : 1, 1);
     g->indeg = calloc(nt ? nt : 1, sizeof *g->indeg);
     if (!g->succ_off || !g->succ || !g->succ_family || !g->indeg)
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory building the graph");
+    /* CSR straight from the edge list: a counting sort by source (linear,
+     * no copy of the list), then each source's few successors sorted by
+     * (to, family) and deduplicated on (to), keeping the lowest family - the
+     * order a sort of the whole list by (from, to, family) gives. */
+    uint32_t *off = g->succ_off;
+    for (size_t i = 0; i < ne; i++) off[edges[i].from + 1]++;
+    for (size_t i = 0; i < nt; i++) off[i + 1] += off[i];
+    uint32_t *fill = g->indeg; /* borrowed as the insertion cursor, zero again below */
     for (size_t i = 0; i < ne; i++) {
-        g->succ_off[edges[i].from + 1]++;
-        g->succ[i] = edges[i].to;
-        g->succ_family[i] = edges[i].family;
-        g->indeg[edges[i].to]++;
+        uint32_t at = off[edges[i].from] + fill[edges[i].from]++;
+        g->succ[at] = edges[i].to;
+        g->succ_family[at] = edges[i].family;
     }
-    for (size_t i = 0; i < nt; i++) g->succ_off[i + 1] += g->succ_off[i];
+    size_t w = 0;
+    for (size_t u = 0; u < nt; u++) {
+        uint32_t a = off[u], b = off[u + 1];
+        fill[u] = 0;
+        if (b - a > 1 && !sort_succ(g->succ + a, g->succ_family + a, b - a))
+            return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory building the graph");
+        off[u] = (uint32_t)w;
+        for (uint32_t k = a; k < b; k++) {
+            if (k > a && g->succ[k] == g->succ[k - 1]) continue;
+            g->succ[w] = g->succ[k];
+            g->succ_family[w++] = g->succ_family[k];
+        }
+    }
+    off[nt] = (uint32_t)w;
+    ne = w;
+    for (size_t i = 0; i < ne; i++) g->indeg[g->succ[i]]++;
     g->nedges = ne;
     sc__vec_free(&g->edge_list);
 
