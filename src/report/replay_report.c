@@ -174,13 +174,14 @@ static int task_class(const sc__task *t, uint8_t cls) {
 }
 
 /* Edge buckets: the graph's families, then the simulator's own reasons. */
-enum { EDGE_ROOT = SC_E_FAMILY_COUNT, EDGE_GROUP_WAIT, EDGE_SYNC_WAIT, EDGE_COUNT };
+enum { EDGE_ROOT = SC_E_FAMILY_COUNT, EDGE_GROUP_WAIT, EDGE_SYNC_WAIT, EDGE_GRAPH_GAP, EDGE_COUNT };
 
 static const char *edge_name(int e) {
     switch (e) {
     case EDGE_ROOT: return "rank_start_offset"; /* the rank entered the step late */
     case EDGE_GROUP_WAIT: return "collective_wait";
     case EDGE_SYNC_WAIT: return "sync_wait";
+    case EDGE_GRAPH_GAP: return "graph_gap"; /* untraced GPU time in a CUDA graph (graph.h) */
     default: return sc__edge_family_name((uint8_t)e);
     }
 }
@@ -273,6 +274,11 @@ static bool critical_path(sc__replay *r) {
         uint32_t pred = s->bound[from];
         int fam = s->bound_fam[from] == SC_SIM_ROOT ? EDGE_ROOT : s->bound_fam[from];
         int64_t slack = s->start[from] - (pred == SC__NONE ? 0 : s->end[pred]);
+        const sc__task *f = &tasks[from];
+        if ((f->flags & SC__TF_GRAPH_GAP) && f->gap > 0 && slack >= f->gap) {
+            edge_ns[EDGE_GRAPH_GAP] += f->gap, edge_n[EDGE_GRAPH_GAP]++;
+            slack -= f->gap;
+        }
         edge_ns[fam] += slack, edge_n[fam]++;
         cur = pred;
     }
