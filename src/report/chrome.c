@@ -9,7 +9,8 @@
  * builder's step_start), so a task can be compared by eye across the pair.
  * Each simulated task says in its args what started it (the edge family
  * whose predecessor ended last, or the processor's own order) and, for syncs
- * and collectives, which task it waited for: the critical path's raw
+ * and collectives, which task it waited for (a task of a CUDA graph also
+ * its graph_gap_us, graph.h): the critical path's raw
  * material, readable in the UI. Tasks appear in graph order with fixed
  * number formats, so the file is
  * byte-identical across runs. The caller (sc_report_replay) writes it
@@ -47,6 +48,8 @@ static void task_event(sc__buf *b, const sc__graph *g, const sc__task *t, uint32
     sc__buf_json_str(b, name, strlen(name));
     if (why) {
         sc__buf_printf(b, ",\"args\":{\"started_by\":\"%s\"", why);
+        if ((t->flags & SC__TF_GRAPH_GAP) && t->gap > 0) /* after the untraced part of its CUDA graph */
+            sc__buf_printf(b, ",\"graph_gap_us\":%.3f", (double)t->gap / 1000.0);
         if (waited) {
             sc__buf_puts(b, ",\"waited_for\":");
             sc__buf_json_str(b, waited, strlen(waited));
