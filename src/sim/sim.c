@@ -267,6 +267,18 @@ static void task_end(sim_state *s, uint32_t t) {
     try_place(s, p);
 }
 
+/* The heap's next event is usually the next one processed: start loading
+ * what task_end will touch for it while this one is handled (a job of
+ * thousands of ranks walks the arrays at one frontier per processor, too
+ * many for the hardware prefetcher to follow). */
+static inline void prefetch_next(const sim_state *s, uint32_t t) {
+    __builtin_prefetch(&s->tasks[t]);
+    __builtin_prefetch(&s->g->succ_off[t]);
+    __builtin_prefetch(&s->out->end[t]);
+    __builtin_prefetch(&s->state[t]);
+    __builtin_prefetch(&s->whead[t]);
+}
+
 static void state_free(sim_state *s) {
     free(s->remaining);
     free(s->ready);
@@ -436,6 +448,7 @@ sc_status sc__sim_run(const sc__graph *g, const sc__sim_params *p, sc__sim *out,
         event e = heap_pop(&s);
         uint32_t t = (uint32_t)e.key;
         events++;
+        if (s.nheap) prefetch_next(&s, (uint32_t)s.heap[0].key);
         if (e.key >> 32 == EV_SYNC) sync_start(&s, t);
         else task_end(&s, t);
     }
