@@ -11,6 +11,11 @@
  * Ranks are built one at a time so the scratch is reused; a rank's tasks are
  * contiguous, CPU threads first (main thread first), then GPU streams.
  *
+ * With several cores and ranks, workers build whole ranks in parallel, each
+ * into a graph of its own, and the caller appends them in rank order (see
+ * build_parallel): the same graph as the one-thread loop, string ids
+ * included.
+ *
  * Each rank also gets its stream backlog measured (calibrate.h) while its
  * events are at hand; with release_traces the events are then freed, so a
  * large job never holds every trace and the whole graph at once (issue 5).
@@ -19,7 +24,9 @@
 #include "../models/calibrate.h"
 #include "../trace/job_check.h"
 
+#include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -262,6 +269,247 @@ static void shrink(sc__vec *v) {
     v->cap = v->len;
 }
 
+static bool ctx_init(sc__bctx *c, sc__graph *g, const sc__build_options *opts, sc__vec *comms) {
+    memset(c, 0, sizeof *c);
+    c->g = g;
+    c->opts = opts;
+    c->comms = comms;
+    sc__vec_init(&c->op_first, sizeof(uint32_t));
+    sc__vec_init(&c->op_last, sizeof(uint32_t));
+    sc__vec_init(&c->op_event, sizeof(uint32_t));
+    sc__vec_init(&c->call_class, sizeof(uint8_t));
+    sc__vec_init(&c->gpu_first, sizeof(uint32_t));
+    sc__vec_init(&c->gpu_last, sizeof(uint32_t));
+    sc__vec_init(&c->launch_of, sizeof(uint32_t));
+    sc__vec_init(&c->name_map, sizeof(uint32_t));
+    sc__vec_init(&c->class_map, sizeof(uint8_t));
+    sc__vec_init(&c->streams, sizeof(sc__stream_span));
+    sc__vec_init(&c->gpu_lts, sizeof(int64_t));
+    return sc__idmap_init(&c->corr, 4096) && sc__idmap_init(&c->op_at, 4096);
+}
+
+/* ---- ranks built in parallel ----
+ * Each worker builds whole ranks, each into a graph of its own (one rank,
+ * local indices), and the calling thread appends them to the job's graph in
+ * rank order, renumbering: the result is the graph the one-thread loop
+ * builds, string ids included (a part's strings are interned in their own
+ * first-use order, which is the order the serial build meets them). Workers
+ * stay at most PAR_AHEAD ranks ahead of the appending, so the parts in
+ * memory stay few. */
+#define PAR_AHEAD 16
+
+typedef struct rank_part {
+    sc__graph *g;
+    sc__vec comms; /* sc__comm_rec, local task ids and rank 0 */
+    sc_status st;
+    sc_error err;
+    uint64_t recorded, matched, missed, extra;
+    bool checked, done;
+} rank_part;
+
+typedef struct par_job {
+    const sc_traceset *set;
+    const sc__build_options *opts;
+    rank_part *parts;
+    size_t count, next, merged;
+    bool stop;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} par_job;
+
+static void build_part(par_job *j, sc__bctx *c, size_t i) {
+    rank_part *p = &j->parts[i];
+    sc__vec_init(&p->comms, sizeof(sc__comm_rec));
+    p->g = sc__graph_new();
+    if (!p->g) {
+        p->st = sc__fail(&p->err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+        return;
+    }
+    c->g = p->g;
+    c->comms = &p->comms;
+    c->sync_recorded = c->sync_matched = c->sync_missed = c->sync_extra = 0;
+    c->sync_checked = false;
+    c->t = j->set->traces[i];
+    p->st = build_rank(c, (uint32_t)i, &p->err);
+    p->recorded = c->sync_recorded;
+    p->matched = c->sync_matched;
+    p->missed = c->sync_missed;
+    p->extra = c->sync_extra;
+    p->checked = c->sync_checked;
+    if (p->st == SC_OK && j->opts->release_traces) sc__trace_release_events(j->set->traces[i]);
+}
+
+static void *par_worker(void *arg) {
+    par_job *j = arg;
+    sc__bctx c;
+    bool ok = ctx_init(&c, NULL, j->opts, NULL);
+    for (;;) {
+        pthread_mutex_lock(&j->mu);
+        while (!j->stop && j->next < j->count && j->next >= j->merged + PAR_AHEAD)
+            pthread_cond_wait(&j->cv, &j->mu);
+        if (j->stop || j->next >= j->count) {
+            pthread_mutex_unlock(&j->mu);
+            break;
+        }
+        size_t i = j->next++;
+        pthread_mutex_unlock(&j->mu);
+        if (ok) build_part(j, &c, i);
+        else j->parts[i].st = sc__fail(&j->parts[i].err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+        pthread_mutex_lock(&j->mu);
+        j->parts[i].done = true;
+        pthread_cond_broadcast(&j->cv);
+        pthread_mutex_unlock(&j->mu);
+    }
+    ctx_free(&c);
+    return NULL;
+}
+
+/* Appends one rank's graph p (and its comm records) to g, renumbering. */
+static bool append_part(sc__graph *g, sc__vec *comms, rank_part *part) {
+    sc__graph *p = part->g;
+    uint32_t toff = (uint32_t)g->tasks.len, poff = (uint32_t)g->procs.len;
+    uint32_t ooff = (uint32_t)g->ops.len, roff = (uint32_t)g->ranks.len;
+    uint32_t ns = p->strings.count;
+    uint32_t *smap = sc__alloc_array(ns ? ns : 1, sizeof *smap);
+    if (!smap) return false;
+    bool ok = true;
+    for (uint32_t k = 0; k < ns && ok; k++) {
+        smap[k] = sc__intern_put(&g->strings, sc__intern_str(&p->strings, k), sc__intern_len(&p->strings, k));
+        ok = smap[k] != SC__NONE;
+    }
+#define MAPS(id) ((id) < ns ? smap[id] : (id))
+    size_t nt = p->tasks.len, np = p->procs.len, no = p->ops.len, nr = p->ranks.len, ne = p->edge_list.len;
+    ok = ok && p->groups.len == 0 && sc__vec_reserve(&g->tasks, g->tasks.len + nt) &&
+         sc__vec_reserve(&g->procs, g->procs.len + np) && sc__vec_reserve(&g->ops, g->ops.len + no) &&
+         sc__vec_reserve(&g->ranks, g->ranks.len + nr) && sc__vec_reserve(&g->edge_list, g->edge_list.len + ne) &&
+         sc__vec_reserve(&g->proc_backlog, g->proc_backlog.len + p->proc_backlog.len) &&
+         sc__vec_reserve(comms, comms->len + part->comms.len);
+    if (ok) {
+        const sc__rank *pr = (const sc__rank *)p->ranks.data;
+        sc__rank *gr = (sc__rank *)g->ranks.data + g->ranks.len;
+        for (size_t k = 0; k < nr; k++) {
+            gr[k] = pr[k];
+            gr[k].first_task += toff;
+            if (gr[k].step_first_task != SC__NONE) gr[k].step_first_task += toff;
+        }
+        g->ranks.len += nr;
+        const sc__proc *pp = (const sc__proc *)p->procs.data;
+        sc__proc *gp = (sc__proc *)g->procs.data + g->procs.len;
+        for (size_t k = 0; k < np; k++) {
+            gp[k] = pp[k];
+            gp[k].rank += roff;
+        }
+        g->procs.len += np;
+        const sc__op *po = (const sc__op *)p->ops.data;
+        sc__op *go = (sc__op *)g->ops.data + g->ops.len;
+        for (size_t k = 0; k < no; k++) {
+            go[k] = po[k];
+            go[k].name = MAPS(po[k].name);
+            if (po[k].parent != SC__NONE) go[k].parent += ooff;
+            if (po[k].module != SC__NONE) go[k].module = MAPS(po[k].module);
+        }
+        g->ops.len += no;
+        const sc__task *pt = (const sc__task *)p->tasks.data;
+        sc__task *gt = (sc__task *)g->tasks.data + g->tasks.len;
+        for (size_t k = 0; k < nt; k++) {
+            gt[k] = pt[k];
+            gt[k].proc += poff;
+            gt[k].name = MAPS(pt[k].name);
+            if (pt[k].op != SC__NONE) gt[k].op += ooff;
+            if (pt[k].sync_arg != SC__NONE) {
+                if (pt[k].sync == SC_SYNC_STREAM) gt[k].sync_arg += poff;
+                else if (pt[k].sync == SC_SYNC_TASK) gt[k].sync_arg += toff;
+            }
+        }
+        g->tasks.len += nt;
+        const sc__edge *pe = (const sc__edge *)p->edge_list.data;
+        sc__edge *ge = (sc__edge *)g->edge_list.data + g->edge_list.len;
+        for (size_t k = 0; k < ne; k++) ge[k] = (sc__edge){pe[k].from + toff, pe[k].to + toff, pe[k].family};
+        g->edge_list.len += ne;
+        if (p->proc_backlog.len)
+            memcpy((int64_t *)g->proc_backlog.data + g->proc_backlog.len, p->proc_backlog.data,
+                   p->proc_backlog.len * sizeof(int64_t));
+        g->proc_backlog.len += p->proc_backlog.len;
+        const sc__comm_rec *pc = (const sc__comm_rec *)part->comms.data;
+        sc__comm_rec *gc = (sc__comm_rec *)comms->data + comms->len;
+        for (size_t k = 0; k < part->comms.len; k++) {
+            gc[k] = pc[k];
+            gc[k].task += toff;
+            gc[k].rank += roff;
+            if (pc[k].pg != SC__NONE) gc[k].pg = MAPS(pc[k].pg);
+            if (pc[k].pg_ranks != SC__NONE) gc[k].pg_ranks = MAPS(pc[k].pg_ranks);
+        }
+        comms->len += part->comms.len;
+        for (size_t k = 0; k < p->nwarnings && ok; k++) ok = sc__graph_warn(g, "%s", p->warnings[k]);
+    }
+#undef MAPS
+    free(smap);
+    return ok;
+}
+
+static void part_free(rank_part *p) {
+    sc__graph_free(p->g);
+    p->g = NULL;
+    sc__vec_free(&p->comms);
+}
+
+/* Builds every rank with `threads` workers, appending in rank order. */
+static sc_status build_parallel(sc__bctx *c, const sc_traceset *set, const sc__build_options *opts,
+                                unsigned threads, sc__vec *comms, sc_error *err) {
+    par_job j;
+    memset(&j, 0, sizeof j);
+    j.set = set;
+    j.opts = opts;
+    j.count = set->count;
+    j.parts = calloc(set->count, sizeof *j.parts);
+    if (!j.parts) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    pthread_mutex_init(&j.mu, NULL);
+    pthread_cond_init(&j.cv, NULL);
+    pthread_t tids[16];
+    unsigned started = 0;
+    for (unsigned k = 0; k < threads && k < 16; k++)
+        if (pthread_create(&tids[started], NULL, par_worker, &j) == 0) started++;
+    sc_status st = started ? SC_OK : sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "cannot start threads");
+    for (size_t i = 0; i < j.count && st == SC_OK; i++) {
+        pthread_mutex_lock(&j.mu);
+        while (!j.parts[i].done) pthread_cond_wait(&j.cv, &j.mu);
+        pthread_mutex_unlock(&j.mu);
+        rank_part *p = &j.parts[i];
+        if (p->st != SC_OK) {
+            *err = p->err;
+            st = p->st;
+        } else if (!append_part(c->g, comms, p)) {
+            st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+        } else {
+            c->sync_recorded += p->recorded;
+            c->sync_matched += p->matched;
+            c->sync_missed += p->missed;
+            c->sync_extra += p->extra;
+            c->sync_checked |= p->checked;
+        }
+        part_free(p);
+        if (opts->release_traces && i % 32 == 31) give_back_freed();
+        pthread_mutex_lock(&j.mu);
+        j.merged = i + 1;
+        if (st != SC_OK) j.stop = true;
+        pthread_cond_broadcast(&j.cv);
+        pthread_mutex_unlock(&j.mu);
+    }
+    for (unsigned k = 0; k < started; k++) pthread_join(tids[k], NULL);
+    for (size_t i = 0; i < j.count; i++) part_free(&j.parts[i]);
+    free(j.parts);
+    pthread_mutex_destroy(&j.mu);
+    pthread_cond_destroy(&j.cv);
+    return st;
+}
+
+static unsigned build_threads(size_t ranks) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1) n = 1;
+    if (n > 16) n = 16;
+    return ranks < 2 ? 1 : (unsigned)n;
+}
+
 sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_options *opts,
                                        sc__graph **out, sc__build_stats *stats, sc_error *err) {
     *out = NULL;
@@ -284,30 +532,16 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
     sc__vec comms;
     sc__vec_init(&comms, sizeof(sc__comm_rec));
     sc__bctx c;
-    memset(&c, 0, sizeof c);
-    c.g = g;
-    c.opts = opts;
-    c.comms = &comms;
-    sc__vec_init(&c.op_first, sizeof(uint32_t));
-    sc__vec_init(&c.op_last, sizeof(uint32_t));
-    sc__vec_init(&c.op_event, sizeof(uint32_t));
-    sc__vec_init(&c.call_class, sizeof(uint8_t));
-    sc__vec_init(&c.gpu_first, sizeof(uint32_t));
-    sc__vec_init(&c.gpu_last, sizeof(uint32_t));
-    sc__vec_init(&c.launch_of, sizeof(uint32_t));
-    sc__vec_init(&c.name_map, sizeof(uint32_t));
-    sc__vec_init(&c.class_map, sizeof(uint8_t));
-    sc__vec_init(&c.streams, sizeof(sc__stream_span));
-    sc__vec_init(&c.gpu_lts, sizeof(int64_t));
     sc_status st = SC_OK;
-    if (!sc__idmap_init(&c.corr, 4096) || !sc__idmap_init(&c.op_at, 4096))
-        st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    if (!ctx_init(&c, g, opts, &comms)) st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     sc__build_options common = *opts;
     if (st == SC_OK && opts->iteration < 0 && set->count > 1) {
         st = common_iteration(&c, set, &common.iteration, err);
         c.opts = &common;
     }
-    for (size_t i = 0; st == SC_OK && i < set->count; i++) {
+    unsigned threads = build_threads(set->count);
+    if (st == SC_OK && threads > 1) st = build_parallel(&c, set, c.opts, threads, &comms, err);
+    for (size_t i = 0; st == SC_OK && threads <= 1 && i < set->count; i++) {
         c.t = set->traces[i];
         st = build_rank(&c, (uint32_t)i, err);
         if (st == SC_OK && opts->release_traces) {
