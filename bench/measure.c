@@ -5,9 +5,12 @@
  *
  *   measure FIGURE NAME -- COMMAND [ARGS...]
  *
- * prints two bench lines (see bench/run.sh):
+ * prints three bench lines (see bench/run.sh):
  *   FIGURE<TAB>NAME wall<TAB>seconds<TAB>s
+ *   FIGURE<TAB>NAME CPU (user + sys)<TAB>seconds<TAB>s
  *   FIGURE<TAB>NAME peak RSS<TAB>MiB<TAB>MiB
+ * (CPU time says what the command cost when the shared machine's other
+ * users make the wall time swing.)
  * The command's stdout goes to /dev/null, its stderr passes through; a
  * command that fails makes measure exit with its status and print nothing.
  */
@@ -56,6 +59,9 @@ int main(int argc, char **argv) {
         return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
     }
     printf("%s\t%s wall\t%.2f\ts\n", argv[1], argv[2], wall);
+    double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+                 (double)ru.ru_stime.tv_usec * 1e-6;
+    printf("%s\t%s CPU (user + sys)\t%.2f\ts\n", argv[1], argv[2], cpu);
     printf("%s\t%s peak RSS\t%.0f\tMiB\n", argv[1], argv[2], (double)ru.ru_maxrss / 1024.0);
     return 0;
 }
