@@ -312,9 +312,26 @@ bool sc__proc_order(const sc__graph *g, uint32_t **off_out, uint32_t **order_out
     }
     for (size_t i = 0; i < nt; i++) off[tasks[i].proc + 2]++;
     for (size_t p = 0; p < np; p++) off[p + 2] += off[p + 1];
-    for (size_t i = 0; i < nt; i++) order[off[tasks[i].proc + 1]++] = (uint32_t)i;
+    /* Builders add each processor's tasks in seq order, so note while
+     * scattering which processors are not (last[p]: seq of p's latest task
+     * + 1, 0 = none yet; top bit: out of order) and sort only those. */
+    uint32_t *last = calloc(np ? np : 1, sizeof *last);
+    if (!last) {
+        free(off);
+        free(order);
+        return false;
+    }
+    for (size_t i = 0; i < nt; i++) {
+        uint32_t p = tasks[i].proc, sq = tasks[i].seq;
+        order[off[p + 1]++] = (uint32_t)i;
+        uint32_t l = last[p] & 0x7fffffffu;
+        if (l && (uint64_t)sq + 1 < l) last[p] |= 0x80000000u;
+        else if (sq < 0x7fffffffu) last[p] = (last[p] & 0x80000000u) | (sq + 1);
+        else last[p] |= 0x80000000u; /* huge seq: just sort */
+    }
     /* off[p] is now the start of p's slice; sort each by seq (linear when in order). */
     for (size_t p = 0; p < np; p++) {
+        if (!(last[p] & 0x80000000u)) continue;
         uint32_t *sl = order + off[p];
         uint32_t n = off[p + 1] - off[p];
         for (uint32_t i = 1; i < n; i++) {
@@ -326,6 +343,7 @@ bool sc__proc_order(const sc__graph *g, uint32_t **off_out, uint32_t **order_out
             sl[j] = v;
         }
     }
+    free(last);
     *off_out = off;
     *order_out = order;
     return true;
