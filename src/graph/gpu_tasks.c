@@ -57,15 +57,6 @@ uint32_t sc__bctx_stream_proc(const sc__bctx *c, int16_t device, int64_t stream)
     return SC__NONE;
 }
 
-static int16_t ev_device(const sc_trace *t, const sc__event *e) {
-    if (e->device >= 0) return e->device;
-    int64_t pid = sc__trace_track_at(t, e->track)->pid;
-    return pid >= 0 && pid <= INT16_MAX ? (int16_t)pid : 0;
-}
-
-static int64_t ev_stream(const sc_trace *t, const sc__event *e) {
-    return e->stream >= 0 ? e->stream : sc__trace_track_at(t, e->track)->tid;
-}
 
 /* Size in bytes of a Kineto dtype name; 0 when unknown. */
 static int64_t dtype_size(const char *d) {
@@ -119,7 +110,7 @@ static bool queue_comm(sc__bctx *c, const sc__event *e, uint32_t task, sc__coll_
     if (!r) return false;
     r->task = task;
     r->rank = c->rank;
-    r->stream = ev_stream(c->t, e);
+    r->stream = sc__event_stream(c->t, e);
     r->seq = x ? x->seq : -1;
     r->bytes = -1;
     r->pg = r->pg_ranks = SC__NONE;
@@ -163,8 +154,8 @@ static bool select_events(sc__bctx *c, sc__vec *out) {
             if (e->ts < c->win.start || e->ts >= c->win.end) continue;
             if (e->correlation >= 0 && sc__idmap_get(&calls, e->correlation) != SC__NONE) continue;
         }
-        int16_t dev = ev_device(t, e);
-        int64_t stream = ev_stream(t, e);
+        int16_t dev = sc__event_device(t, e);
+        int64_t stream = sc__event_stream(t, e);
         uint32_t proc = sc__bctx_stream_proc(c, dev, stream);
         if (proc == SC__NONE) proc = sc__graph_add_proc(c->g, c->rank, SC_P_STREAM, dev, stream);
         gpu_ev *g = sc__vec_push(out);
@@ -232,7 +223,7 @@ static int64_t stream_end_before(const sc__bctx *c, uint32_t i) {
     for (size_t k = 0; k < c->t->events.len; k++) {
         const sc__event *e = &ev[k];
         if (!(e->flags & SC_EF_GPU) || e->ph != 'X' || e->ts >= t[i].ts) continue;
-        if (ev_stream(c->t, e) != p->id || ev_device(c->t, e) != p->device) continue;
+        if (sc__event_stream(c->t, e) != p->id || sc__event_device(c->t, e) != p->device) continue;
         if (e->ts + e->dur > end) end = e->ts + e->dur;
     }
     return end;

@@ -200,16 +200,6 @@ bool sc__calibrate_rank_offsets(const sc__graph *g, int64_t *offset) {
     return true;
 }
 
-/* Device and stream of a GPU event, as the graph builder reads them. */
-static int16_t ev_device(const sc_trace *t, const sc__event *e) {
-    if (e->device >= 0) return e->device;
-    int64_t pid = sc__trace_track_at(t, e->track)->pid;
-    return pid >= 0 && pid <= INT16_MAX ? (int16_t)pid : 0;
-}
-
-static int64_t ev_stream(const sc_trace *t, const sc__event *e) {
-    return e->stream >= 0 ? e->stream : sc__trace_track_at(t, e->track)->tid;
-}
 
 void sc__calibrate_backlog_rank(const sc__graph *g, uint32_t k, const sc_trace *t, const uint32_t *streams,
                                 const int64_t *first_ts, size_t n, int64_t *out) {
@@ -221,8 +211,8 @@ void sc__calibrate_backlog_rank(const sc__graph *g, uint32_t k, const sc_trace *
     for (size_t i = 0; i < t->events.len; i++) {
         const sc__event *e = &ev[i];
         if (!(e->flags & SC_EF_GPU) || e->ph != 'X' || e->ts >= gr->step_end) continue;
-        int16_t dev = ev_device(t, e);
-        int64_t stream = ev_stream(t, e);
+        int16_t dev = sc__event_device(t, e);
+        int64_t stream = sc__event_stream(t, e);
         for (size_t j = 0; j < n; j++) {
             uint32_t q = streams[j];
             if (procs[q].device != dev || procs[q].id != stream) continue;

@@ -110,7 +110,7 @@ static bool gather(const sc_trace *t, rank_info *ri, sc__arena *keys) {
         if (!counter_add(&ri->cats, cat, 1)) return false;
         if (e->kind != SC_K_KERNEL || e->ph != 'X') continue;
         ri->kernels++;
-        int64_t stream = e->stream >= 0 ? e->stream : sc__trace_track_at(t, e->track)->tid;
+        int64_t stream = sc__event_stream(t, e);
         char key[64];
         snprintf(key, sizeof key, "%lld", (long long)stream);
         if (!count_key(&ri->streams, keys, key)) return false;

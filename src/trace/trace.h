@@ -151,6 +151,16 @@ static inline const sc__track *sc__trace_track_at(const sc_trace *t, uint32_t i)
 static inline const char *sc__trace_str(const sc_trace *t, uint32_t id) {
     return sc__intern_str(&t->strings, id);
 }
+/* Device and stream of a GPU event: its args when present, else its track
+ * (pid = device, tid = stream), as Kineto lays GPU events out. */
+static inline int16_t sc__event_device(const sc_trace *t, const sc__event *e) {
+    if (e->device >= 0) return e->device;
+    int64_t pid = sc__trace_track_at(t, e->track)->pid;
+    return pid >= 0 && pid <= INT16_MAX ? (int16_t)pid : 0;
+}
+static inline int64_t sc__event_stream(const sc_trace *t, const sc__event *e) {
+    return e->stream >= 0 ? e->stream : sc__trace_track_at(t, e->track)->tid;
+}
 sc__kind sc__kind_from_category(const char *cat, size_t n);
 const char *sc__kind_name(sc__kind k);
 /* True for NCCL / RCCL kernel names (ncclKernel_*, ncclDevKernel_*). */
