@@ -78,6 +78,29 @@ int sc__jwin_refill(sc__jp *jp, const char *keep_from) {
     return SC__J_OK;
 }
 
+int sc__jp_drive(sc__jp *jp, sc__jp_step_fn step, void *ctx, int start, int end, const char *what) {
+    int state = start;
+    for (;;) {
+        const char *unit = jp->p;
+        int before = state, rc;
+        if (state == end) {
+            if (sc__jp_peek(jp) != '\0' || jp->p < jp->end)
+                return sc__jp_error(jp, "unexpected data after the end of the %s", what);
+            if (jp->w->eof) return SC__J_OK;
+            rc = SC__J_MORE;
+        } else {
+            rc = step(ctx, &state);
+        }
+        if (rc == SC__J_MORE) {
+            if (jp->w->eof && before == start) /* nothing but whitespace */
+                return sc__jp_error_at(jp, jp->end, SC_E_PARSE, "empty input");
+            state = before;
+            rc = sc__jwin_refill(jp, unit);
+        }
+        if (rc != SC__J_OK) return rc;
+    }
+}
+
 bool sc__jp_init(sc__jp *jp, sc__jwin *w, const char *name, const sc_load_options *opts,
                  sc_error *err) {
     memset(jp, 0, sizeof *jp);

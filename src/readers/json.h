@@ -91,6 +91,14 @@ int sc__jp_raw(sc__jp *jp, sc__jstr *out);
 /* Accepts an integer given as a number or as a string of digits. */
 int sc__jp_int_lenient(sc__jp *jp, int64_t *out, bool *is_number);
 
+/* The unit-and-retry loop every streaming reader runs: calls step(ctx, &state)
+ * from `start` until the state reaches `end` (the root value is closed), then
+ * checks that only whitespace follows. A step that runs out of window
+ * (SC__J_MORE) is retried from the same state after a refill that keeps its
+ * unit. `what` names the document in the trailing-data error. */
+typedef int (*sc__jp_step_fn)(void *ctx, int *state);
+int sc__jp_drive(sc__jp *jp, sc__jp_step_fn step, void *ctx, int start, int end, const char *what);
+
 /* Parses decimal or 0x-hex integer text; false when it is not one. */
 bool sc__parse_int_text(const char *s, size_t n, int64_t *out);
 

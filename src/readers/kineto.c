@@ -547,9 +547,10 @@ static unsigned top_bit(sc__jstr key) {
 }
 
 /* The states of the top-level walk; each step is one retryable unit. */
-typedef enum { ST_START, ST_MEMBER, ST_EVENTS_FIRST, ST_EVENTS, ST_END, ST_DONE } kstate;
+typedef enum { ST_START, ST_MEMBER, ST_EVENTS_FIRST, ST_EVENTS, ST_END } kstate; /* ST_END: handled by sc__jp_drive */
 
-static int step(kreader *r, kstate *st) {
+static int step(void *ctx, int *st) {
+    kreader *r = ctx;
     sc__jp *jp = &r->jp;
     switch (*st) {
     case ST_START:
@@ -633,14 +634,6 @@ static int step(kreader *r, kstate *st) {
         SC__JTRY(parse_event(r));
         return SC__J_OK;
     }
-    case ST_END:
-        if (sc__jp_peek(jp) != '\0' || jp->p < jp->end)
-            return sc__jp_error(jp, "unexpected data after the end of the trace object");
-        if (!jp->w->eof) return SC__J_MORE;
-        *st = ST_DONE;
-        return SC__J_OK;
-    case ST_DONE:
-        return SC__J_OK;
     }
     return SC__J_ERR;
 }
@@ -700,29 +693,7 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
         sc_trace_free(t);
         return sc__fail(err, SC_E_NOMEM, name, SC_NO_OFFSET, "out of memory");
     }
-    kstate st = ST_START;
-    int rc = SC__J_OK;
-    while (st != ST_DONE) {
-        const char *unit = r.jp.p;
-        kstate before = st;
-        rc = step(&r, &st);
-        if (rc == SC__J_MORE) {
-            if (w.eof && before == ST_END) {
-                st = ST_DONE;
-                rc = SC__J_OK;
-                break;
-            }
-            if (w.eof && before == ST_START) { /* nothing but whitespace */
-                rc = sc__jp_error_at(&r.jp, r.jp.end, SC_E_PARSE, "empty input");
-                break;
-            }
-            st = before;
-            rc = sc__jwin_refill(&r.jp, unit);
-            if (rc != SC__J_OK) break;
-            continue;
-        }
-        if (rc != SC__J_OK) break;
-    }
+    int rc = sc__jp_drive(&r.jp, step, &r, ST_START, ST_END, "trace object");
     if (rc == SC__J_OK && !r.saw_events)
         rc = sc__jp_error_at(&r.jp, r.jp.p, SC_E_FORMAT,
                              "no \"traceEvents\" array: not a Kineto / Chrome trace");

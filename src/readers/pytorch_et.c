@@ -286,9 +286,10 @@ static int parse_node(etreader *r) {
     return SC__J_OK;
 }
 
-typedef enum { ET_START, ET_MEMBER, ET_NODES_FIRST, ET_NODES, ET_END, ET_DONE } etstate;
+typedef enum { ET_START, ET_MEMBER, ET_NODES_FIRST, ET_NODES, ET_END } etstate; /* ET_END: handled by sc__jp_drive */
 
-static int et_step(etreader *r, etstate *st) {
+static int et_step(void *ctx, int *st) {
+    etreader *r = ctx;
     sc__jp *jp = &r->jp;
     switch (*st) {
     case ET_START:
@@ -353,13 +354,6 @@ static int et_step(etreader *r, etstate *st) {
         SC__JTRY(parse_node(r));
         return SC__J_OK;
     }
-    case ET_END:
-        if (sc__jp_peek(jp) != '\0' || jp->p < jp->end)
-            return sc__jp_error(jp, "unexpected data after the end of the execution trace");
-        if (!jp->w->eof) return SC__J_MORE;
-        *st = ET_DONE;
-        return SC__J_OK;
-    case ET_DONE: return SC__J_OK;
     }
     return SC__J_ERR;
 }
@@ -481,28 +475,7 @@ sc_status sc_et_load(const char *path, sc_et **out, sc_error *err) {
         sc_et_free(et);
         return st;
     }
-    etstate state = ET_START;
-    int rc = SC__J_OK;
-    while (state != ET_DONE) {
-        const char *unit = r.jp.p;
-        etstate before = state;
-        rc = et_step(&r, &state);
-        if (rc == SC__J_MORE) {
-            if (w.eof && before == ET_END) {
-                rc = SC__J_OK;
-                break;
-            }
-            if (w.eof && before == ET_START) {
-                rc = sc__jp_error_at(&r.jp, r.jp.end, SC_E_PARSE, "empty input");
-                break;
-            }
-            state = before;
-            rc = sc__jwin_refill(&r.jp, unit);
-            if (rc != SC__J_OK) break;
-            continue;
-        }
-        if (rc != SC__J_OK) break;
-    }
+    int rc = sc__jp_drive(&r.jp, et_step, &r, ET_START, ET_END, "execution trace");
     if (rc == SC__J_OK && !r.saw_nodes)
         rc = sc__jp_error_at(&r.jp, r.jp.p, SC_E_FORMAT,
                              "no \"nodes\" array: not a PyTorch Execution Trace");
