@@ -178,6 +178,13 @@ int sc__jp_next(sc__jp *jp, char closer, bool *done) {
     return unexpected(jp, closer == '}' ? "',' or '}'" : "',' or ']'");
 }
 
+int sc__jp_element(sc__jp *jp, bool first, bool *done) {
+    if (!first) return sc__jp_next(jp, ']', done);
+    *done = sc__jp_peek(jp) == ']';
+    if (*done) jp->p++;
+    return SC__J_OK;
+}
+
 /* ---------------------------------------------------------------- strings */
 
 /* 0 plain, 1 quote, 2 backslash, 3 control (or the sentinel), 4 non-ASCII */

@@ -74,6 +74,10 @@ static inline char sc__jp_peek(sc__jp *jp) {
     return *p;
 }
 
+/* Moves to the next element of an array whose '[' is consumed: for the first
+ * element only a ']' may come first, for later ones a ',' or the ']'. *done is
+ * set when the ']' was consumed. */
+int sc__jp_element(sc__jp *jp, bool first, bool *done);
 /* Consumes the byte c after whitespace or fails. */
 int sc__jp_expect(sc__jp *jp, char c);
 /* Expects ',' or the closer; *done is set at the closer (consumed). */

@@ -616,22 +616,15 @@ static int step(void *ctx, int *st) {
         return SC__J_OK;
     }
     case ST_EVENTS_FIRST:
-        if (sc__jp_peek(jp) == ']') {
-            jp->p++;
-            *st = r->bare_array ? ST_END : ST_MEMBER;
-            return SC__J_OK;
-        }
-        SC__JTRY(parse_event(r));
-        *st = ST_EVENTS;
-        return SC__J_OK;
     case ST_EVENTS: {
         bool done;
-        SC__JTRY(sc__jp_next(jp, ']', &done));
+        SC__JTRY(sc__jp_element(jp, *st == ST_EVENTS_FIRST, &done));
         if (done) {
             *st = r->bare_array ? ST_END : ST_MEMBER;
             return SC__J_OK;
         }
         SC__JTRY(parse_event(r));
+        *st = ST_EVENTS;
         return SC__J_OK;
     }
     }

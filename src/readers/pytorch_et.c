@@ -336,22 +336,15 @@ static int et_step(void *ctx, int *st) {
         return SC__J_OK;
     }
     case ET_NODES_FIRST:
-        if (sc__jp_peek(jp) == ']') {
-            jp->p++;
-            *st = ET_MEMBER;
-            return SC__J_OK;
-        }
-        SC__JTRY(parse_node(r));
-        *st = ET_NODES;
-        return SC__J_OK;
     case ET_NODES: {
         bool done;
-        SC__JTRY(sc__jp_next(jp, ']', &done));
+        SC__JTRY(sc__jp_element(jp, *st == ET_NODES_FIRST, &done));
         if (done) {
             *st = ET_MEMBER;
             return SC__J_OK;
         }
         SC__JTRY(parse_node(r));
+        *st = ET_NODES;
         return SC__J_OK;
     }
     }
