@@ -199,24 +199,6 @@ static const uint8_t str_class[256] = {
     4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
 };
 
-/* Does any of the 8 bytes need a look: quote, backslash, < 0x20, >= 0x80? */
-static inline uint64_t swar_special(uint64_t v) {
-    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-    uint64_t q = v ^ (ones * '"'), b = v ^ (ones * '\\');
-    uint64_t zq = (q - ones) & ~q, zb = (b - ones) & ~b;
-    uint64_t lt = (v - ones * 0x20) & ~v;
-    return (zq | zb | lt | v) & highs;
-}
-
-/* Index of the first byte flagged in a swar_special mask (in memory order). */
-static inline unsigned swar_first(uint64_t m) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    return (unsigned)__builtin_clzll(m) >> 3;
-#else
-    return (unsigned)__builtin_ctzll(m) >> 3;
-#endif
-}
-
 /* Length of a valid UTF-8 sequence at s (n bytes left), 0 when invalid. */
 static size_t utf8_seq(const unsigned char *s, size_t n) {
     unsigned char c = s[0];
@@ -355,23 +337,12 @@ static int unescape(sc__jp *jp, const char *s, size_t n, sc__jstr *out) {
 
 int sc__jp_string(sc__jp *jp, sc__jstr *out) {
     if (sc__jp_peek(jp) != '"') return unexpected(jp, "a string");
-    const char *start = jp->p + 1, *p = start;
+    const char *start = jp->p + 1, *p = sc__jp_scan_plain(start);
     bool esc = false, high = false;
-    for (;;) {
-        uint64_t v, m;
-        memcpy(&v, p, 8);
-        if (!(m = swar_special(v))) {
-            p += 8;
-            continue;
-        }
-        /* Jump straight to the first flagged byte (the lowest flag is exact;
-         * borrows can only add false flags above it). */
-        p += swar_first(m);
+    while (*p != '"') { /* an escape, a non-ASCII or control byte, or the end */
         uint8_t k = str_class[(unsigned char)*p];
         if (k == 0) {
             p++;
-        } else if (k == 1) {
-            break;
         } else if (k == 2) {
             esc = true;
             if (p + 1 >= jp->end) return SC__J_MORE;
@@ -390,6 +361,7 @@ int sc__jp_string(sc__jp *jp, sc__jstr *out) {
             return sc__jp_error_at(jp, p, SC_E_PARSE, "control character 0x%02x in string",
                                    (unsigned char)*p);
         }
+        p = sc__jp_scan_plain(p);
     }
     size_t n = (size_t)(p - start);
     if (n > jp->max_string)
@@ -532,16 +504,17 @@ static inline bool fast_int(sc__jp *jp, int64_t *out) {
     const char *p = jp->p;
     bool neg = *p == '-';
     p += neg;
-    if (*p < '1' || *p > '9') return false;
     const char *s = p;
-    uint64_t v = 0, run;
-    unsigned n;
-    do { /* runs of up to 8 digits; at most 16 here, 18 with the loop below */
+    uint64_t v, run;
+    unsigned n = digit_run(p, &v);
+    if (n == 0 || (n > 1 && *p == '0')) return false; /* no digit, or a leading zero */
+    p += n;
+    if (n == 8) { /* runs of up to 8 digits; at most 16 here, 18 with the loop below */
         n = digit_run(p, &run);
         v = v * pow10_u64[n] + run;
         p += n;
-    } while (n == 8 && p - s <= 8);
-    while (is_digit(*p) && p - s < 18) v = v * 10 + (uint64_t)(*p++ - '0');
+        while (is_digit(*p) && p - s < 18) v = v * 10 + (uint64_t)(*p++ - '0');
+    }
     if (is_digit(*p) || *p == '.' || *p == 'e' || *p == 'E' || p >= jp->end) return false;
     *out = neg ? -(int64_t)v : (int64_t)v;
     jp->p = p;
@@ -568,15 +541,18 @@ static inline bool fast_time_ns(sc__jp *jp, int64_t *out) {
         v = v * 10 + (*p++ - '0');
     }
     v *= 1000;
-    if (*p == '.') {
+    if (*p == '.') { /* nanoseconds: three decimals, rounded half up on the 4th */
         p++;
-        if (!is_digit(*p)) return false;
-        int64_t scale = 100;
-        for (int i = 0; i < 3 && is_digit(*p); i++, p++, scale /= 10) v += (*p - '0') * scale;
-        if (is_digit(*p)) {
-            if (*p >= '5') v += 1; /* round half up on the 4th decimal */
-            while (is_digit(*p)) p++;
+        unsigned n = digit_run(p, &run);
+        if (n == 0) return false;
+        if (n <= 3) {
+            v += (int64_t)(run * pow10_u64[3 - n]);
+        } else {
+            uint64_t rest = pow10_u64[n - 3];
+            v += (int64_t)(run / rest) + (run / (rest / 10) % 10 >= 5);
         }
+        p += n;
+        while (is_digit(*p)) p++;
     }
     if (*p == 'e' || *p == 'E' || p >= jp->end) return false;
     *out = neg ? -v : v;
@@ -726,7 +702,7 @@ static bool fast_skip_array(sc__jp *jp) {
             depth--;
         } else if (c == '"') {
             const char *s = ++p;
-            while ((unsigned char)*p >= 0x20 && (unsigned char)*p < 0x80 && *p != '"' && *p != '\\') p++;
+            p = sc__jp_scan_plain(p);
             if (*p != '"' || (uint64_t)(p - s) > jp->max_string) return false;
             p++;
         } else if (c == '-' || is_digit(c)) {

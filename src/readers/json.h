@@ -19,6 +19,10 @@
 #include "../base/base.h"
 #include "../io/source.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 enum { SC__J_OK = 0, SC__J_MORE = 1, SC__J_ERR = 2 };
 
 typedef struct sc__jwin {
@@ -69,9 +73,46 @@ uint64_t sc__jp_offset(const sc__jp *jp, const char *at);
  * (check jp->p == jp->end). */
 static inline char sc__jp_peek(sc__jp *jp) {
     const char *p = jp->p;
+    if ((unsigned char)*p > ' ') return *p; /* the common case: no whitespace */
     while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') p++;
     jp->p = p;
     return *p;
+}
+
+/* The first byte at or after s that ends a plain string run: '"', '\\', a
+ * control byte (the window's NUL sentinel among them) or a non-ASCII byte.
+ * Reads up to 15 bytes past that byte, which the window's 16 padding bytes
+ * cover when s is at most the window's end. 16 bytes a step with SSE2 (every
+ * x86-64), else 8 with SWAR; the result is the same. */
+static inline const char *sc__jp_scan_plain(const char *s) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i ctl = _mm_set1_epi8(0x1f);
+    for (;;) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+        __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash));
+        hit = _mm_or_si128(hit, _mm_cmpeq_epi8(_mm_max_epu8(v, ctl), ctl)); /* v <= 0x1f */
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(hit, v));     /* | high bit */
+        if (m) return s + __builtin_ctz(m);
+        s += 16;
+    }
+#else
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    for (;;) {
+        uint64_t v;
+        memcpy(&v, s, 8);
+        uint64_t q = v ^ (ones * '"'), b = v ^ (ones * '\\');
+        uint64_t m = (((q - ones) & ~q) | ((b - ones) & ~b) | ((v - ones * 0x20) & ~v) | v) & highs;
+        if (m) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            return s + (__builtin_clzll(m) >> 3);
+#else
+            return s + (__builtin_ctzll(m) >> 3);
+#endif
+        }
+        s += 8;
+    }
+#endif
 }
 
 /* Moves to the next element of an array whose '[' is consumed: for the first

@@ -119,45 +119,171 @@ static int arg_dim3(kreader *r, int32_t out[3]) {
 
 #define KEY(lit) SC__JSTR_EQ(key, lit)
 
-/* Reads an object key of an event or its args. The keys traces repeat
- * millions of times are recognised from their raw bytes, both quotes
- * included, so a match is exactly the escape-free slice sc__jp_string would
- * return - only without the general scan (the reader's largest cost). The
- * window keeps 16 NUL bytes after its end, so reading 16 bytes from an
- * opening quote stays inside the buffer. Other keys take the general path. */
-#define FAST_KEY(lit)                                                              \
+/* The object keys the reader acts on, of events and of their args, as one
+ * id: a key is recognised once and dispatched with a switch instead of a
+ * chain of string compares per member. */
+typedef enum kkey {
+    K_OTHER = 0,
+    K_PH, K_NAME, K_CAT, K_TS, K_DUR, K_PID, K_TID, K_ID, K_BP, K_ARGS, /* event */
+    K_CORRELATION, K_EXTERNAL_ID, K_STREAM, K_DEVICE, K_CBID, K_BYTES,  /* args */
+    K_GRID, K_BLOCK, K_COLL_NAME, K_IN_NELEMS, K_OUT_NELEMS, K_GROUP_SIZE,
+    K_DTYPE, K_PG_NAME, K_PG_DESC, K_PG_RANKS, K_SEQ, K_SEQ_NUMBER, K_FWD_TID,
+    K_RF_ID, K_WAIT_STREAM, K_WAIT_CORR, K_WAIT_EVENT, K_INPUT_DIMS, K_INPUT_TYPE,
+} kkey;
+
+/* The id of the key s[0..n) (unescaped). */
+static kkey key_lookup(const char *s, size_t n) {
+#define IS(lit) (memcmp(s, lit, sizeof(lit) - 1) == 0)
+    switch (n) {
+    case 2:
+        if (IS("ph")) return K_PH;
+        if (IS("ts")) return K_TS;
+        if (IS("id")) return K_ID;
+        if (IS("bp")) return K_BP;
+        break;
+    case 3:
+        if (IS("cat")) return K_CAT;
+        if (IS("dur")) return K_DUR;
+        if (IS("pid")) return K_PID;
+        if (IS("tid")) return K_TID;
+        if (IS("Seq")) return K_SEQ;
+        if (IS("seq")) return K_SEQ;
+        break;
+    case 4:
+        if (IS("name")) return K_NAME;
+        if (IS("args")) return K_ARGS;
+        if (IS("cbid")) return K_CBID;
+        if (IS("grid")) return K_GRID;
+        break;
+    case 5:
+        if (IS("bytes")) return K_BYTES;
+        if (IS("block")) return K_BLOCK;
+        if (IS("dtype")) return K_DTYPE;
+        break;
+    case 6:
+        if (IS("stream")) return K_STREAM;
+        if (IS("device")) return K_DEVICE;
+        break;
+    case 10:
+        if (IS("Group size")) return K_GROUP_SIZE;
+        if (IS("Input Dims")) return K_INPUT_DIMS;
+        if (IS("Input type")) return K_INPUT_TYPE;
+        break;
+    case 11:
+        if (IS("correlation")) return K_CORRELATION;
+        if (IS("External id")) return K_EXTERNAL_ID;
+        break;
+    case 13:
+        if (IS("In msg nelems")) return K_IN_NELEMS;
+        if (IS("Fwd thread id")) return K_FWD_TID;
+        break;
+    case 14:
+        if (IS("Out msg nelems")) return K_OUT_NELEMS;
+        if (IS("wait_on_stream")) return K_WAIT_STREAM;
+        break;
+    case 15:
+        if (IS("Collective name")) return K_COLL_NAME;
+        if (IS("Sequence number")) return K_SEQ_NUMBER;
+        break;
+    case 18:
+        if (IS("Process Group Name")) return K_PG_NAME;
+        if (IS("Record function id")) return K_RF_ID;
+        break;
+    case 19:
+        if (IS("Process Group Ranks")) return K_PG_RANKS;
+        break;
+    case 21:
+        if (IS("wait_on_cuda_event_id")) return K_WAIT_EVENT;
+        break;
+    case 25:
+        if (IS("Process Group Description")) return K_PG_DESC;
+        break;
+    case 33:
+        if (IS("wait_on_cuda_event_record_corr_id")) return K_WAIT_CORR;
+        break;
+    default: break;
+    }
+    return K_OTHER;
+#undef IS
+}
+
+/* The 16 bytes after p as two little-endian words. */
+static inline void load16(const char *p, uint64_t w[2]) {
+    memcpy(w, p, 16);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w[0] = __builtin_bswap64(w[0]);
+    w[1] = __builtin_bswap64(w[1]);
+#endif
+}
+
+/* Do the words w start with lit (at most 16 bytes)? Inlined with a literal,
+ * the constants and masks fold away: one or two compares. */
+static inline bool raw_is(const uint64_t w[2], const char *lit, size_t n) {
+    uint64_t c[2] = {0, 0};
+    memcpy(c, lit, n);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    c[0] = __builtin_bswap64(c[0]);
+    c[1] = __builtin_bswap64(c[1]);
+#endif
+    uint64_t m0 = n >= 8 ? ~0ULL : (1ULL << (8 * n)) - 1;
+    uint64_t m1 = n >= 16 ? ~0ULL : n <= 8 ? 0 : (1ULL << (8 * (n - 8))) - 1;
+    return ((w[0] ^ c[0]) & m0) == 0 && ((w[1] ^ c[1]) & m1) == 0;
+}
+
+/* Reads an object key of an event or its args, and the ':' after it, and
+ * returns its id. The keys traces repeat millions of times are recognised
+ * from their raw bytes, both quotes included, so a match is exactly the
+ * escape-free slice sc__jp_string would return - only without the general
+ * scan (the reader's largest cost). The window keeps 16 NUL bytes after its
+ * end and p is before the end, so the 16 bytes after the opening quote are
+ * inside the buffer. Other keys (escaped ones too) take the general path. */
+#define FAST_KEY(lit, id)                                                          \
     do {                                                                           \
-        _Static_assert(sizeof(lit) + 1 <= 16, "fast key longer than the padding"); \
-        if (memcmp(p, "\"" lit "\"", sizeof(lit) + 1) == 0) {                     \
-            key->s = p + 1;                                                        \
-            key->n = sizeof(lit) - 1;                                              \
+        _Static_assert(sizeof(lit) <= 16, "fast key longer than the padding");     \
+        if (raw_is(w, lit "\"", sizeof(lit))) {                                    \
             jp->p = p + sizeof(lit) + 1;                                           \
-            return SC__J_OK;                                                       \
+            *out = id;                                                             \
+            goto colon;                                                            \
         }                                                                          \
     } while (0)
 
-static int read_key(sc__jp *jp, sc__jstr *key) {
-    const char *p = jp->p;
+static int read_key(sc__jp *jp, kkey *out) {
     if (sc__jp_peek(jp) == '"') {
-        p = jp->p;
+        const char *p = jp->p;
+        uint64_t w[2];
+        load16(p + 1, w);
         switch (p[1]) {
-        case 'p': FAST_KEY("ph"); FAST_KEY("pid"); break;
-        case 't': FAST_KEY("ts"); FAST_KEY("tid"); break;
-        case 'd': FAST_KEY("dur"); FAST_KEY("device"); break;
-        case 'n': FAST_KEY("name"); break;
-        case 'c': FAST_KEY("cat"); FAST_KEY("correlation"); FAST_KEY("cbid"); break;
-        case 'a': FAST_KEY("args"); break;
-        case 'i': FAST_KEY("id"); break;
-        case 'b': FAST_KEY("bp"); FAST_KEY("bytes"); FAST_KEY("block"); break;
-        case 's': FAST_KEY("s"); FAST_KEY("stream"); break;
-        case 'g': FAST_KEY("grid"); break;
-        case 'E': FAST_KEY("External id"); FAST_KEY("Ev Idx"); break;
-        case 'I': FAST_KEY("Input Dims"); FAST_KEY("Input type"); break;
+        case 'p': FAST_KEY("ph", K_PH); FAST_KEY("pid", K_PID); break;
+        case 't': FAST_KEY("ts", K_TS); FAST_KEY("tid", K_TID); break;
+        case 'd': FAST_KEY("dur", K_DUR); FAST_KEY("device", K_DEVICE); break;
+        case 'n': FAST_KEY("name", K_NAME); break;
+        case 'c': FAST_KEY("cat", K_CAT); FAST_KEY("correlation", K_CORRELATION);
+                  FAST_KEY("cbid", K_CBID); break;
+        case 'a': FAST_KEY("args", K_ARGS); break;
+        case 'i': FAST_KEY("id", K_ID); break;
+        case 'b': FAST_KEY("bp", K_BP); FAST_KEY("bytes", K_BYTES); FAST_KEY("block", K_BLOCK); break;
+        case 's': FAST_KEY("s", K_OTHER); FAST_KEY("stream", K_STREAM); break;
+        case 'g': FAST_KEY("grid", K_GRID); break;
+        case 'E': FAST_KEY("External id", K_EXTERNAL_ID); FAST_KEY("Ev Idx", K_OTHER); break;
+        case 'I': FAST_KEY("Input Dims", K_INPUT_DIMS); FAST_KEY("Input type", K_INPUT_TYPE); break;
         default: break;
         }
     }
-    return sc__jp_string(jp, key);
+    sc__jstr key;
+    SC__JTRY(sc__jp_string(jp, &key));
+    *out = key_lookup(key.s, key.n);
+colon:
+    if (*jp->p != ':') return sc__jp_expect(jp, ':');
+    jp->p++;
+    return SC__J_OK;
 }
+
+/* Marks that an arg went to the extras. */
+#define EXT(call)         \
+    do {                  \
+        SC__JTRY(call);   \
+        *has_ext = true;  \
+    } while (0)
 
 /* Parses the "args" object of an event into e and x; *has_ext is set when
  * x carries anything. */
@@ -169,93 +295,60 @@ static int parse_args(kreader *r, sc__event *e, sc__event_ext *x, bool *has_ext)
         return SC__J_OK;
     }
     for (;;) {
-        sc__jstr key;
+        kkey key;
         SC__JTRY(read_key(jp, &key));
-        SC__JTRY(sc__jp_expect(jp, ':'));
         int64_t v;
-        if (KEY("correlation")) {
-            SC__JTRY(arg_int(r, &e->correlation));
-        } else if (KEY("External id")) {
-            SC__JTRY(arg_int(r, &e->external_id));
-        } else if (KEY("stream")) {
+        sc__jstr raw;
+        switch (key) {
+        case K_CORRELATION: SC__JTRY(arg_int(r, &e->correlation)); break;
+        case K_EXTERNAL_ID: SC__JTRY(arg_int(r, &e->external_id)); break;
+        case K_STREAM:
             SC__JTRY(arg_int(r, &v));
             e->stream = v < INT32_MIN || v > INT32_MAX ? -1 : (int32_t)v;
-        } else if (KEY("device")) {
+            break;
+        case K_DEVICE:
             SC__JTRY(arg_int(r, &v));
             e->device = v < 0 || v > INT16_MAX ? -1 : (int16_t)v;
-        } else if (KEY("cbid")) {
+            break;
+        case K_CBID:
             SC__JTRY(arg_int(r, &v));
             e->cbid = v < 0 || v > UINT16_MAX ? 0 : (uint16_t)v;
-        } else if (KEY("bytes")) {
-            SC__JTRY(arg_int(r, &x->bytes));
-            *has_ext = true;
-        } else if (KEY("grid")) {
-            SC__JTRY(arg_dim3(r, x->grid));
-            *has_ext = true;
-        } else if (KEY("block")) {
-            SC__JTRY(arg_dim3(r, x->block));
-            *has_ext = true;
-        } else if (KEY("Collective name")) {
-            SC__JTRY(arg_string(r, &x->coll_name));
-            *has_ext = true;
-        } else if (KEY("In msg nelems")) {
-            SC__JTRY(arg_int(r, &x->in_nelems));
-            *has_ext = true;
-        } else if (KEY("Out msg nelems")) {
-            SC__JTRY(arg_int(r, &x->out_nelems));
-            *has_ext = true;
-        } else if (KEY("Group size")) {
-            SC__JTRY(arg_int(r, &x->group_size));
-            *has_ext = true;
-        } else if (KEY("dtype")) {
-            SC__JTRY(arg_string(r, &x->dtype));
-            *has_ext = true;
-        } else if (KEY("Process Group Name")) {
-            SC__JTRY(arg_string(r, &x->pg_name));
-            *has_ext = true;
-        } else if (KEY("Process Group Description")) {
-            SC__JTRY(arg_string(r, &x->pg_desc));
-            *has_ext = true;
-        } else if (KEY("Process Group Ranks")) {
-            SC__JTRY(arg_string(r, &x->pg_ranks));
-            *has_ext = true;
-        } else if (KEY("Seq") || KEY("seq")) {
-            SC__JTRY(arg_int(r, &x->seq));
-            *has_ext = true;
-        } else if (KEY("Sequence number")) {
-            SC__JTRY(arg_int(r, &x->seq_number));
-            *has_ext = true;
-        } else if (KEY("Fwd thread id")) {
-            SC__JTRY(arg_int(r, &x->fwd_tid));
-            *has_ext = true;
-        } else if (KEY("Record function id")) {
-            SC__JTRY(arg_int(r, &x->rf_id));
-            *has_ext = true;
-        } else if (KEY("wait_on_stream")) {
+            break;
+        case K_BYTES: EXT(arg_int(r, &x->bytes)); break;
+        case K_GRID: EXT(arg_dim3(r, x->grid)); break;
+        case K_BLOCK: EXT(arg_dim3(r, x->block)); break;
+        case K_COLL_NAME: EXT(arg_string(r, &x->coll_name)); break;
+        case K_IN_NELEMS: EXT(arg_int(r, &x->in_nelems)); break;
+        case K_OUT_NELEMS: EXT(arg_int(r, &x->out_nelems)); break;
+        case K_GROUP_SIZE: EXT(arg_int(r, &x->group_size)); break;
+        case K_DTYPE: EXT(arg_string(r, &x->dtype)); break;
+        case K_PG_NAME: EXT(arg_string(r, &x->pg_name)); break;
+        case K_PG_DESC: EXT(arg_string(r, &x->pg_desc)); break;
+        case K_PG_RANKS: EXT(arg_string(r, &x->pg_ranks)); break;
+        case K_SEQ: EXT(arg_int(r, &x->seq)); break;
+        case K_SEQ_NUMBER: EXT(arg_int(r, &x->seq_number)); break;
+        case K_FWD_TID: EXT(arg_int(r, &x->fwd_tid)); break;
+        case K_RF_ID: EXT(arg_int(r, &x->rf_id)); break;
+        case K_WAIT_STREAM:
             SC__JTRY(arg_int(r, &v));
             x->wait_stream = v < INT32_MIN || v > INT32_MAX ? -1 : (int32_t)v;
             *has_ext = true;
-        } else if (KEY("wait_on_cuda_event_record_corr_id")) {
-            SC__JTRY(arg_int(r, &x->wait_corr));
-            *has_ext = true;
-        } else if (KEY("wait_on_cuda_event_id")) {
-            SC__JTRY(arg_int(r, &x->wait_event));
-            *has_ext = true;
-        } else if (KEY("Input Dims")) {
-            sc__jstr raw;
+            break;
+        case K_WAIT_CORR: EXT(arg_int(r, &x->wait_corr)); break;
+        case K_WAIT_EVENT: EXT(arg_int(r, &x->wait_event)); break;
+        case K_INPUT_DIMS:
+        case K_INPUT_TYPE:
             SC__JTRY(sc__jp_raw(jp, &raw));
-            if ((x->input_dims = intern(r, raw)) == SC__NONE) return oom(r);
+            uint32_t id = intern(r, raw);
+            if (id == SC__NONE) return oom(r);
+            *(key == K_INPUT_DIMS ? &x->input_dims : &x->input_types) = id;
             *has_ext = true;
-        } else if (KEY("Input type")) {
-            sc__jstr raw;
-            SC__JTRY(sc__jp_raw(jp, &raw));
-            if ((x->input_types = intern(r, raw)) == SC__NONE) return oom(r);
-            *has_ext = true;
-        } else if (KEY("name") && e->ph == 'M') {
-            SC__JTRY(arg_string(r, &x->label));
-            *has_ext = true;
-        } else {
-            SC__JTRY(sc__jp_skip(jp));
+            break;
+        case K_NAME: /* used only as the label of metadata events */
+            if (e->ph == 'M') EXT(arg_string(r, &x->label));
+            else SC__JTRY(sc__jp_skip(jp));
+            break;
+        default: SC__JTRY(sc__jp_skip(jp)); break;
         }
         bool done;
         SC__JTRY(sc__jp_next(jp, '}', &done));
@@ -370,56 +463,58 @@ static int parse_event(kreader *r) {
         return SC__J_OK; /* {} : nothing to keep */
     }
     for (;;) {
-        sc__jstr key, s;
+        kkey key;
+        sc__jstr s;
         SC__JTRY(read_key(jp, &key));
-        SC__JTRY(sc__jp_expect(jp, ':'));
         sc__jp_peek(jp);
         const char *vat = jp->p; /* the value, for error offsets */
-        if (KEY("ph")) {
+        switch (key) {
+        case K_PH:
             SC__JTRY(sc__jp_string(jp, &s));
             if (s.n != 1) return sc__jp_error_at(jp, vat, SC_E_FORMAT, "\"ph\" must be one character");
             e.ph = s.s[0];
             has_ph = true;
-        } else if (KEY("name")) {
+            break;
+        case K_NAME:
+        case K_CAT:
             if (sc__jp_peek(jp) != '"') {
                 if (jp->p >= jp->end) return SC__J_MORE;
-                return sc__jp_error_at(jp, jp->p, SC_E_FORMAT, "event \"name\" must be a string");
+                return sc__jp_error_at(jp, jp->p, SC_E_FORMAT, "event \"%s\" must be a string",
+                                       key == K_NAME ? "name" : "cat");
             }
             SC__JTRY(sc__jp_string(jp, &s));
-            if ((e.name = intern(r, s)) == SC__NONE) return oom(r);
-        } else if (KEY("cat")) {
-            if (sc__jp_peek(jp) != '"') {
-                if (jp->p >= jp->end) return SC__J_MORE;
-                return sc__jp_error_at(jp, jp->p, SC_E_FORMAT, "event \"cat\" must be a string");
-            }
-            SC__JTRY(sc__jp_string(jp, &s));
-            if ((e.cat = intern(r, s)) == SC__NONE) return oom(r);
-        } else if (KEY("ts")) {
+            uint32_t id = intern(r, s);
+            if (id == SC__NONE) return oom(r);
+            *(key == K_NAME ? &e.name : &e.cat) = id;
+            break;
+        case K_TS:
             SC__JTRY(sc__jp_time_ns(jp, &e.ts));
             has_ts = true;
-        } else if (KEY("dur")) {
+            break;
+        case K_DUR:
             SC__JTRY(sc__jp_time_ns(jp, &e.dur));
-            if (e.dur < 0)
-                return sc__jp_error_at(jp, vat, SC_E_FORMAT, "negative event duration");
-        } else if (KEY("pid")) {
-            SC__JTRY(parse_id(r, &pid, &pid_str));
-        } else if (KEY("tid")) {
-            SC__JTRY(parse_id(r, &tid, &tid_str));
-        } else if (KEY("id")) {
+            if (e.dur < 0) return sc__jp_error_at(jp, vat, SC_E_FORMAT, "negative event duration");
+            break;
+        case K_PID: SC__JTRY(parse_id(r, &pid, &pid_str)); break;
+        case K_TID: SC__JTRY(parse_id(r, &tid, &tid_str)); break;
+        case K_ID: {
             bool num;
             SC__JTRY(sc__jp_int_lenient(jp, &e.correlation, &num));
-        } else if (KEY("bp")) {
+            break;
+        }
+        case K_BP:
             SC__JTRY(sc__jp_string(jp, &s));
             if (s.n == 1 && s.s[0] == 'e') e.flags |= SC_EF_BP_ENCLOSING;
-        } else if (KEY("args")) {
+            break;
+        case K_ARGS:
             if (has_ph) {
                 SC__JTRY(parse_args(r, &e, &x, &has_ext));
             } else { /* ph comes later: parse args once it is known */
                 args_at = jp->p;
                 SC__JTRY(sc__jp_skip(jp));
             }
-        } else {
-            SC__JTRY(sc__jp_skip(jp));
+            break;
+        default: SC__JTRY(sc__jp_skip(jp)); break;
         }
         bool done;
         SC__JTRY(sc__jp_next(jp, '}', &done));
