@@ -173,8 +173,8 @@ static void test_megatron_rank0_details(void **state) {
     /* "Input Dims" is kept on 5,062 events */
     size_t dims = 0;
     for (size_t k = 0; k < t->events.len; k++) {
-        const sc__event_ext *x = sc__trace_ext(t, &ev[k]);
-        dims += x && x->input_dims != SC__NONE;
+        const sc__event_shapes *sh = sc__trace_shapes(t, &ev[k]);
+        dims += sh && sh->dims != SC__NONE;
     }
     assert_int_equal(dims, 5062);
     /* the first event and the first and last kernels, field by field */
@@ -472,6 +472,12 @@ static void same_trace(const sc_trace *a, const sc_trace *b) {
             fail_msg("%s: event %zu: track differs", a->path, k);
         same_str(a, ta->pid_str, b, tb->pid_str, "pid", k);
         same_str(a, ta->tid_str, b, tb->tid_str, "tid", k);
+        const sc__event_shapes *sa = sc__trace_shapes(a, x), *sb = sc__trace_shapes(b, y);
+        if (!sa != !sb) fail_msg("%s: event %zu: shapes in one read only", a->path, k);
+        if (sa) {
+            same_str(a, sa->dims, b, sb->dims, "Input Dims", k);
+            same_str(a, sa->types, b, sb->types, "Input type", k);
+        }
         const sc__event_ext *xa = sc__trace_ext(a, x), *xb = sc__trace_ext(b, y);
         if (!xa || !xb) {
             if (xa != xb) fail_msg("%s: event %zu: extras in one read only", a->path, k);
@@ -484,7 +490,6 @@ static void same_trace(const sc_trace *a, const sc_trace *b) {
             memcmp(xa->block, xb->block, sizeof xa->block))
             fail_msg("%s: event %zu: extras differ", a->path, k);
         same_str(a, xa->coll_name, b, xb->coll_name, "Collective name", k);
-        same_str(a, xa->input_dims, b, xb->input_dims, "Input Dims", k);
         same_str(a, xa->pg_ranks, b, xb->pg_ranks, "Process Group Ranks", k);
         same_str(a, xa->label, b, xb->label, "label", k);
     }

@@ -65,7 +65,7 @@ static void ext_init(sc__event_ext *x) {
     x->rf_id = x->wait_corr = x->wait_event = x->group_size = -1;
     x->wait_stream = -1;
     x->coll_name = x->dtype = x->pg_name = x->pg_desc = x->pg_ranks = SC__NONE;
-    x->input_dims = x->input_types = x->label = SC__NONE;
+    x->label = SC__NONE;
 }
 
 /* A string arg, with the type checked. */
@@ -278,17 +278,25 @@ colon:
     return SC__J_OK;
 }
 
+/* What an event's args hold beyond its compact record: the extras, and the
+ * shapes of an operator (trace.h), each kept only when present. */
+typedef struct kargs {
+    sc__event_ext x;
+    sc__event_shapes sh;
+    bool has_ext, has_shapes;
+} kargs;
+
 /* Marks that an arg went to the extras. */
 #define EXT(call)         \
     do {                  \
         SC__JTRY(call);   \
-        *has_ext = true;  \
+        a->has_ext = true; \
     } while (0)
 
-/* Parses the "args" object of an event into e and x; *has_ext is set when
- * x carries anything. */
-static int parse_args(kreader *r, sc__event *e, sc__event_ext *x, bool *has_ext) {
+/* Parses the "args" object of an event into e and a. */
+static int parse_args(kreader *r, sc__event *e, kargs *a) {
     sc__jp *jp = &r->jp;
+    sc__event_ext *x = &a->x;
     SC__JTRY(sc__jp_expect(jp, '{'));
     if (sc__jp_peek(jp) == '}') {
         jp->p++;
@@ -332,7 +340,7 @@ static int parse_args(kreader *r, sc__event *e, sc__event_ext *x, bool *has_ext)
         case K_WAIT_STREAM:
             SC__JTRY(arg_int(r, &v));
             x->wait_stream = v < INT32_MIN || v > INT32_MAX ? -1 : (int32_t)v;
-            *has_ext = true;
+            a->has_ext = true;
             break;
         case K_WAIT_CORR: EXT(arg_int(r, &x->wait_corr)); break;
         case K_WAIT_EVENT: EXT(arg_int(r, &x->wait_event)); break;
@@ -341,8 +349,8 @@ static int parse_args(kreader *r, sc__event *e, sc__event_ext *x, bool *has_ext)
             SC__JTRY(sc__jp_raw(jp, &raw));
             uint32_t id = intern(r, raw);
             if (id == SC__NONE) return oom(r);
-            *(key == K_INPUT_DIMS ? &x->input_dims : &x->input_types) = id;
-            *has_ext = true;
+            *(key == K_INPUT_DIMS ? &a->sh.dims : &a->sh.types) = id;
+            a->has_shapes = true;
             break;
         case K_NAME: /* used only as the label of metadata events */
             if (e->ph == 'M') EXT(arg_string(r, &x->label));
@@ -428,10 +436,12 @@ static uint32_t event_track(kreader *r, int64_t pid, uint32_t pid_str, int64_t t
 static int check_budget(kreader *r) {
     const sc_trace *t = r->t;
     bool ev_full = t->events.len == t->events.cap, ext_full = t->exts.len == t->exts.cap;
-    if (!ev_full && !ext_full && (t->events.len & 0xFFFF) != 0) return SC__J_OK;
+    bool sh_full = t->shapes.len == t->shapes.cap;
+    if (!ev_full && !ext_full && !sh_full && (t->events.len & 0xFFFF) != 0) return SC__J_OK;
     uint64_t need = (uint64_t)sc_trace_memory(t) + r->jp.w->cap;
     if (ev_full) need += (uint64_t)(t->events.cap ? t->events.cap : 16) * t->events.elem;
     if (ext_full) need += (uint64_t)(t->exts.cap ? t->exts.cap : 16) * t->exts.elem;
+    if (sh_full) need += (uint64_t)(t->shapes.cap ? t->shapes.cap : 16) * t->shapes.elem;
     if (need <= r->budget) return SC__J_OK;
     sc__jp_error_at(&r->jp, r->jp.p, SC_E_LIMIT,
                     "the trace needs more than its memory budget of %llu MiB after %zu events "
@@ -449,10 +459,12 @@ static int parse_event(kreader *r) {
     e.correlation = e.external_id = -1;
     e.stream = -1;
     e.device = -1;
-    e.ext = SC__NONE;
-    sc__event_ext x;
-    ext_init(&x);
-    bool has_ext = false, has_ts = false, has_ph = false;
+    e.ext = e.shapes = SC__NONE;
+    kargs a;
+    ext_init(&a.x);
+    a.sh.dims = a.sh.types = SC__NONE;
+    a.has_ext = a.has_shapes = false;
+    bool has_ts = false, has_ph = false;
     int64_t pid = 0, tid = 0;
     uint32_t pid_str = SC__NONE, tid_str = SC__NONE;
     const char *args_at = NULL;
@@ -508,7 +520,7 @@ static int parse_event(kreader *r) {
             break;
         case K_ARGS:
             if (has_ph) {
-                SC__JTRY(parse_args(r, &e, &x, &has_ext));
+                SC__JTRY(parse_args(r, &e, &a));
             } else { /* ph comes later: parse args once it is known */
                 args_at = jp->p;
                 SC__JTRY(sc__jp_skip(jp));
@@ -528,7 +540,7 @@ static int parse_event(kreader *r) {
     if (args_at) { /* second, targeted pass over args now that ph is known */
         const char *after = jp->p;
         jp->p = args_at;
-        int rc = parse_args(r, &e, &x, &has_ext);
+        int rc = parse_args(r, &e, &a);
         if (rc != SC__J_OK) return rc;
         jp->p = after;
     }
@@ -537,11 +549,17 @@ static int parse_event(kreader *r) {
     e.track = event_track(r, pid, pid_str, tid, tid_str);
     if (e.track == SC__NONE) return oom(r);
     if (check_budget(r) != SC__J_OK) return SC__J_ERR;
-    if (has_ext) {
+    if (a.has_ext) {
         sc__event_ext *slot = sc__vec_push(&t->exts);
         if (!slot || t->exts.len >= SC__NONE) return oom(r);
-        *slot = x;
+        *slot = a.x;
         e.ext = (uint32_t)(t->exts.len - 1);
+    }
+    if (a.has_shapes) {
+        sc__event_shapes *slot = sc__vec_push(&t->shapes);
+        if (!slot || t->shapes.len >= SC__NONE) return oom(r);
+        *slot = a.sh;
+        e.shapes = (uint32_t)(t->shapes.len - 1);
     }
     sc__event *slot = sc__vec_push(&t->events);
     if (!slot || t->events.len >= SC__NONE) return oom(r);
@@ -796,6 +814,7 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
     }
     shrink(&t->events);
     shrink(&t->exts);
+    shrink(&t->shapes);
     if (t->base_time_ns && !add_base_time(t, name, err)) {
         sc_trace_free(t);
         return SC_E_LIMIT;

@@ -559,11 +559,11 @@ static void link_pair(const sc_et *et, const sc_trace *k, size_t i, uint32_t j, 
         if (r) *r = (link_pair_rec){(uint32_t)i, j};
         else ls->pairs_oom = true;
     }
-    const sc__event_ext *x = sc__trace_ext(k, &sc__trace_events(k)[i]);
+    const sc__event_shapes *sh = sc__trace_shapes(k, &sc__trace_events(k)[i]);
     uint32_t es = ((const et_node *)et->nodes.data)[j].in_shapes;
-    if (!x || x->input_dims == SC__NONE || es == SC__NONE) return;
+    if (!sh || sh->dims == SC__NONE || es == SC__NONE) return;
     ls->shapes_compared++;
-    ls->shapes_agree += same_shapes(sc__trace_str(k, x->input_dims), sc__intern_str(&et->strings, es));
+    ls->shapes_agree += same_shapes(sc__trace_str(k, sh->dims), sc__intern_str(&et->strings, es));
 }
 
 typedef struct name_pos {

@@ -22,6 +22,7 @@ sc_trace *sc__trace_new(const char *path) {
     memcpy(t->path, path, n + 1);
     sc__vec_init(&t->events, sizeof(sc__event));
     sc__vec_init(&t->exts, sizeof(sc__event_ext));
+    sc__vec_init(&t->shapes, sizeof(sc__event_shapes));
     sc__vec_init(&t->tracks, sizeof(sc__track));
     sc__vec_init(&t->devices, sizeof(sc__device_prop));
     t->rank = t->world_size = -1;
@@ -34,6 +35,7 @@ void sc_trace_free(sc_trace *t) {
     sc__intern_free(&t->strings);
     sc__vec_free(&t->events);
     sc__vec_free(&t->exts);
+    sc__vec_free(&t->shapes);
     sc__vec_free(&t->tracks);
     sc__vec_free(&t->devices);
     free(t->track_slots);
@@ -46,6 +48,7 @@ void sc__trace_release_events(sc_trace *t) {
     if (!t) return;
     sc__vec_free(&t->events);
     sc__vec_free(&t->exts);
+    sc__vec_free(&t->shapes);
 }
 
 static uint32_t track_hash(int64_t pid, uint32_t pid_str, int64_t tid, uint32_t tid_str) {
@@ -160,6 +163,7 @@ size_t sc_trace_event_count(const sc_trace *t) { return t->events.len; }
 
 size_t sc_trace_memory(const sc_trace *t) {
     return sizeof *t + t->events.cap * t->events.elem + t->exts.cap * t->exts.elem +
+           t->shapes.cap * t->shapes.elem +
            t->tracks.cap * t->tracks.elem + t->devices.cap * t->devices.elem +
            (size_t)t->track_nslots * 4 + sc__intern_memory(&t->strings);
 }

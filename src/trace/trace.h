@@ -56,7 +56,16 @@ typedef struct sc__event {
     char ph;             /* phase: X, s, f, i, M, ... */
     uint16_t flags;      /* SC_EF_* */
     uint16_t cbid;       /* args.cbid (runtime callback id), 0 when absent */
+    uint32_t shapes;     /* index into sc_trace.shapes, SC__NONE when none */
 } sc__event;
+
+/* An operator's "Input Dims" and "Input type", raw JSON text, interned
+ * (SC__NONE when absent). Nearly every cpu_op carries both and nothing else
+ * rich, so they have this 8-byte side array of their own rather than a
+ * 144-byte extras record each: half the memory of a trace with shapes. */
+typedef struct sc__event_shapes {
+    uint32_t dims, types;
+} sc__event_shapes;
 
 /* Rich arguments; integer fields are -1 and string ids SC__NONE when absent. */
 typedef struct sc__event_ext {
@@ -78,8 +87,6 @@ typedef struct sc__event_ext {
     uint32_t pg_name;      /* "Process Group Name" */
     uint32_t pg_desc;      /* "Process Group Description" */
     uint32_t pg_ranks;     /* "Process Group Ranks" (raw text) */
-    uint32_t input_dims;   /* "Input Dims" (raw JSON text) */
-    uint32_t input_types;  /* "Input type" (raw JSON text) */
     uint32_t label;        /* args.name of metadata events */
 } sc__event_ext;
 
@@ -102,6 +109,7 @@ struct sc_trace {
     sc__intern strings;
     sc__vec events;  /* sc__event */
     sc__vec exts;    /* sc__event_ext */
+    sc__vec shapes;  /* sc__event_shapes */
     sc__vec tracks;  /* sc__track */
     sc__vec devices; /* sc__device_prop */
     uint32_t *track_slots; /* hash of tracks: index+1, 0 = empty */
@@ -144,6 +152,9 @@ static inline sc__event *sc__trace_events(const sc_trace *t) {
 }
 static inline const sc__event_ext *sc__trace_ext(const sc_trace *t, const sc__event *e) {
     return e->ext == SC__NONE ? NULL : &((const sc__event_ext *)t->exts.data)[e->ext];
+}
+static inline const sc__event_shapes *sc__trace_shapes(const sc_trace *t, const sc__event *e) {
+    return e->shapes == SC__NONE ? NULL : &((const sc__event_shapes *)t->shapes.data)[e->shapes];
 }
 static inline const sc__track *sc__trace_track_at(const sc_trace *t, uint32_t i) {
     return &((const sc__track *)t->tracks.data)[i];

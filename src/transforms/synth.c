@@ -706,15 +706,18 @@ static void put_args(sink *k, const tmpl *m, const sc__event *e, int64_t corr_of
             PUT(k, "\"Fwd thread id\":");
             put_i64(k, x->fwd_tid);
         }
-        if (x->input_dims != SC__NONE) {
+    }
+    const sc__event_shapes *sh = sc__trace_shapes(t, e);
+    if (sh) {
+        if (sh->dims != SC__NONE) {
             SEP();
             PUT(k, "\"Input Dims\":");
-            put(k, sc__trace_str(t, x->input_dims), sc__intern_len(&t->strings, x->input_dims));
+            put(k, sc__trace_str(t, sh->dims), sc__intern_len(&t->strings, sh->dims));
         }
-        if (x->input_types != SC__NONE) {
+        if (sh->types != SC__NONE) {
             SEP();
             PUT(k, "\"Input type\":");
-            put(k, sc__trace_str(t, x->input_types), sc__intern_len(&t->strings, x->input_types));
+            put(k, sc__trace_str(t, sh->types), sc__intern_len(&t->strings, sh->types));
         }
     }
     PUT(k, "}");
