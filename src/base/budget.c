@@ -8,6 +8,9 @@
  * evenly across its files (so the check is deterministic, whatever order the
  * threads finish in); a reader compares its arrays, strings and read window
  * against its share before each array doubles.
+ *
+ * The threads a load may use live here too: sc_load_options.threads, 0
+ * meaning every online core (at most 64).
  */
 #include "base.h"
 
@@ -51,4 +54,10 @@ uint64_t sc__default_memory_budget(void) {
 uint64_t sc__load_budget(const sc_load_options *opts) {
     if (opts && opts->max_memory_bytes) return opts->max_memory_bytes;
     return sc__default_memory_budget();
+}
+
+unsigned sc__load_threads(const sc_load_options *opts) {
+    if (opts && opts->threads) return opts->threads > 64 ? 64 : opts->threads;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
 }

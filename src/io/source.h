@@ -35,4 +35,9 @@ void sc__source_close(sc__source *s);
  * inputs such as Chakra files. */
 sc_status sc__source_slurp(const char *path, unsigned char **data, size_t *size, sc_error *err);
 
+/* Opens the plain file at path to read from byte `offset` on (for a
+ * reader that takes one slice of a large file). Fails with SC_E_FORMAT on
+ * gzip input, which cannot be entered in the middle. */
+sc_status sc__source_open_at(sc__source *s, const char *path, uint64_t offset, sc_error *err);
+
 #endif

@@ -101,13 +101,28 @@ int sc__jp_drive(sc__jp *jp, sc__jp_step_fn step, void *ctx, int start, int end,
     }
 }
 
+int sc__jp_run(sc__jp *jp, sc__jp_step_fn step, void *ctx, int *state, int stop) {
+    while (*state != stop) {
+        const char *unit = jp->p;
+        int before = *state;
+        int rc = step(ctx, state);
+        if (rc == SC__J_MORE) {
+            *state = before;
+            rc = sc__jwin_refill(jp, unit);
+        }
+        if (rc != SC__J_OK) return rc;
+    }
+    return SC__J_OK;
+}
+
 bool sc__jp_init(sc__jp *jp, sc__jwin *w, const char *name, const sc_load_options *opts,
                  sc_error *err) {
     memset(jp, 0, sizeof *jp);
     jp->w = w;
     jp->err = err;
     jp->name = name;
-    jp->p = jp->end = w->buf;
+    jp->p = w->buf;
+    jp->end = w->buf + w->len;
     jp->max_string = opts && opts->max_string_bytes ? opts->max_string_bytes : (256u << 20);
     jp->max_depth = opts && opts->max_depth ? opts->max_depth : 512;
     jp->stack = malloc(jp->max_depth);

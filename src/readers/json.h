@@ -144,6 +144,10 @@ int sc__jp_int_lenient(sc__jp *jp, int64_t *out, bool *is_number);
 typedef int (*sc__jp_step_fn)(void *ctx, int *state);
 int sc__jp_drive(sc__jp *jp, sc__jp_step_fn step, void *ctx, int start, int end, const char *what);
 
+/* The same loop for a reader that stops part-way: runs step from *state
+ * until the state is `stop`, with no check of what follows. */
+int sc__jp_run(sc__jp *jp, sc__jp_step_fn step, void *ctx, int *state, int stop);
+
 /* Parses decimal or 0x-hex integer text; false when it is not one. */
 bool sc__parse_int_text(const char *s, size_t n, int64_t *out);
 

@@ -9,29 +9,10 @@
  * the JSON text. Each event becomes one compact sc__event; the few arguments
  * later stages need beyond that go to an sc__event_ext.
  */
-#include "../trace/trace.h"
-#include "json.h"
+#include "kineto.h"
 
 #include <stdlib.h>
-
-#define SC__ICACHE 1024u   /* interning cache slots, a power of two */
-#define SC__KIND_MEMO 256u /* slots of the kind and NCCL caches; a power of two */
-
-typedef struct kreader {
-    sc__jp jp;
-    sc_trace *t;
-    bool saw_events;
-    bool bare_array; /* the file is [ ...events ] without the wrapping object */
-    bool first_member;
-    unsigned top_seen; /* TOP_* bits of the top-level members read so far */
-    uint64_t budget; /* bytes this trace may hold (src/base/budget.c) */
-    uint32_t icache[SC__ICACHE]; /* see intern(): id + 1, 0 = empty */
-    uint32_t cat_memo[SC__KIND_MEMO];  /* see classify(): category id + 1 ... */
-    uint8_t cat_kind[SC__KIND_MEMO];   /* ... and its kind, direct-mapped by id */
-    uint32_t nccl_memo[SC__KIND_MEMO]; /* (name id + 1) << 1 | is NCCL */
-    uint32_t last_track, last_pid_str, last_tid_str; /* see event_track() */
-    int64_t last_pid, last_tid;
-} kreader;
+#include <unistd.h>
 
 /* Interning with a small direct-mapped cache in front: names, categories
  * and shapes repeat in nearly every event, and a hit costs a cheap key (the
@@ -451,7 +432,7 @@ static int check_budget(kreader *r) {
 }
 
 /* One element of traceEvents. Nothing is stored until it has parsed whole. */
-static int parse_event(kreader *r) {
+int sc__kr_event(kreader *r) {
     sc__jp *jp = &r->jp;
     const char *start = jp->p;
     sc__event e;
@@ -659,10 +640,8 @@ static unsigned top_bit(sc__jstr key) {
     return 0;
 }
 
-/* The states of the top-level walk; each step is one retryable unit. */
-typedef enum { ST_START, ST_MEMBER, ST_EVENTS_FIRST, ST_EVENTS, ST_END } kstate; /* ST_END: handled by sc__jp_drive */
 
-static int step(void *ctx, int *st) {
+int sc__kr_step(void *ctx, int *st) {
     kreader *r = ctx;
     sc__jp *jp = &r->jp;
     switch (*st) {
@@ -736,7 +715,7 @@ static int step(void *ctx, int *st) {
             *st = r->bare_array ? ST_END : ST_MEMBER;
             return SC__J_OK;
         }
-        SC__JTRY(parse_event(r));
+        SC__JTRY(sc__kr_event(r));
         *st = ST_EVENTS;
         return SC__J_OK;
     }
@@ -776,6 +755,25 @@ static bool add_base_time(sc_trace *t, const char *name, sc_error *err) {
     return true;
 }
 
+bool sc__kr_init(kreader *r, sc_trace *t, sc__jwin *w, const char *name,
+                 const sc_load_options *opts, uint64_t budget, sc_error *err) {
+    memset(r, 0, sizeof *r);
+    r->t = t;
+    r->budget = budget;
+    r->last_track = SC__NONE;
+    return sc__jp_init(&r->jp, w, name, opts, err);
+}
+
+void sc__kr_free(kreader *r) { sc__jp_free(&r->jp); }
+
+sc_status sc__kr_finish(sc_trace *t, const char *name, sc_error *err) {
+    shrink(&t->events);
+    shrink(&t->exts);
+    shrink(&t->shapes);
+    if (t->base_time_ns && !add_base_time(t, name, err)) return SC_E_LIMIT;
+    return SC_OK;
+}
+
 static sc_status read_trace(sc__source *src, const char *name, const sc_load_options *opts,
                             sc_trace **out, sc_error *err) {
     sc__error_clear(err);
@@ -790,21 +788,18 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
         return status;
     }
     kreader r;
-    memset(&r, 0, sizeof r);
-    r.t = t;
-    r.budget = sc__load_budget(opts);
-    r.last_track = SC__NONE;
-    if (!sc__jp_init(&r.jp, &w, name, opts, err)) {
+    if (!sc__kr_init(&r, t, &w, name, opts, sc__load_budget(opts), err)) {
+        sc__kr_free(&r);
         sc__jwin_free(&w);
         sc_trace_free(t);
         return sc__fail(err, SC_E_NOMEM, name, SC_NO_OFFSET, "out of memory");
     }
-    int rc = sc__jp_drive(&r.jp, step, &r, ST_START, ST_END, "trace object");
+    int rc = sc__jp_drive(&r.jp, sc__kr_step, &r, ST_START, ST_END, "trace object");
     if (rc == SC__J_OK && !r.saw_events)
         rc = sc__jp_error_at(&r.jp, r.jp.p, SC_E_FORMAT,
                              "no \"traceEvents\" array: not a Kineto / Chrome trace");
     t->input_bytes = w.base + w.len;
-    sc__jp_free(&r.jp);
+    sc__kr_free(&r);
     sc__jwin_free(&w);
     if (rc != SC__J_OK) {
         sc_trace_free(t);
@@ -812,12 +807,10 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
             sc__fail(err, SC_E_INTERNAL, name, SC_NO_OFFSET, "reader stopped without a reason");
         return err ? err->status : SC_E_PARSE;
     }
-    shrink(&t->events);
-    shrink(&t->exts);
-    shrink(&t->shapes);
-    if (t->base_time_ns && !add_base_time(t, name, err)) {
+    status = sc__kr_finish(t, name, err);
+    if (status != SC_OK) {
         sc_trace_free(t);
-        return SC_E_LIMIT;
+        return status;
     }
     *out = t;
     return SC_OK;
@@ -826,6 +819,11 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
 sc_status sc_trace_load(const char *path, const sc_load_options *opts, sc_trace **out,
                         sc_error *err) {
     if (!path || !out) return sc__fail(err, SC_E_USAGE, path, SC_NO_OFFSET, "no path given");
+    unsigned threads = sc__load_threads(opts);
+    if (threads > 1 && sc__kineto_load_split(path, opts, threads, 0, out)) {
+        sc__error_clear(err);
+        return SC_OK;
+    }
     sc__source src;
     sc_status st = sc__source_open_file(&src, path, err);
     if (st != SC_OK) return st;

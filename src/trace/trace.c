@@ -51,6 +51,60 @@ void sc__trace_release_events(sc_trace *t) {
     sc__vec_free(&t->shapes);
 }
 
+/* Maps the string ids of an extras record through map. */
+static void remap_ext(sc__event_ext *x, const uint32_t *map) {
+    uint32_t *ids[] = {&x->coll_name, &x->dtype, &x->pg_name, &x->pg_desc, &x->pg_ranks, &x->label};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
+        if (*ids[i] != SC__NONE) *ids[i] = map[*ids[i]];
+}
+
+bool sc__trace_append(sc_trace *dst, const sc_trace *src) {
+    const sc__intern *ss = &src->strings;
+    uint32_t *smap = sc__alloc_array(ss->count ? ss->count : 1, sizeof *smap);
+    uint32_t *tmap = sc__alloc_array(src->tracks.len ? src->tracks.len : 1, sizeof *tmap);
+    bool ok = smap && tmap && sc__vec_reserve(&dst->events, dst->events.len + src->events.len) &&
+              sc__vec_reserve(&dst->exts, dst->exts.len + src->exts.len) &&
+              sc__vec_reserve(&dst->shapes, dst->shapes.len + src->shapes.len);
+    for (uint32_t i = 0; ok && i < ss->count; i++)
+        ok = (smap[i] = sc__intern_put(&dst->strings, ss->strs[i], ss->lens[i])) != SC__NONE;
+    for (size_t i = 0; ok && i < src->tracks.len; i++) {
+        const sc__track *k = sc__trace_track_at(src, (uint32_t)i);
+        uint32_t ps = k->pid_str == SC__NONE ? SC__NONE : smap[k->pid_str];
+        uint32_t ts = k->tid_str == SC__NONE ? SC__NONE : smap[k->tid_str];
+        ok = (tmap[i] = sc__trace_track(dst, k->pid, ps, k->tid, ts)) != SC__NONE;
+    }
+    if (ok && (dst->exts.len + src->exts.len >= SC__NONE || dst->events.len + src->events.len >= SC__NONE ||
+               dst->shapes.len + src->shapes.len >= SC__NONE))
+        ok = false;
+    if (ok) { /* room is reserved: copy each array whole, then map its ids in place */
+        uint32_t ext0 = (uint32_t)dst->exts.len, sh0 = (uint32_t)dst->shapes.len;
+        sc__event_ext *x = (sc__event_ext *)dst->exts.data + dst->exts.len;
+        if (src->exts.len) memcpy(x, src->exts.data, src->exts.len * sizeof *x);
+        for (size_t i = 0; i < src->exts.len; i++) remap_ext(&x[i], smap);
+        dst->exts.len += src->exts.len;
+        sc__event_shapes *sh = (sc__event_shapes *)dst->shapes.data + dst->shapes.len;
+        if (src->shapes.len) memcpy(sh, src->shapes.data, src->shapes.len * sizeof *sh);
+        for (size_t i = 0; i < src->shapes.len; i++) {
+            if (sh[i].dims != SC__NONE) sh[i].dims = smap[sh[i].dims];
+            if (sh[i].types != SC__NONE) sh[i].types = smap[sh[i].types];
+        }
+        dst->shapes.len += src->shapes.len;
+        sc__event *e = sc__trace_events(dst) + dst->events.len;
+        if (src->events.len) memcpy(e, src->events.data, src->events.len * sizeof *e);
+        for (size_t i = 0; i < src->events.len; i++) {
+            e[i].name = smap[e[i].name];
+            e[i].cat = smap[e[i].cat];
+            e[i].track = tmap[e[i].track];
+            if (e[i].ext != SC__NONE) e[i].ext += ext0;
+            if (e[i].shapes != SC__NONE) e[i].shapes += sh0;
+        }
+        dst->events.len += src->events.len;
+    }
+    free(smap);
+    free(tmap);
+    return ok;
+}
+
 static uint32_t track_hash(int64_t pid, uint32_t pid_str, int64_t tid, uint32_t tid_str) {
     uint64_t h = sc__hash_u64((uint64_t)pid ^ ((uint64_t)pid_str << 32));
     h = sc__hash_u64(h ^ (uint64_t)tid ^ ((uint64_t)tid_str << 17));

@@ -144,6 +144,12 @@ sc_trace *sc__trace_new(const char *path);
  * metadata, strings and tracks: for a caller done with the events (the graph
  * builder's release_traces). The trace then has no events. */
 void sc__trace_release_events(sc_trace *t);
+/* Appends src's events (with their extras and shapes) to dst, mapping
+ * src's string and track ids into dst's. Ids are interned in src's id
+ * order, which is the order they first occur in src: a trace read in slices
+ * and appended slice by slice gets exactly the ids of one sequential read.
+ * False on OOM (dst then holds a prefix of src's events). */
+bool sc__trace_append(sc_trace *dst, const sc_trace *src);
 /* Track index of (pid, tid), created on first use; SC__NONE on OOM. */
 uint32_t sc__trace_track(sc_trace *t, int64_t pid, uint32_t pid_str, int64_t tid,
                          uint32_t tid_str);

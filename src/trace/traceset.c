@@ -205,11 +205,6 @@ static int cmp_trace(const void *a, const void *b) {
     return strcmp(x->path, y->path);
 }
 
-static unsigned default_threads(const sc_load_options *opts) {
-    if (opts && opts->threads) return opts->threads > 64 ? 64 : opts->threads;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
-}
 
 /* Reads every path with a pool of threads; the first error (in path order)
  * wins so that messages are deterministic. */
@@ -219,6 +214,9 @@ static sc_status load_all(sc_traceset *set, pathlist *files, const sc_load_optio
      * guard then fails the same way whatever order the threads run in. */
     sc_load_options share = opts ? *opts : (sc_load_options){0};
     share.max_memory_bytes = sc__load_budget(opts) / (files->count ? files->count : 1);
+    /* Threads left over when there are fewer files than threads split each
+     * large file (sc_trace_load); otherwise a file is one thread's work. */
+    share.threads = files->count && threads > files->count ? threads / (unsigned)files->count : 1;
     load_job job = {.paths = files->items, .count = files->count, .opts = &share};
     atomic_init(&job.next, 0);
     job.traces = calloc(files->count, sizeof *job.traces);
@@ -293,7 +291,7 @@ sc_status sc_traceset_load(const char *const *paths, size_t npaths, const sc_loa
             st = sc__fail(err, SC_E_FORMAT, paths[i], SC_NO_OFFSET, "no Kineto or Chakra trace files in this directory");
         pathlist_free(&found);
     }
-    if (st == SC_OK) st = load_all(set, &files, opts, default_threads(opts), err);
+    if (st == SC_OK) st = load_all(set, &files, opts, sc__load_threads(opts), err);
     if (st != SC_OK) {
         pathlist_free(&files);
         sc_traceset_free(set);

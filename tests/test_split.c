@@ -1,0 +1,237 @@
+/*
+ * test_split.c - one plain Kineto file read by several threads
+ * (src/readers/kineto_split.c) gives the very trace the sequential reader
+ * gives: the same events, extras, shapes, tracks and strings, id for id.
+ *
+ * Every shared Kineto trace of every vintage is read split at several slice
+ * sizes and thread counts (compressed ones are first written out plain).
+ * Hostile layouts - `},{` inside strings, arrays of objects in args, cuts,
+ * members after the array, bare arrays, a second traceEvents - must either
+ * split correctly or make the splitter give up, never change the result; and
+ * through sc_trace_load an error reads exactly as the sequential one.
+ */
+#include "testutil.h"
+
+#include "readers/kineto.h"
+
+static const char *shared_kineto[] = {
+    "megatron-tp8-a100/megatron_kineto_0.json.gz",
+    "megatron-tp8-a100/megatron_kineto_5.json.gz",
+    "param-dlrm-8rank/kineto/worker0_step_12.1694128201545.pt.trace.json",
+    "param-dlrm-8rank/kineto/worker3_step_12.1694128201557.pt.trace.json",
+    "hta-testdata/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+    "hta-testdata/critical_path/alexnet/benchmark_result_2869224_1695835535_trace.json.gz",
+    "hta-testdata/critical_path/cuda_event_sync_multi_stream/event_sync_trace.json.gz",
+    "hta-testdata/nccl_parser_config/nccl_data.json.gz",
+    "hta-testdata/negative_queue_length_values_check/rank0.json.gz",
+    "hta-testdata/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+    "hta-testdata/trace_diff/control/control.json.gz",
+    "hta-testdata/trace_filter/sampled_rank-1.json.gz",
+    "hta-testdata/df_index_resolver/df_index_resolver.json.gz",
+};
+
+static sc_trace *load_seq(const char *path) {
+    sc_load_options one = {.threads = 1};
+    sc_trace *t = NULL;
+    sc_error err;
+    if (sc_trace_load(path, &one, &t, &err) != SC_OK) fail_msg("%s: %s", path, err.message);
+    return t;
+}
+
+static void same_vec(const sc__vec *a, const sc__vec *b, const char *what) {
+    assert_int_equal(a->len, b->len);
+    if (a->len && memcmp(a->data, b->data, a->len * a->elem) != 0) fail_msg("%s differ", what);
+}
+
+/* Asserts b is a, id for id. */
+static void identical(const sc_trace *a, const sc_trace *b) {
+    same_vec(&a->events, &b->events, "events");
+    same_vec(&a->exts, &b->exts, "extras");
+    same_vec(&a->shapes, &b->shapes, "shapes");
+    same_vec(&a->tracks, &b->tracks, "tracks");
+    same_vec(&a->devices, &b->devices, "devices");
+    assert_int_equal(a->strings.count, b->strings.count);
+    for (uint32_t i = 0; i < a->strings.count; i++)
+        if (a->strings.lens[i] != b->strings.lens[i] ||
+            memcmp(a->strings.strs[i], b->strings.strs[i], a->strings.lens[i]) != 0)
+            fail_msg("string %u: '%s' vs '%s'", i, a->strings.strs[i], b->strings.strs[i]);
+    assert_int_equal(a->rank, b->rank);
+    assert_int_equal(a->world_size, b->world_size);
+    assert_int_equal(a->backend, b->backend);
+    assert_int_equal(a->base_time_ns, b->base_time_ns);
+    assert_int_equal(a->schema_version, b->schema_version);
+    assert_int_equal(a->input_bytes, b->input_bytes);
+}
+
+/* Splits path with each thread count and slice size; every split that is
+ * taken must be identical to the sequential read. Returns how many were. */
+static unsigned split_all_ways(const char *path, const sc_trace *seq) {
+    static const unsigned threads[] = {2, 3, 8};
+    static const size_t slices[] = {512, 4096, 65536};
+    unsigned taken = 0;
+    for (size_t i = 0; i < sizeof threads / sizeof *threads; i++) {
+        for (size_t j = 0; j < sizeof slices / sizeof *slices; j++) {
+            sc_trace *t = NULL;
+            if (!sc__kineto_load_split(path, NULL, threads[i], slices[j], &t)) {
+                assert_null(t);
+                continue;
+            }
+            identical(seq, t);
+            sc_trace_free(t);
+            taken++;
+        }
+    }
+    return taken;
+}
+
+/* A plain copy of a shared trace in a temporary file. */
+static char *plain_copy(const char *rel) {
+    size_t n;
+    unsigned char *data = sc_test_read_file(sc_test_trace(rel), &n);
+    assert_non_null(data);
+    const char *tmp = sc_test_tmpfile(data, n, ".json");
+    free(data);
+    assert_non_null(tmp);
+    return strdup(tmp);
+}
+
+static void test_shared_traces(void **state) {
+    (void)state;
+    size_t count = sizeof shared_kineto / sizeof *shared_kineto;
+    if (!sc_test_big_ok()) count = 4; /* valgrind: the small ones */
+    for (size_t k = 0; k < count; k++) {
+        char *path = plain_copy(shared_kineto[k]);
+        sc_trace *seq = load_seq(path);
+        unsigned taken = split_all_ways(path, seq);
+        /* well-formed traces split every way but where a slice would be
+         * smaller than an element */
+        if (taken < 6) fail_msg("%s: split only %u of 9 ways", shared_kineto[k], taken);
+        sc_trace_free(seq);
+        unlink(path);
+        free(path);
+    }
+}
+
+/* A trace whose text is full of `},{` that starts no element. */
+static char *hostile_text(size_t events, const char *head, const char *tail) {
+    size_t cap = 256 + events * 300 + strlen(head) + strlen(tail), n = 0;
+    char *s = malloc(cap);
+    assert_non_null(s);
+    n += (size_t)snprintf(s + n, cap - n, "%s", head);
+    for (size_t i = 0; i < events; i++) {
+        const char *sep = i ? ",\n" : "";
+        if (i % 3 == 0)
+            n += (size_t)snprintf(s + n, cap - n,
+                                  "%s{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op},{\\\"x\\\"},{%zu\","
+                                  "\"pid\":1,\"tid\":2,\"ts\":%zu.5,\"dur\":1}",
+                                  sep, i % 7, 100 + i);
+        else if (i % 3 == 1)
+            n += (size_t)snprintf(s + n, cap - n,
+                                  "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%zu\",\"pid\":0,"
+                                  "\"tid\":7,\"ts\":%zu,\"dur\":2,\"args\":{\"list\":[{\"a\":1},\n"
+                                  " {\"ph\":\"X\",\"ts\":1}, {\"b\":[{},{}]}],\"stream\":7}}",
+                                  sep, i % 5, 100 + i);
+        else
+            n += (size_t)snprintf(s + n, cap - n,
+                                  "%s{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\","
+                                  "\"pid\":1,\"tid\":2,\"ts\":%zu,\"dur\":1,\"args\":{\"correlation\":%zu}}",
+                                  sep, 100 + i, i);
+    }
+    n += (size_t)snprintf(s + n, cap - n, "%s", tail);
+    return s;
+}
+
+/* Writes text to a temporary file; returns the path (malloc'ed). */
+static char *write_tmp(const char *text) {
+    const char *tmp = sc_test_tmpfile(text, strlen(text), ".json");
+    assert_non_null(tmp);
+    return strdup(tmp);
+}
+
+static void check_text(const char *text, bool must_split) {
+    char *path = write_tmp(text);
+    sc_trace *seq = load_seq(path);
+    unsigned taken = 0;
+    for (size_t slice = 64; slice < 4096; slice = slice * 3 / 2) {
+        for (unsigned threads = 2; threads <= 5; threads += 3) {
+            sc_trace *t = NULL;
+            if (!sc__kineto_load_split(path, NULL, threads, slice, &t)) continue;
+            identical(seq, t);
+            sc_trace_free(t);
+            taken++;
+        }
+    }
+    if (must_split && taken == 0) fail_msg("never split: %s", path);
+    sc_trace_free(seq);
+    unlink(path);
+    free(path);
+}
+
+static void test_hostile_boundaries(void **state) {
+    (void)state;
+    char *text = hostile_text(300, "{\"schemaVersion\":1,\"traceEvents\":[\n", "\n]}\n");
+    check_text(text, true);
+    free(text);
+}
+
+static void test_members_after_events(void **state) {
+    (void)state;
+    char *text = hostile_text(
+        200, "{\"traceEvents\": [",
+        "], \"deviceProperties\": [{\"id\": 0, \"name\": \"GPU\", \"numSms\": 9},{\"id\": 1}],"
+        " \"distributedInfo\": {\"rank\": 5, \"world_size\": 8, \"backend\": \"nccl\"},"
+        " \"baseTimeNanoseconds\": 1000000000}");
+    check_text(text, true);
+    free(text);
+    text = hostile_text(200, "[", "]\n"); /* a bare array */
+    check_text(text, true);
+    free(text);
+}
+
+/* Broken files: the splitter gives up and sc_trace_load reports the
+ * sequential reader's error, byte offset and all. */
+static void same_error(const char *text) {
+    char *path = write_tmp(text);
+    sc_load_options one = {.threads = 1}, many = {.threads = 4};
+    sc_trace *t = NULL;
+    sc_error e1, e2;
+    assert_false(sc__kineto_load_split(path, NULL, 4, 64, &t));
+    assert_null(t);
+    sc_status s1 = sc_trace_load(path, &one, &t, &e1);
+    assert_int_not_equal(s1, SC_OK);
+    sc_status s2 = sc_trace_load(path, &many, &t, &e2);
+    assert_int_equal(s1, s2);
+    assert_string_equal(e1.message, e2.message);
+    assert_int_equal(e1.offset, e2.offset);
+    unlink(path);
+    free(path);
+}
+
+static void test_errors_as_sequential(void **state) {
+    (void)state;
+    char *text = hostile_text(200, "{\"traceEvents\":[", "]}");
+    size_t n = strlen(text);
+    for (size_t cut = n / 4; cut < n; cut += n / 7) { /* truncated files */
+        char keep = text[cut];
+        text[cut] = '\0';
+        same_error(text);
+        text[cut] = keep;
+    }
+    free(text);
+    text = hostile_text(200, "{\"traceEvents\":[", "], \"traceEvents\": []}");
+    same_error(text); /* a second traceEvents after the first */
+    free(text);
+    text = hostile_text(200, "{\"traceEvents\":[", "]} trailing");
+    same_error(text);
+    free(text);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shared_traces),
+        cmocka_unit_test(test_hostile_boundaries),
+        cmocka_unit_test(test_members_after_events),
+        cmocka_unit_test(test_errors_as_sequential),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
