@@ -12,17 +12,9 @@ int sc_cmd_info(int argc, char **argv) {
     int json = 0;
     const char *paths[4096];
     size_t n = 0;
-    sc_load_options lo = {0};
+    sc_load_options lo = {0}; /* -j N is taken by main.c (STEPCAST_THREADS) */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0) json = 1;
-        else if (strcmp(argv[i], "-j") == 0 || strcmp(argv[i], "--jobs") == 0) {
-            /* files read in parallel; 0 = every core */
-            char *end = NULL;
-            long v = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : -1;
-            if (!end || *end || v < 0 || v > 4096) return sc_cli_usage("info", "-j needs a thread count");
-            lo.threads = (uint32_t)v;
-            i++;
-        }
         else if (strcmp(argv[i], "--") == 0) {
             for (i++; i < argc; i++) {
                 if (n == sizeof paths / sizeof paths[0]) return sc_cli_usage("info", "too many paths");

@@ -87,7 +87,9 @@ static void print_help(FILE *out) {
             "Chakra execution traces (<prefix>.<rank>.et[.gz]) are accepted wherever traces are.\n"
             "\nevery command: --max-memory SIZE (e.g. 512M, 8G) caps the memory for traces,\n"
             "split evenly across the files; default $STEPCAST_MAX_MEMORY, else 80%% of RAM.\n"
-            "A job over it fails with exit 1 instead of swapping. Outputs go to a temporary\n"
+            "A job over it fails with exit 1 instead of swapping. -j N (--jobs N) caps the\n"
+            "threads that read and build (0 = every core, the default; $STEPCAST_THREADS);\n"
+            "a large plain file is read by several threads. Outputs go to a temporary\n"
             "file renamed into place; an existing output is replaced only with --force.\n"
             "\nexit codes: 0 ok, 1 bad or unreadable input, 2 bad command line,\n"
             "            3 internal error (out of memory, cannot write output, bug)\n");
@@ -110,32 +112,55 @@ static int cmd_version(int argc, char **argv) {
     return SC_EXIT_OK;
 }
 
-/* --max-memory SIZE works with every command (issue 6): it is taken out of
- * the arguments here (up to a "--") and handed to the library through
- * STEPCAST_MAX_MEMORY, which every load without its own budget reads
- * (src/base/budget.c). Returns SC_EXIT_OK or the usage exit code. */
-static int take_max_memory(int *argc, char **argv, const char *cmd) {
+/* Removes argv[i .. i+used) (and keeps the terminating NULL). */
+static void drop_args(int *argc, char **argv, int i, int used) {
+    memmove(&argv[i], &argv[i + used], (size_t)(*argc - i - used + 1) * sizeof *argv);
+    *argc -= used;
+}
+
+/* The value of global option `opt` at argv[i] ("--opt V" or "--opt=V"),
+ * with *used set to the arguments it takes; NULL when argv[i] is not it,
+ * "" when its value is missing. */
+static const char *global_value(int argc, char **argv, int i, const char *opt, int *used) {
+    size_t n = strlen(opt);
+    if (strncmp(argv[i], opt, n) != 0) return NULL;
+    if (argv[i][n] == '=' && opt[1] == '-') {
+        *used = 1;
+        return argv[i] + n + 1;
+    }
+    if (argv[i][n] != '\0') return NULL;
+    *used = i + 1 < argc ? 2 : 1;
+    return i + 1 < argc ? argv[i + 1] : "";
+}
+
+/* Options of every command, taken out of the arguments here (up to a "--")
+ * and handed to the library through the environment, which every load
+ * without options of its own reads (src/base/budget.c):
+ *   --max-memory SIZE  (issue 6) STEPCAST_MAX_MEMORY: the memory for traces;
+ *   -j N, --jobs N     (issue 5) STEPCAST_THREADS: threads for reading and
+ *                      building, 0 = every core.
+ * Returns SC_EXIT_OK or the usage exit code. */
+static int take_global_options(int *argc, char **argv, const char *cmd) {
     for (int i = 2; i < *argc; i++) {
         if (strcmp(argv[i], "--") == 0) break;
         const char *v;
-        int used;
-        if (strcmp(argv[i], "--max-memory") == 0) {
-            if (i + 1 >= *argc) return sc_cli_usage(cmd, "--max-memory wants a size such as 8G");
-            v = argv[i + 1];
-            used = 2;
-        } else if (strncmp(argv[i], "--max-memory=", 13) == 0) {
-            v = argv[i] + 13;
-            used = 1;
+        int used = 0;
+        if ((v = global_value(*argc, argv, i, "--max-memory", &used))) {
+            uint64_t bytes;
+            if (sc_parse_bytes(v, &bytes) != SC_OK)
+                return sc_cli_usage(cmd, "--max-memory wants a size such as 512M or 8G, got '%s'", v);
+            if (setenv("STEPCAST_MAX_MEMORY", v, 1) != 0) return SC_EXIT_INTERNAL;
+        } else if ((v = global_value(*argc, argv, i, "--jobs", &used)) ||
+                   (v = global_value(*argc, argv, i, "-j", &used))) {
+            char *end = NULL;
+            long n = strtol(v, &end, 10);
+            if (!*v || *end || n < 0 || n > 4096)
+                return sc_cli_usage(cmd, "-j wants a thread count (0 = every core), got '%s'", v);
+            if (setenv("STEPCAST_THREADS", v, 1) != 0) return SC_EXIT_INTERNAL;
         } else {
             continue;
         }
-        uint64_t bytes;
-        if (sc_parse_bytes(v, &bytes) != SC_OK)
-            return sc_cli_usage(cmd, "--max-memory wants a size such as 512M or 8G, got '%s'", v);
-        if (setenv("STEPCAST_MAX_MEMORY", v, 1) != 0) return SC_EXIT_INTERNAL;
-        /* shift the rest (and the terminating NULL) over the option */
-        memmove(&argv[i], &argv[i + used], (size_t)(*argc - i - used + 1) * sizeof *argv);
-        *argc -= used;
+        drop_args(argc, argv, i, used);
         i--;
     }
     return SC_EXIT_OK;
@@ -154,7 +179,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "stepcast: unknown command '%s' (try 'stepcast help')\n", argv[1]);
         return SC_EXIT_USAGE;
     }
-    int urc = take_max_memory(&argc, argv, c->name);
+    int urc = take_global_options(&argc, argv, c->name);
     if (urc != SC_EXIT_OK) return urc;
     int rc = c->run(argc - 1, argv + 1);
     if (fflush(stdout) != 0 || ferror(stdout)) {

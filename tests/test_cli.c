@@ -315,6 +315,29 @@ static void test_usage_errors_exit_2(void **state) {
     outcome_free(&o);
 }
 
+/* -j N caps the threads of every command (read and build); the answer is
+ * the same whatever the count, and a bad count is a usage error. */
+static void test_jobs_any_command(void **state) {
+    (void)state;
+    const char *dflt[] = {"replay", "--json", "examples/megatron-tp8", NULL};
+    outcome a = run_cli(dflt);
+    assert_int_equal(a.code, 0);
+    const char *one[] = {"replay", "-j", "1", "--json", "examples/megatron-tp8", NULL};
+    const char *two[] = {"replay", "--json", "--jobs=2", "examples/megatron-tp8", NULL};
+    const char *const *runs[] = {one, two};
+    for (size_t i = 0; i < 2; i++) {
+        outcome b = run_cli(runs[i]);
+        assert_int_equal(b.code, 0);
+        assert_string_equal(a.out, b.out);
+        outcome_free(&b);
+    }
+    outcome_free(&a);
+    const char *bad[] = {"graph", "-j", "many", "examples/megatron-tp8", NULL};
+    expect_usage(bad);
+    const char *neg[] = {"export", "--jobs=-1", "examples/megatron-tp8", NULL};
+    expect_usage(neg);
+}
+
 static int setup(void **state) {
     (void)state;
     return access(bin, X_OK) == 0 ? 0 : -1;
@@ -345,6 +368,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_bad_dirs_and_unreadables_exit_1),
         cmocka_unit_test(test_2gb_string_exit_1),
         cmocka_unit_test(test_usage_errors_exit_2),
+        cmocka_unit_test(test_jobs_any_command),
     };
     return cmocka_run_group_tests_name("stepcast info CLI", tests, setup, NULL);
 }

@@ -43,7 +43,8 @@ void sc__error_clear(sc_error *err);
  * $STEPCAST_MAX_MEMORY, else 80% of physical memory. */
 uint64_t sc__default_memory_budget(void);
 uint64_t sc__load_budget(const sc_load_options *opts);
-/* Threads a load may use: opts->threads, 0 meaning every online core (<= 64). */
+/* Threads a load may use: opts->threads, else $STEPCAST_THREADS, else
+ * every online core; at most 64. With NULL: the job's thread cap. */
 unsigned sc__load_threads(const sc_load_options *opts);
 
 /* malloc/realloc that return NULL on overflow of n*size. */

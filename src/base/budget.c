@@ -9,8 +9,9 @@
  * threads finish in); a reader compares its arrays, strings and read window
  * against its share before each array doubles.
  *
- * The threads a load may use live here too: sc_load_options.threads, 0
- * meaning every online core (at most 64).
+ * The threads a load (and the graph build after it) may use live here too:
+ * sc_load_options.threads; 0 means $STEPCAST_THREADS if set (the CLI's -j
+ * sets it), else every online core; at most 64.
  */
 #include "base.h"
 
@@ -57,7 +58,13 @@ uint64_t sc__load_budget(const sc_load_options *opts) {
 }
 
 unsigned sc__load_threads(const sc_load_options *opts) {
-    if (opts && opts->threads) return opts->threads > 64 ? 64 : opts->threads;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    long n = opts && opts->threads ? (long)opts->threads : 0;
+    const char *env = getenv("STEPCAST_THREADS");
+    if (!n && env && *env) {
+        char *end;
+        long v = strtol(env, &end, 10);
+        if (!*end && v > 0) n = v;
+    }
+    if (!n) n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
 }

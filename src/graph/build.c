@@ -503,11 +503,11 @@ static sc_status build_parallel(sc__bctx *c, const sc_traceset *set, const sc__b
     return st;
 }
 
+/* Ranks are built in parallel with the job's thread cap (-j), at most 16. */
 static unsigned build_threads(size_t ranks) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1) n = 1;
+    unsigned n = sc__load_threads(NULL);
     if (n > 16) n = 16;
-    return ranks < 2 ? 1 : (unsigned)n;
+    return ranks < 2 ? 1 : n;
 }
 
 sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_options *opts,
