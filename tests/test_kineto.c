@@ -12,6 +12,7 @@
  */
 #include "testutil.h"
 
+#include "io/source.h"
 #include "trace/trace.h"
 
 static sc_trace *load_opts(const char *rel, const sc_load_options *opts) {
@@ -642,6 +643,72 @@ static void test_bare_array(void **state) {
     sc_trace_free(t);
 }
 
+/* gzip read ahead on a second thread (src/io/readahead.c): the same bytes
+ * as a direct read, the same trace, and a damaged file fails with the same
+ * message and offset (sc_trace_load re-reads it directly). */
+static unsigned char *read_source(const char *path, bool ahead, size_t *n) {
+    sc__source s;
+    sc_error err;
+    assert_int_equal(sc__source_open_file(&s, path, &err), SC_OK);
+    if (ahead) assert_true(sc__ahead_start(&s));
+    size_t cap = 1 << 20, len = 0;
+    unsigned char *buf = malloc(cap);
+    for (;;) {
+        if (len == cap) buf = realloc(buf, cap *= 2);
+        assert_non_null(buf);
+        size_t got, want = 1 + (len * 7919) % 300000; /* odd sizes, across slots */
+        if (want > cap - len) want = cap - len;
+        assert_int_equal(sc__source_read(&s, buf + len, want, &got, &err), SC_OK);
+        if (!got) break;
+        len += got;
+    }
+    sc__source_close(&s);
+    *n = len;
+    return buf;
+}
+
+static void test_gzip_read_ahead(void **state) {
+    (void)state;
+    const char *gz[] = {"megatron-tp8-a100/megatron_kineto_2.json.gz",
+                        "hta-testdata/trace_filter/sampled_rank-0.json.gz"};
+    for (size_t k = 0; k < 2; k++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s", sc_test_trace(gz[k]));
+        size_t n1, n2;
+        unsigned char *a = read_source(path, false, &n1), *b = read_source(path, true, &n2);
+        assert_int_equal(n1, n2);
+        assert_memory_equal(a, b, n1);
+        free(b);
+        sc_load_options one = {.threads = 1}, two = {.threads = 2};
+        sc_trace *t1 = load_opts(gz[k], &one), *t2 = load_opts(gz[k], &two);
+        same_trace(t1, t2);
+        sc_trace_free(t1);
+        sc_trace_free(t2);
+        /* damaged copies: a flipped byte, and the file cut short */
+        for (int damage = 0; damage < 2; damage++) {
+            size_t raw_n;
+            unsigned char *raw = sc_test_read_file(path, &raw_n); /* gunzipped */
+            size_t zn;
+            unsigned char *z = sc_test_gzip(raw, raw_n, &zn);
+            free(raw);
+            if (damage == 0) z[zn / 2] ^= 0xff;
+            else zn = zn * 2 / 3;
+            const char *bad = sc_test_tmpfile(z, zn, ".json.gz");
+            free(z);
+            sc_trace *t = NULL;
+            sc_error e1, e2;
+            sc_status s1 = sc_trace_load(bad, &one, &t, &e1);
+            sc_status s2 = sc_trace_load(bad, &two, &t, &e2);
+            assert_int_not_equal(s1, SC_OK);
+            assert_int_equal(s1, s2);
+            assert_string_equal(e1.message, e2.message);
+            assert_int_equal(e1.offset, e2.offset);
+            unlink(bad);
+        }
+        free(a);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_megatron_ranks),
@@ -658,6 +725,7 @@ int main(void) {
         cmocka_unit_test(test_metadata_after_events),
         cmocka_unit_test(test_args_before_ph),
         cmocka_unit_test(test_bare_array),
+        cmocka_unit_test(test_gzip_read_ahead),
     };
     return cmocka_run_group_tests_name("kineto reader", tests, NULL, NULL);
 }

@@ -116,6 +116,7 @@ sc_status sc__source_open_mem(sc__source *s, const void *data, size_t size, cons
 }
 
 void sc__source_close(sc__source *s) {
+    sc__ahead_stop(s);
     if (s->zinit) inflateEnd(&s->zs);
     free(s->isal);
     if (s->fd >= 0) close(s->fd);
@@ -307,6 +308,10 @@ static sc_status isal_read(sc__source *s, unsigned char *dst, size_t cap, size_t
 }
 
 sc_status sc__source_read(sc__source *s, void *dst, size_t cap, size_t *got, sc_error *err) {
+    return s->ahead ? sc__ahead_read(s, dst, cap, got, err) : sc__source_decode(s, dst, cap, got, err);
+}
+
+sc_status sc__source_decode(sc__source *s, void *dst, size_t cap, size_t *got, sc_error *err) {
     *got = 0;
     if (s->eof || cap == 0) return SC_OK;
     if (s->gzip) return s->zinit ? gz_read(s, dst, cap, got, err) : isal_read(s, dst, cap, got, err);

@@ -22,6 +22,7 @@ typedef struct sc__source {
     unsigned char *zin; /* compressed input chunk */
     size_t zin_cap;
     uint64_t raw_read; /* bytes read from the file (compressed size for gzip) */
+    struct sc__ahead *ahead; /* decoding ahead on a thread (readahead.c), or NULL */
 } sc__source;
 
 sc_status sc__source_open_file(sc__source *s, const char *path, sc_error *err);
@@ -29,6 +30,20 @@ sc_status sc__source_open_mem(sc__source *s, const void *data, size_t size, cons
                               sc_error *err);
 /* Reads up to cap decompressed bytes; *got == 0 only at the end of input. */
 sc_status sc__source_read(sc__source *s, void *dst, size_t cap, size_t *got, sc_error *err);
+/* The same, always decoding in the calling thread (what a read-ahead
+ * thread runs). */
+sc_status sc__source_decode(sc__source *s, void *dst, size_t cap, size_t *got, sc_error *err);
+
+/* Read-ahead (readahead.c): a gzip source decoded on a thread of its own,
+ * a few MiB ahead of the reader, so that inflating and parsing overlap.
+ * The bytes are the same; an error comes after the bytes before it, but
+ * may surface at another point of a reader's window refills than without
+ * read-ahead, so a caller that wants the exact error of a direct read
+ * re-reads the input without it. false: no thread could be started (the
+ * source then stays as it was). sc__source_close stops the thread. */
+bool sc__ahead_start(sc__source *s);
+sc_status sc__ahead_read(sc__source *s, void *dst, size_t cap, size_t *got, sc_error *err);
+void sc__ahead_stop(sc__source *s);
 void sc__source_close(sc__source *s);
 
 /* Reads the whole (decompressed) input into a malloc'ed buffer; for small

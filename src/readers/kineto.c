@@ -827,6 +827,14 @@ sc_status sc_trace_load(const char *path, const sc_load_options *opts, sc_trace 
     sc__source src;
     sc_status st = sc__source_open_file(&src, path, err);
     if (st != SC_OK) return st;
+    /* gzip with a thread to spare: inflate ahead while parsing. A failed
+     * read is read again directly, for the exact error of a direct read. */
+    bool ahead = threads > 1 && src.gzip && sc__ahead_start(&src);
+    st = read_trace(&src, path, opts, out, err);
+    sc__source_close(&src);
+    if (st == SC_OK || !ahead) return st;
+    st = sc__source_open_file(&src, path, err);
+    if (st != SC_OK) return st;
     st = read_trace(&src, path, opts, out, err);
     sc__source_close(&src);
     return st;
