@@ -112,80 +112,34 @@ typedef enum kkey {
     K_RF_ID, K_WAIT_STREAM, K_WAIT_CORR, K_WAIT_EVENT, K_INPUT_DIMS, K_INPUT_TYPE,
 } kkey;
 
+/* Every key the reader acts on; read_key matches the common ones from their
+ * raw bytes first, so this table serves the rarer ones and escaped keys. */
+static const struct {
+    const char *s;
+    uint8_t n, id;
+} key_names[] = {
+#define K(lit, id) {lit, sizeof(lit) - 1, id}
+    K("ph", K_PH), K("name", K_NAME), K("cat", K_CAT), K("ts", K_TS), K("dur", K_DUR),
+    K("pid", K_PID), K("tid", K_TID), K("id", K_ID), K("bp", K_BP), K("args", K_ARGS),
+    K("correlation", K_CORRELATION), K("External id", K_EXTERNAL_ID), K("stream", K_STREAM),
+    K("device", K_DEVICE), K("cbid", K_CBID), K("bytes", K_BYTES), K("grid", K_GRID),
+    K("block", K_BLOCK), K("Collective name", K_COLL_NAME), K("In msg nelems", K_IN_NELEMS),
+    K("Out msg nelems", K_OUT_NELEMS), K("Group size", K_GROUP_SIZE), K("dtype", K_DTYPE),
+    K("Process Group Name", K_PG_NAME), K("Process Group Description", K_PG_DESC),
+    K("Process Group Ranks", K_PG_RANKS), K("Seq", K_SEQ), K("seq", K_SEQ),
+    K("Sequence number", K_SEQ_NUMBER), K("Fwd thread id", K_FWD_TID),
+    K("Record function id", K_RF_ID), K("wait_on_stream", K_WAIT_STREAM),
+    K("wait_on_cuda_event_record_corr_id", K_WAIT_CORR),
+    K("wait_on_cuda_event_id", K_WAIT_EVENT), K("Input Dims", K_INPUT_DIMS),
+    K("Input type", K_INPUT_TYPE),
+#undef K
+};
+
 /* The id of the key s[0..n) (unescaped). */
 static kkey key_lookup(const char *s, size_t n) {
-#define IS(lit) (memcmp(s, lit, sizeof(lit) - 1) == 0)
-    switch (n) {
-    case 2:
-        if (IS("ph")) return K_PH;
-        if (IS("ts")) return K_TS;
-        if (IS("id")) return K_ID;
-        if (IS("bp")) return K_BP;
-        break;
-    case 3:
-        if (IS("cat")) return K_CAT;
-        if (IS("dur")) return K_DUR;
-        if (IS("pid")) return K_PID;
-        if (IS("tid")) return K_TID;
-        if (IS("Seq")) return K_SEQ;
-        if (IS("seq")) return K_SEQ;
-        break;
-    case 4:
-        if (IS("name")) return K_NAME;
-        if (IS("args")) return K_ARGS;
-        if (IS("cbid")) return K_CBID;
-        if (IS("grid")) return K_GRID;
-        break;
-    case 5:
-        if (IS("bytes")) return K_BYTES;
-        if (IS("block")) return K_BLOCK;
-        if (IS("dtype")) return K_DTYPE;
-        break;
-    case 6:
-        if (IS("stream")) return K_STREAM;
-        if (IS("device")) return K_DEVICE;
-        break;
-    case 10:
-        if (IS("Group size")) return K_GROUP_SIZE;
-        if (IS("Input Dims")) return K_INPUT_DIMS;
-        if (IS("Input type")) return K_INPUT_TYPE;
-        break;
-    case 11:
-        if (IS("correlation")) return K_CORRELATION;
-        if (IS("External id")) return K_EXTERNAL_ID;
-        break;
-    case 13:
-        if (IS("In msg nelems")) return K_IN_NELEMS;
-        if (IS("Fwd thread id")) return K_FWD_TID;
-        break;
-    case 14:
-        if (IS("Out msg nelems")) return K_OUT_NELEMS;
-        if (IS("wait_on_stream")) return K_WAIT_STREAM;
-        break;
-    case 15:
-        if (IS("Collective name")) return K_COLL_NAME;
-        if (IS("Sequence number")) return K_SEQ_NUMBER;
-        break;
-    case 18:
-        if (IS("Process Group Name")) return K_PG_NAME;
-        if (IS("Record function id")) return K_RF_ID;
-        break;
-    case 19:
-        if (IS("Process Group Ranks")) return K_PG_RANKS;
-        break;
-    case 21:
-        if (IS("wait_on_cuda_event_id")) return K_WAIT_EVENT;
-        break;
-    case 25:
-        if (IS("Process Group Description")) return K_PG_DESC;
-        break;
-    case 33:
-        if (IS("wait_on_cuda_event_record_corr_id")) return K_WAIT_CORR;
-        break;
-    default: break;
-    }
+    for (size_t i = 0; i < sizeof key_names / sizeof *key_names; i++)
+        if (key_names[i].n == n && memcmp(key_names[i].s, s, n) == 0) return (kkey)key_names[i].id;
     return K_OTHER;
-#undef IS
 }
 
 /* The 16 bytes after p as two little-endian words. */
