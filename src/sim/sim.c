@@ -14,6 +14,13 @@
  * Group members, once placed, hold their stream until the group's last member
  * arrives; then all of them get their END at max(arrival) + transfer_ns.
  * Total work is O(tasks + edges) plus a log(processors) heap factor.
+ *
+ * On jobs larger than the cache the loop waits on memory: each processor
+ * walks its own slice of the per-task arrays, too many frontiers for the
+ * hardware prefetcher. So what a task needs at every step (predecessor
+ * count, ready time, waiters, duration, processor, kind) is packed into one
+ * 32-byte node, built in one pass; outputs are written where they belong and
+ * only initialised where the loop reads them before writing them.
  */
 #include "sim.h"
 
@@ -21,7 +28,7 @@
 #include <stdlib.h>
 
 enum { EV_END = 0, EV_SYNC = 1 };
-enum { ST_WAITING = 0, ST_PLACED = 1, ST_DONE = 2 };
+enum { WH_DONE = SC__NONE - 1 }; /* node.whead of a task that has ended */
 
 typedef struct event {
     int64_t time;
@@ -32,17 +39,35 @@ typedef struct waiter {
     uint32_t sync, next;
 } waiter;
 
+/* Per task, what the loop reads and updates every time the task is placed,
+ * ends or loses a predecessor: one 32-byte record (two per cache line) built
+ * in one pass over the 56-byte sc__task, instead of a miss in each of half a
+ * dozen arrays and in sc__task. Rare fields (gap, group, sync, seq) stay in
+ * sc__task; `bits` says when to look there. */
+typedef struct node {
+    int64_t ready;      /* latest predecessor end (+latency); placed sync: latest target end */
+    int64_t dur;        /* sc__task.dur */
+    uint32_t remaining; /* predecessors not yet ended; placed sync: targets pending */
+    uint32_t whead;     /* syncs waiting on this task (into wpool), SC__NONE; WH_DONE once ended */
+    uint32_t proc;
+    uint8_t kind;       /* sc__task_kind */
+    uint8_t bits;       /* NB_* */
+    uint16_t unused;
+} node;
+
+enum {
+    NB_GAP = 1,       /* gap > 0 */
+    NB_GRAPH_GAP = 2, /* SC__TF_GRAPH_GAP */
+    NB_GROUP = 4,     /* group != SC__NONE */
+};
+
 typedef struct sim_state {
     const sc__graph *g;
     const sc__sim_params *p;
     const sc__task *tasks;
     const sc__proc *procs;
     sc__sim *out;
-    /* per task */
-    uint32_t *remaining; /* predecessors not yet ended; for a placed sync: targets pending */
-    int64_t *ready;      /* latest predecessor end (+latency); for a placed sync: latest target end */
-    uint8_t *state;
-    uint32_t *whead;     /* syncs waiting on this task */
+    node *node; /* per task */
     /* per processor */
     uint32_t *off, *order, *cur, *prev, *launched;
     int64_t *free_at;
@@ -133,11 +158,12 @@ static void group_arrive(sim_state *s, uint32_t t) {
 static void try_place(sim_state *s, uint32_t p) {
     if (s->busy[p] || s->cur[p] == s->off[p + 1]) return;
     uint32_t t = s->order[s->cur[p]];
-    if (s->remaining[t]) return;
-    const sc__task *task = &s->tasks[t];
+    node *n = &s->node[t];
+    if (n->remaining) return;
+    int64_t gap = n->bits & NB_GAP ? s->tasks[t].gap : 0;
     int64_t from_proc = s->free_at[p];
-    if (s->procs[p].kind == SC_P_THREAD && task->gap > 0) from_proc += task->gap;
-    int64_t start = s->ready[t];
+    if (s->procs[p].kind == SC_P_THREAD) from_proc += gap;
+    int64_t start = n->ready;
     if (s->out->bound[t] == SC__NONE || from_proc > start) {
         /* The processor (previous task + gap) binds, or nothing else does. */
         if (from_proc > start) start = from_proc;
@@ -147,22 +173,25 @@ static void try_place(sim_state *s, uint32_t p) {
                                                                  : SC_E_STREAM;
     }
     /* A graph launch's task: the untraced GPU time before it (graph.h). */
-    if ((task->flags & SC__TF_GRAPH_GAP) && task->gap > 0) start += task->gap;
+    if (n->bits & NB_GRAPH_GAP) start += gap;
     s->out->start[t] = start;
     s->busy[p] = 1;
-    s->state[t] = ST_PLACED;
-    if (task->kind == SC_T_SYNC) heap_push(s, start, EV_SYNC, t);
-    else if (task->group != SC__NONE && s->p->coupled) group_arrive(s, t);
-    else finish_task(s, t, start + (task->dur > 0 ? task->dur : 0));
+    if (n->kind == SC_T_SYNC) heap_push(s, start, EV_SYNC, t);
+    else if ((n->bits & NB_GROUP) && s->p->coupled) group_arrive(s, t);
+    else finish_task(s, t, start + (n->dur > 0 ? n->dur : 0));
 }
 
 static void add_wait(sim_state *s, uint32_t sync, uint32_t target) {
     if (target == SC__NONE) return;
-    if (s->state[target] == ST_DONE) {
-        if (s->out->end[target] > s->ready[sync]) {
-            s->ready[sync] = s->out->end[target];
+    if (s->node[target].whead == WH_DONE) {
+        if (s->out->end[target] > s->node[sync].ready) {
+            s->node[sync].ready = s->out->end[target];
             s->out->waited[sync] = target;
         }
+        return;
+    }
+    if (s->nw >= WH_DONE) { /* whead could not tell the index from WH_DONE */
+        s->oom = true;
         return;
     }
     if (s->nw == s->capw) {
@@ -175,19 +204,19 @@ static void add_wait(sim_state *s, uint32_t sync, uint32_t target) {
         s->wpool = w;
         s->capw = cap;
     }
-    s->wpool[s->nw] = (waiter){sync, s->whead[target]};
-    s->whead[target] = (uint32_t)s->nw++;
-    s->remaining[sync]++;
+    s->wpool[s->nw] = (waiter){sync, s->node[target].whead};
+    s->node[target].whead = (uint32_t)s->nw++;
+    s->node[sync].remaining++;
 }
 
 static void sync_done(sim_state *s, uint32_t t) {
-    const sc__task *task = &s->tasks[t];
-    int64_t base = rank_param(s->p->sync_base, s->procs[task->proc].rank);
-    if (base > task->dur) base = task->dur;
+    const node *n = &s->node[t];
+    int64_t base = rank_param(s->p->sync_base, s->procs[n->proc].rank);
+    if (base > n->dur) base = n->dur;
     if (base < 0) base = 0;
     int64_t end = s->out->start[t] + base;
-    if (s->out->waited[t] != SC__NONE && s->ready[t] > end) {
-        end = s->ready[t];
+    if (s->out->waited[t] != SC__NONE && n->ready > end) {
+        end = n->ready;
         s->out->wait_kind[t] = SC_SIM_W_SYNC;
     } else {
         s->out->waited[t] = SC__NONE;
@@ -199,8 +228,8 @@ static void sync_done(sim_state *s, uint32_t t) {
 static void sync_start(sim_state *s, uint32_t t) {
     const sc__task *task = &s->tasks[t];
     uint32_t rank = s->procs[task->proc].rank;
-    s->ready[t] = INT64_MIN; /* reused: latest target end */
-    s->remaining[t] = 0;     /* reused: targets still running */
+    s->node[t].ready = INT64_MIN; /* reused: latest target end */
+    s->node[t].remaining = 0;     /* reused: targets still running */
     switch (task->sync) {
     case SC_SYNC_STREAM:
         if (task->sync_arg < s->g->procs.len) add_wait(s, t, s->launched[task->sync_arg]);
@@ -215,21 +244,22 @@ static void sync_start(sim_state *s, uint32_t t) {
             add_wait(s, t, s->launched[q]);
         }
     }
-    if (!s->remaining[t]) sync_done(s, t);
+    if (!s->node[t].remaining) sync_done(s, t);
 }
 
 static inline void note_launched(sim_state *s, uint32_t gpu) {
-    uint32_t q = s->tasks[gpu].proc;
+    uint32_t q = s->node[gpu].proc;
     uint32_t cur = s->launched[q];
     if (cur == SC__NONE || s->tasks[gpu].seq > s->tasks[cur].seq) s->launched[q] = gpu;
 }
 
-static void task_end(sim_state *s, uint32_t t) {
+/* t ends at `end` (its END event's time, = out->end[t]). */
+static void task_end(sim_state *s, uint32_t t, int64_t end) {
     const sc__graph *g = s->g;
-    const sc__task *task = &s->tasks[t];
-    int64_t end = s->out->end[t];
-    uint32_t p = task->proc;
-    s->state[t] = ST_DONE;
+    node *n = &s->node[t];
+    uint32_t p = n->proc;
+    uint32_t whead = n->whead;
+    n->whead = WH_DONE;
     s->ndone++;
     if (end > s->out->makespan) s->out->makespan = end;
     s->busy[p] = 0;
@@ -238,13 +268,13 @@ static void task_end(sim_state *s, uint32_t t) {
     s->cur[p]++;
     if (s->procs[p].kind == SC_P_STREAM) note_launched(s, t);
 
-    for (uint32_t w = s->whead[t]; w != SC__NONE; w = s->wpool[w].next) {
-        uint32_t sync = s->wpool[w].sync;
-        if (end > s->ready[sync]) {
-            s->ready[sync] = end;
-            s->out->waited[sync] = t;
+    for (uint32_t w = whead; w != SC__NONE; w = s->wpool[w].next) {
+        node *sn = &s->node[s->wpool[w].sync];
+        if (end > sn->ready) {
+            sn->ready = end;
+            s->out->waited[s->wpool[w].sync] = t;
         }
-        if (--s->remaining[sync] == 0) sync_done(s, sync);
+        if (--sn->remaining == 0) sync_done(s, s->wpool[w].sync);
     }
 
     int64_t lat = rank_param(s->p->launch_latency, s->procs[p].rank);
@@ -257,12 +287,13 @@ static void task_end(sim_state *s, uint32_t t) {
             at = end + lat;
             if (at < s->out->start[t]) at = s->out->start[t];
         }
-        if (s->out->bound[v] == SC__NONE || at > s->ready[v]) {
-            s->ready[v] = at;
+        node *nv = &s->node[v];
+        if (s->out->bound[v] == SC__NONE || at > nv->ready) {
+            nv->ready = at;
             s->out->bound[v] = t;
             s->out->bound_fam[v] = fam;
         }
-        if (--s->remaining[v] == 0) try_place(s, s->tasks[v].proc);
+        if (--nv->remaining == 0) try_place(s, nv->proc);
     }
     try_place(s, p);
 }
@@ -272,18 +303,12 @@ static void task_end(sim_state *s, uint32_t t) {
  * thousands of ranks walks the arrays at one frontier per processor, too
  * many for the hardware prefetcher to follow). */
 static inline void prefetch_next(const sim_state *s, uint32_t t) {
-    __builtin_prefetch(&s->tasks[t]);
+    __builtin_prefetch(&s->node[t]);
     __builtin_prefetch(&s->g->succ_off[t]);
-    __builtin_prefetch(&s->out->end[t]);
-    __builtin_prefetch(&s->state[t]);
-    __builtin_prefetch(&s->whead[t]);
 }
 
 static void state_free(sim_state *s) {
-    free(s->remaining);
-    free(s->ready);
-    free(s->state);
-    free(s->whead);
+    free(s->node);
     free(s->off);
     free(s->order);
     free(s->cur);
@@ -349,6 +374,23 @@ bool sc__proc_order(const sc__graph *g, uint32_t **off_out, uint32_t **order_out
     return true;
 }
 
+static void nodes_init(node *nodes, const sc__graph *g) {
+    const sc__task *tasks = sc__graph_tasks(g);
+    for (size_t i = 0; i < g->tasks.len; i++) {
+        const sc__task *t = &tasks[i];
+        nodes[i] = (node){
+            .ready = 0,
+            .dur = t->dur,
+            .remaining = g->indeg ? g->indeg[i] : 0,
+            .whead = SC__NONE,
+            .proc = t->proc,
+            .kind = t->kind,
+            .bits = (uint8_t)((t->gap > 0 ? NB_GAP : 0) | (t->flags & SC__TF_GRAPH_GAP ? NB_GRAPH_GAP : 0) |
+                              (t->group != SC__NONE ? NB_GROUP : 0)),
+        };
+    }
+}
+
 static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p, sc__sim *out) {
     size_t nt = g->tasks.len, np = g->procs.len, nr = g->ranks.len, ng = g->groups.len;
     size_t n1 = nt ? nt : 1, p1 = np ? np : 1, g1 = ng ? ng : 1;
@@ -358,10 +400,7 @@ static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p
     s->tasks = sc__graph_tasks(g);
     s->procs = sc__graph_procs(g);
     s->out = out;
-    s->remaining = sc__alloc_array(n1, sizeof *s->remaining);
-    s->ready = calloc(n1, sizeof *s->ready);
-    s->state = calloc(n1, 1);
-    s->whead = sc__alloc_array(n1, sizeof *s->whead);
+    s->node = sc__alloc_array(n1, sizeof *s->node);
     s->cur = sc__alloc_array(p1, sizeof *s->cur);
     s->prev = sc__alloc_array(p1, sizeof *s->prev);
     s->launched = sc__alloc_array(p1, sizeof *s->launched);
@@ -372,13 +411,11 @@ static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p
     s->arrived = calloc(g1, sizeof *s->arrived);
     s->last = sc__alloc_array(g1, sizeof *s->last);
     s->max_arrival = calloc(g1, sizeof *s->max_arrival);
-    if (!s->remaining || !s->ready || !s->state || !s->whead || !s->cur || !s->prev ||
+    if (!s->node || !s->cur || !s->prev ||
         !s->launched || !s->free_at || !s->busy || !s->rs_off || !s->rs || !s->arrived ||
         !s->last || !s->max_arrival || !sc__proc_order(g, &s->off, &s->order))
         return false;
-    if (g->indeg) memcpy(s->remaining, g->indeg, nt * sizeof *s->remaining);
-    else memset(s->remaining, 0, nt * sizeof *s->remaining);
-    memset(s->whead, 0xff, nt * sizeof *s->whead);
+    nodes_init(s->node, g);
     for (size_t q = 0; q < np; q++) {
         if (p->rank_offset && s->procs[q].rank < nr) s->free_at[q] = p->rank_offset[s->procs[q].rank];
         if (p->proc_backlog && p->proc_backlog[q] > 0) s->free_at[q] += p->proc_backlog[q];
@@ -402,10 +439,10 @@ static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p
     out->wait_kind = calloc(n1, 1);
     if (!out->start || !out->end || !out->bound || !out->bound_fam || !out->waited || !out->wait_kind)
         return false;
-    memset(out->start, 0, nt * sizeof *out->start);
-    memset(out->end, 0, nt * sizeof *out->end);
+    /* start, end and bound_fam need no initial value: every task is placed
+     * (start, bound_fam) and ends (end) before anything reads them, or the
+     * run fails and frees them. bound says "no predecessor yet". */
     memset(out->bound, 0xff, nt * sizeof *out->bound);
-    memset(out->bound_fam, SC_SIM_ROOT, nt);
     memset(out->waited, 0xff, nt * sizeof *out->waited);
     out->makespan = 0;
     out->events = 0;
@@ -468,7 +505,7 @@ sc_status sc__sim_run(const sc__graph *g, const sc__sim_params *p, sc__sim *out,
         events++;
         if (s.nheap) prefetch_next(&s, (uint32_t)s.heap[0].key);
         if (e.key >> 32 == EV_SYNC) sync_start(&s, t);
-        else task_end(&s, t);
+        else task_end(&s, t, e.time);
     }
     out->events = events;
     sc_status st = SC_OK;
@@ -476,7 +513,7 @@ sc_status sc__sim_run(const sc__graph *g, const sc__sim_params *p, sc__sim *out,
         st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory simulating");
     } else if (s.ndone != g->tasks.len) {
         uint32_t stuck = 0;
-        while (stuck < g->tasks.len && s.state[stuck] == ST_DONE) stuck++;
+        while (stuck < g->tasks.len && s.node[stuck].whead == WH_DONE) stuck++;
         const sc__task *t = &s.tasks[stuck];
         st = sc__fail(err, SC_E_GRAPH, NULL, SC_NO_OFFSET,
                       "simulation deadlocked: %llu of %zu tasks never ended, e.g. '%s' (task %u, rank "
