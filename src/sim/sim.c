@@ -325,27 +325,24 @@ static void state_free(sim_state *s) {
     free(s->wpool);
 }
 
-bool sc__proc_order(const sc__graph *g, uint32_t **off_out, uint32_t **order_out) {
+/* Fills order from the runs found by sc__proc_order's count: processor p's
+ * tasks are run[p] .. run[p] + count, already in seq order. */
+static void order_from_runs(uint32_t *off, uint32_t *order, const uint32_t *run, size_t np) {
+    for (size_t p = 0; p < np; p++) {
+        uint32_t n = off[p + 2] - off[p + 1];
+        for (uint32_t j = 0; j < n; j++) order[off[p + 1] + j] = run[p] + j;
+        off[p + 1] += n;
+    }
+}
+
+/* Scatters tasks to their processor's slice, then sorts the slices that are
+ * not in seq order (linear when in order). */
+static bool order_by_scatter(const sc__graph *g, uint32_t *off, uint32_t *order) {
     size_t nt = g->tasks.len, np = g->procs.len;
     const sc__task *tasks = sc__graph_tasks(g);
-    uint32_t *off = calloc(np + 2, sizeof *off);
-    uint32_t *order = sc__alloc_array(nt ? nt : 1, sizeof *order);
-    if (!off || !order) {
-        free(off);
-        free(order);
-        return false;
-    }
-    for (size_t i = 0; i < nt; i++) off[tasks[i].proc + 2]++;
-    for (size_t p = 0; p < np; p++) off[p + 2] += off[p + 1];
-    /* Builders add each processor's tasks in seq order, so note while
-     * scattering which processors are not (last[p]: seq of p's latest task
-     * + 1, 0 = none yet; top bit: out of order) and sort only those. */
+    /* last[p]: seq of p's latest task + 1, 0 = none yet; top bit: out of order. */
     uint32_t *last = calloc(np ? np : 1, sizeof *last);
-    if (!last) {
-        free(off);
-        free(order);
-        return false;
-    }
+    if (!last) return false;
     for (size_t i = 0; i < nt; i++) {
         uint32_t p = tasks[i].proc, sq = tasks[i].seq;
         order[off[p + 1]++] = (uint32_t)i;
@@ -354,7 +351,7 @@ bool sc__proc_order(const sc__graph *g, uint32_t **off_out, uint32_t **order_out
         else if (sq < 0x7fffffffu) last[p] = (last[p] & 0x80000000u) | (sq + 1);
         else last[p] |= 0x80000000u; /* huge seq: just sort */
     }
-    /* off[p] is now the start of p's slice; sort each by seq (linear when in order). */
+    /* off[p] is now the start of p's slice; sort each by seq. */
     for (size_t p = 0; p < np; p++) {
         if (!(last[p] & 0x80000000u)) continue;
         uint32_t *sl = order + off[p];
@@ -369,6 +366,50 @@ bool sc__proc_order(const sc__graph *g, uint32_t **off_out, uint32_t **order_out
         }
     }
     free(last);
+    return true;
+}
+
+bool sc__proc_order(const sc__graph *g, uint32_t **off_out, uint32_t **order_out) {
+    size_t nt = g->tasks.len, np = g->procs.len;
+    const sc__task *tasks = sc__graph_tasks(g);
+    uint32_t *off = calloc(np + 2, sizeof *off);
+    uint32_t *order = sc__alloc_array(nt ? nt : 1, sizeof *order);
+    uint32_t *run = sc__alloc_array(np ? np : 1, sizeof *run);
+    if (!off || !order || !run) {
+        free(off);
+        free(order);
+        free(run);
+        return false;
+    }
+    /* Builders add each processor's tasks in seq order, usually all in a
+     * row: while counting, note whether every processor's tasks are one run
+     * of consecutive indices with non-decreasing seq (run[p]: where it
+     * starts). Then the order follows from the counts, without a second
+     * pass over the (large) task array. */
+    bool runs = true;
+    uint32_t prev_p = SC__NONE, prev_seq = 0;
+    for (size_t i = 0; i < nt; i++) {
+        uint32_t p = tasks[i].proc, sq = tasks[i].seq;
+        if (p != prev_p) {
+            if (off[p + 2]) runs = false; /* p had a run before this one */
+            run[p] = (uint32_t)i;
+        } else if (sq < prev_seq) {
+            runs = false;
+        }
+        off[p + 2]++;
+        prev_p = p;
+        prev_seq = sq;
+    }
+    for (size_t p = 0; p < np; p++) off[p + 2] += off[p + 1];
+    bool ok = true;
+    if (runs) order_from_runs(off, order, run, np);
+    else ok = order_by_scatter(g, off, order);
+    free(run);
+    if (!ok) {
+        free(off);
+        free(order);
+        return false;
+    }
     *off_out = off;
     *order_out = order;
     return true;
