@@ -1,19 +1,21 @@
 /*
  * sim.c - the discrete-event loop behind sc__sim_run (contract in sim.h).
  *
- * List scheduling driven by a binary min-heap of events keyed by
- * (time, kind, task). Only two kinds of event exist:
+ * List scheduling driven by events keyed by (time, kind, task). Only two
+ * kinds of event exist:
  *   END(t)   t finishes: its processor takes the next task in seq order, its
  *            successors' ready times rise, waiters on t may finish;
  *   SYNC(t)  a sync task reaches its start time: only then, with every END up
  *            to that instant processed, do we know which GPU task is "the last
  *            one already launched" on its target stream(s).
  * A task is placed the moment its last predecessor ends and its processor
- * is free, so each task costs one push and one pop; the heap never holds more
- * than one event per processor, which keeps it small and cache-resident.
+ * is free, so each task costs one event. A processor never has more than one
+ * pending event (its running task's), so the pending events are the leaves
+ * of a winner tree with one leaf per processor, small and cache-resident;
+ * choosing the next event replays one leaf's path without a branch.
  * Group members, once placed, hold their stream until the group's last member
  * arrives; then all of them get their END at max(arrival) + transfer_ns.
- * Total work is O(tasks + edges) plus a log(processors) heap factor.
+ * Total work is O(tasks + edges) plus a log(processors) factor per event.
  *
  * On jobs larger than the cache the loop waits on memory: each processor
  * walks its own slice of the per-task arrays, too many frontiers for the
@@ -30,10 +32,26 @@
 enum { EV_END = 0, EV_SYNC = 1 };
 enum { WH_DONE = SC__NONE - 1 }; /* node.whead of a task that has ended */
 
-typedef struct event {
-    int64_t time;
-    uint64_t key; /* kind << 32 | task: ENDs before SYNCs at one instant, then by task */
-} event;
+/* An event is one 128-bit key: the high half its time with the sign bit
+ * flipped (so unsigned order is signed order), the low half kind << 32 |
+ * task. One unsigned comparison then orders events by (time, kind, task),
+ * ENDs before SYNCs at one instant, and compiles to a branch-free
+ * compare-and-select. */
+__extension__ typedef unsigned __int128 evkey;
+#define EV_EMPTY (~(evkey)0) /* an empty leaf; no event is as late (times_fit) */
+#define EV_SIGN (UINT64_C(1) << 63)
+
+static inline evkey ev_make(int64_t time, uint32_t kind, uint32_t task) {
+    return (evkey)((uint64_t)time ^ EV_SIGN) << 64 | ((uint64_t)kind << 32 | task);
+}
+
+static inline int64_t ev_time(evkey e) {
+    uint64_t u = (uint64_t)(e >> 64) ^ EV_SIGN;
+    return u <= INT64_MAX ? (int64_t)u : -(int64_t)~u - 1;
+}
+
+static inline uint32_t ev_task(evkey e) { return (uint32_t)e; }
+static inline uint32_t ev_kind(evkey e) { return (uint32_t)((uint64_t)e >> 32); }
 
 typedef struct waiter {
     uint32_t sync, next;
@@ -77,62 +95,63 @@ typedef struct sim_state {
     /* per group */
     uint32_t *arrived, *last;
     int64_t *max_arrival;
-    /* heap and waiter pool */
-    event *heap;
-    size_t nheap, capheap;
+    /* tournament of pending events: leaf p = tree[leaves + p] */
+    evkey *tree;
+    uint32_t leaves;
+    uint32_t popped; /* processor whose leaf still holds the event being handled, SC__NONE */
+    bool clash;      /* two pending events on one processor (a malformed graph) */
+    /* waiter pool */
     waiter *wpool;
     size_t nw, capw;
     uint64_t ndone;
     bool oom;
 } sim_state;
 
-static inline bool ev_less(const event *a, const event *b) {
-    return a->time < b->time || (a->time == b->time && a->key < b->key);
+/* The pending events are the leaves of a winner tree, one leaf per
+ * processor: a processor has at most one pending event, its running task's
+ * END or SYNC. Every inner node holds the earlier of its two children, so
+ * the root is the next event. Putting an event in a leaf replays its path to
+ * the root: log2(processors) compare-and-selects with no branch to
+ * mispredict, where a binary heap's pop mispredicts at about every level. */
+static inline void tour_fix(evkey *tree, uint32_t i) {
+    evkey w = tree[i];
+    for (; i > 1; i >>= 1) {
+        evkey sibling = tree[i ^ 1];
+        w = sibling < w ? sibling : w;
+        tree[i >> 1] = w;
+    }
 }
 
-static void heap_push(sim_state *s, int64_t time, uint32_t kind, uint32_t task) {
-    if (s->nheap == s->capheap) {
-        size_t cap = s->capheap ? s->capheap * 2 : 64;
-        event *h = sc__realloc_array(s->heap, cap, sizeof *h);
-        if (!h) {
-            s->oom = true;
+/* The root's event has been handled: empty its leaf, unless an event for
+ * the same processor took its place meanwhile (push_event). Emptying lazily
+ * saves a replay in the common case, a processor's next task placed as its
+ * last one ends. */
+static void clear_popped(sim_state *s) {
+    if (s->popped == SC__NONE) return;
+    s->tree[s->leaves + s->popped] = EV_EMPTY;
+    tour_fix(s->tree, s->leaves + s->popped);
+    s->popped = SC__NONE;
+}
+
+static void push_event(sim_state *s, uint32_t p, int64_t time, uint32_t kind, uint32_t task) {
+    if (p == s->popped) {
+        s->popped = SC__NONE;
+    } else {
+        clear_popped(s);
+        if (s->tree[s->leaves + p] != EV_EMPTY) {
+            s->clash = true;
             return;
         }
-        s->heap = h;
-        s->capheap = cap;
     }
-    event e = {time, ((uint64_t)kind << 32) | task};
-    size_t i = s->nheap++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (!ev_less(&e, &s->heap[parent])) break;
-        s->heap[i] = s->heap[parent];
-        i = parent;
-    }
-    s->heap[i] = e;
-}
-
-static event heap_pop(sim_state *s) {
-    event top = s->heap[0];
-    event last = s->heap[--s->nheap];
-    size_t n = s->nheap, i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && ev_less(&s->heap[c + 1], &s->heap[c])) c++;
-        if (!ev_less(&s->heap[c], &last)) break;
-        s->heap[i] = s->heap[c];
-        i = c;
-    }
-    if (n) s->heap[i] = last;
-    return top;
+    s->tree[s->leaves + p] = ev_make(time, kind, task);
+    tour_fix(s->tree, s->leaves + p);
 }
 
 static inline int64_t rank_param(const int64_t *arr, uint32_t rank) { return arr ? arr[rank] : 0; }
 
 static void finish_task(sim_state *s, uint32_t t, int64_t end) {
     s->out->end[t] = end;
-    heap_push(s, end, EV_END, t);
+    push_event(s, s->node[t].proc, end, EV_END, t);
 }
 
 /* A group member has arrived; when the last one does, all of them end. */
@@ -176,7 +195,7 @@ static void try_place(sim_state *s, uint32_t p) {
     if (n->bits & NB_GRAPH_GAP) start += gap;
     s->out->start[t] = start;
     s->busy[p] = 1;
-    if (n->kind == SC_T_SYNC) heap_push(s, start, EV_SYNC, t);
+    if (n->kind == SC_T_SYNC) push_event(s, p, start, EV_SYNC, t);
     else if ((n->bits & NB_GROUP) && s->p->coupled) group_arrive(s, t);
     else finish_task(s, t, start + (n->dur > 0 ? n->dur : 0));
 }
@@ -298,15 +317,6 @@ static void task_end(sim_state *s, uint32_t t, int64_t end) {
     try_place(s, p);
 }
 
-/* The heap's next event is usually the next one processed: start loading
- * what task_end will touch for it while this one is handled (a job of
- * thousands of ranks walks the arrays at one frontier per processor, too
- * many for the hardware prefetcher to follow). */
-static inline void prefetch_next(const sim_state *s, uint32_t t) {
-    __builtin_prefetch(&s->node[t]);
-    __builtin_prefetch(&s->g->succ_off[t]);
-}
-
 static void state_free(sim_state *s) {
     free(s->node);
     free(s->off);
@@ -321,7 +331,7 @@ static void state_free(sim_state *s) {
     free(s->arrived);
     free(s->last);
     free(s->max_arrival);
-    free(s->heap);
+    free(s->tree);
     free(s->wpool);
 }
 
@@ -452,11 +462,15 @@ static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p
     s->arrived = calloc(g1, sizeof *s->arrived);
     s->last = sc__alloc_array(g1, sizeof *s->last);
     s->max_arrival = calloc(g1, sizeof *s->max_arrival);
-    if (!s->node || !s->cur || !s->prev ||
+    for (s->leaves = 1; s->leaves < np; s->leaves *= 2) {}
+    s->tree = sc__alloc_array(2 * (size_t)s->leaves, sizeof *s->tree);
+    s->popped = SC__NONE;
+    if (!s->tree || !s->node || !s->cur || !s->prev ||
         !s->launched || !s->free_at || !s->busy || !s->rs_off || !s->rs || !s->arrived ||
         !s->last || !s->max_arrival || !sc__proc_order(g, &s->off, &s->order))
         return false;
     nodes_init(s->node, g);
+    for (size_t i = 0; i < 2 * (size_t)s->leaves; i++) s->tree[i] = EV_EMPTY;
     for (size_t q = 0; q < np; q++) {
         if (p->rank_offset && s->procs[q].rank < nr) s->free_at[q] = p->rank_offset[s->procs[q].rank];
         if (p->proc_backlog && p->proc_backlog[q] > 0) s->free_at[q] += p->proc_backlog[q];
@@ -540,18 +554,23 @@ sc_status sc__sim_run(const sc__graph *g, const sc__sim_params *p, sc__sim *out,
     }
     for (uint32_t q = 0; q < g->procs.len; q++) try_place(&s, q);
     uint64_t events = 0;
-    while (s.nheap && !s.oom) {
-        event e = heap_pop(&s);
-        uint32_t t = (uint32_t)e.key;
+    for (;;) {
+        clear_popped(&s);
+        evkey e = s.tree[1];
+        if (e == EV_EMPTY || s.oom || s.clash) break;
+        uint32_t t = ev_task(e);
+        s.popped = s.node[t].proc;
         events++;
-        if (s.nheap) prefetch_next(&s, (uint32_t)s.heap[0].key);
-        if (e.key >> 32 == EV_SYNC) sync_start(&s, t);
-        else task_end(&s, t, e.time);
+        if (ev_kind(e) == EV_SYNC) sync_start(&s, t);
+        else task_end(&s, t, ev_time(e));
     }
     out->events = events;
     sc_status st = SC_OK;
     if (s.oom) {
         st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory simulating");
+    } else if (s.clash) {
+        st = sc__fail(err, SC_E_INTERNAL, NULL, SC_NO_OFFSET,
+                      "simulating a malformed graph: two events pending on one processor");
     } else if (s.ndone != g->tasks.len) {
         uint32_t stuck = 0;
         while (stuck < g->tasks.len && s.node[stuck].whead == WH_DONE) stuck++;
