@@ -21,8 +21,10 @@
  * walks its own slice of the per-task arrays, too many frontiers for the
  * hardware prefetcher. So what a task needs at every step (predecessor
  * count, ready time, waiters, duration, processor, kind) is packed into one
- * 32-byte node, built in one pass; outputs are written where they belong and
- * only initialised where the loop reads them before writing them.
+ * 32-byte node, built in the same pass over the tasks that orders them by
+ * processor and sums their durations for times_fit (one pass, not three);
+ * outputs are written where they belong and only initialised where the
+ * loop reads them before writing them.
  */
 #include "sim.h"
 
@@ -37,7 +39,8 @@ enum { WH_DONE = SC__NONE - 1 }; /* node.whead of a task that has ended */
  * task. One unsigned comparison then orders events by (time, kind, task),
  * ENDs before SYNCs at one instant, and compiles to a branch-free
  * compare-and-select. */
-__extension__ typedef unsigned __int128 evkey;
+__extension__ typedef unsigned __int128 u128;
+typedef u128 evkey;
 #define EV_EMPTY (~(evkey)0) /* an empty leaf; no event is as late (times_fit) */
 #define EV_SIGN (UINT64_C(1) << 63)
 
@@ -105,6 +108,7 @@ typedef struct sim_state {
     size_t nw, capw;
     uint64_t ndone;
     bool oom;
+    u128 mag; /* durations' and gaps' magnitudes, for times_fit */
 } sim_state;
 
 /* The pending events are the leaves of a winner tree, one leaf per
@@ -379,7 +383,28 @@ static bool order_by_scatter(const sc__graph *g, uint32_t *off, uint32_t *order)
     return true;
 }
 
-bool sc__proc_order(const sc__graph *g, uint32_t **off_out, uint32_t **order_out) {
+static inline uint64_t magnitude(int64_t v) { return v < 0 ? 0 - (uint64_t)v : (uint64_t)v; }
+
+static inline node node_of(const sc__task *t, uint32_t indeg) {
+    return (node){
+        .ready = 0,
+        .dur = t->dur,
+        .remaining = indeg,
+        .whead = SC__NONE,
+        .proc = t->proc,
+        .kind = t->kind,
+        .bits = (uint8_t)((t->gap > 0 ? NB_GAP : 0) | (t->flags & SC__TF_GRAPH_GAP ? NB_GRAPH_GAP : 0) |
+                          (t->group != SC__NONE ? NB_GROUP : 0)),
+    };
+}
+
+/* sc__proc_order, and for the simulator (nodes != NULL) in the same pass
+ * over the (large) task array: each task's node and the sum of the
+ * magnitudes of all durations and gaps (*mag, for times_fit). One pass
+ * instead of three: on a job larger than the cache each costs about as
+ * much as reading the whole array from memory. */
+static inline bool order_pass(const sc__graph *g, node *nodes, u128 *mag, uint32_t **off_out,
+                              uint32_t **order_out) {
     size_t nt = g->tasks.len, np = g->procs.len;
     const sc__task *tasks = sc__graph_tasks(g);
     uint32_t *off = calloc(np + 2, sizeof *off);
@@ -395,11 +420,13 @@ bool sc__proc_order(const sc__graph *g, uint32_t **off_out, uint32_t **order_out
      * row: while counting, note whether every processor's tasks are one run
      * of consecutive indices with non-decreasing seq (run[p]: where it
      * starts). Then the order follows from the counts, without a second
-     * pass over the (large) task array. */
+     * pass over the task array. */
     bool runs = true;
     uint32_t prev_p = SC__NONE, prev_seq = 0;
+    u128 sum = 0;
     for (size_t i = 0; i < nt; i++) {
-        uint32_t p = tasks[i].proc, sq = tasks[i].seq;
+        const sc__task *t = &tasks[i];
+        uint32_t p = t->proc, sq = t->seq;
         if (p != prev_p) {
             if (off[p + 2]) runs = false; /* p had a run before this one */
             run[p] = (uint32_t)i;
@@ -409,7 +436,12 @@ bool sc__proc_order(const sc__graph *g, uint32_t **off_out, uint32_t **order_out
         off[p + 2]++;
         prev_p = p;
         prev_seq = sq;
+        if (nodes) {
+            nodes[i] = node_of(t, g->indeg ? g->indeg[i] : 0);
+            sum += (u128)magnitude(t->dur) + magnitude(t->gap);
+        }
     }
+    if (mag) *mag = sum;
     for (size_t p = 0; p < np; p++) off[p + 2] += off[p + 1];
     bool ok = true;
     if (runs) order_from_runs(off, order, run, np);
@@ -425,21 +457,37 @@ bool sc__proc_order(const sc__graph *g, uint32_t **off_out, uint32_t **order_out
     return true;
 }
 
-static void nodes_init(node *nodes, const sc__graph *g) {
-    const sc__task *tasks = sc__graph_tasks(g);
-    for (size_t i = 0; i < g->tasks.len; i++) {
-        const sc__task *t = &tasks[i];
-        nodes[i] = (node){
-            .ready = 0,
-            .dur = t->dur,
-            .remaining = g->indeg ? g->indeg[i] : 0,
-            .whead = SC__NONE,
-            .proc = t->proc,
-            .kind = t->kind,
-            .bits = (uint8_t)((t->gap > 0 ? NB_GAP : 0) | (t->flags & SC__TF_GRAPH_GAP ? NB_GRAPH_GAP : 0) |
-                              (t->group != SC__NONE ? NB_GROUP : 0)),
-        };
+bool sc__proc_order(const sc__graph *g, uint32_t **off_out, uint32_t **order_out) {
+    return order_pass(g, NULL, NULL, off_out, order_out);
+}
+
+/* Every simulated time is a sum of durations, gaps, launch latencies, sync
+ * costs, transfer times and one start offset along some path. When the total
+ * of all of them over the graph stays below 2^62 ns (146 years), no addition
+ * in the simulation can overflow; durations near the int64 limit (a corrupt
+ * or hostile trace) used to overflow start + dur, which is undefined
+ * behaviour (issue 6). Magnitudes are summed, so negative values count too.
+ * mag: the durations' and gaps' part, from order_pass; a task's launch
+ * latency and sync cost count once per task, so per processor they count
+ * once per task on it. 128 bits cannot overflow here (2^32 terms < 2^64). */
+static bool times_fit(const sc__graph *g, const sc__sim_params *p, const uint32_t *off, u128 mag) {
+    const sc__proc *pr = sc__graph_procs(g);
+    const sc__group *gr = (const sc__group *)g->groups.data;
+    size_t nr = g->ranks.len;
+    u128 total = mag, offset = 0;
+    for (size_t q = 0; q < g->procs.len; q++) {
+        uint32_t r = pr[q].rank, ntasks = off[q + 1] - off[q];
+        if (r < nr) {
+            if (p->launch_latency) total += (u128)ntasks * magnitude(p->launch_latency[r]);
+            if (p->sync_base) total += (u128)ntasks * magnitude(p->sync_base[r]);
+        }
+        u128 o = 0;
+        if (p->rank_offset && r < nr) o += magnitude(p->rank_offset[r]);
+        if (p->proc_backlog) o += magnitude(p->proc_backlog[q]);
+        if (o > offset) offset = o;
     }
+    for (size_t i = 0; i < g->groups.len; i++) total += magnitude(gr[i].transfer_ns);
+    return total + offset < (u128)1 << 62;
 }
 
 static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p, sc__sim *out) {
@@ -467,9 +515,8 @@ static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p
     s->popped = SC__NONE;
     if (!s->tree || !s->node || !s->cur || !s->prev ||
         !s->launched || !s->free_at || !s->busy || !s->rs_off || !s->rs || !s->arrived ||
-        !s->last || !s->max_arrival || !sc__proc_order(g, &s->off, &s->order))
+        !s->last || !s->max_arrival || !order_pass(g, s->node, &s->mag, &s->off, &s->order))
         return false;
-    nodes_init(s->node, g);
     for (size_t i = 0; i < 2 * (size_t)s->leaves; i++) s->tree[i] = EV_EMPTY;
     for (size_t q = 0; q < np; q++) {
         if (p->rank_offset && s->procs[q].rank < nr) s->free_at[q] = p->rank_offset[s->procs[q].rank];
@@ -504,53 +551,22 @@ static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p
     return true;
 }
 
-/* Every simulated time is a sum of durations, gaps, launch latencies, sync
- * costs, transfer times and one start offset along some path. When the total
- * of all of them over the graph stays below 2^62 ns (146 years), no addition
- * in the simulation can overflow; durations near the int64 limit (a corrupt
- * or hostile trace) used to overflow start + dur, which is undefined
- * behaviour (issue 6). Magnitudes are summed, so negative values count too. */
-static bool add_mag(int64_t *acc, int64_t v) {
-    if (v < 0) v = v == INT64_MIN ? INT64_MAX : -v;
-    return !__builtin_add_overflow(*acc, v, acc) && *acc < (INT64_C(1) << 62);
-}
-
-static bool times_fit(const sc__graph *g, const sc__sim_params *p) {
-    const sc__task *tk = sc__graph_tasks(g);
-    const sc__proc *pr = sc__graph_procs(g);
-    const sc__group *gr = (const sc__group *)g->groups.data;
-    size_t nr = g->ranks.len;
-    int64_t total = 0, offset = 0;
-    for (size_t i = 0; i < g->tasks.len; i++) {
-        uint32_t r = pr[tk[i].proc].rank;
-        if (!add_mag(&total, tk[i].dur) || !add_mag(&total, tk[i].gap)) return false;
-        if (p->launch_latency && r < nr && !add_mag(&total, p->launch_latency[r])) return false;
-        if (p->sync_base && r < nr && !add_mag(&total, p->sync_base[r])) return false;
-    }
-    for (size_t i = 0; i < g->groups.len; i++)
-        if (!add_mag(&total, gr[i].transfer_ns)) return false;
-    for (size_t q = 0; q < g->procs.len; q++) {
-        int64_t o = 0;
-        if (p->rank_offset && pr[q].rank < nr && !add_mag(&o, p->rank_offset[pr[q].rank])) return false;
-        if (p->proc_backlog && !add_mag(&o, p->proc_backlog[q])) return false;
-        if (o > offset) offset = o;
-    }
-    return add_mag(&total, offset);
-}
-
 sc_status sc__sim_run(const sc__graph *g, const sc__sim_params *p, sc__sim *out, sc_error *err) {
     sim_state s;
     memset(out, 0, sizeof *out);
     if (!g->succ_off && g->tasks.len)
         return sc__fail(err, SC_E_INTERNAL, NULL, SC_NO_OFFSET, "simulating a graph that is not finished");
-    if (!times_fit(g, p))
-        return sc__fail(err, SC_E_LIMIT, NULL, SC_NO_OFFSET,
-                        "the traced durations add up to more than 2^62 ns (146 years): "
-                        "not a real trace, refusing to simulate it");
     if (!state_init(&s, g, p, out)) {
         state_free(&s);
         sc__sim_free(out);
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory simulating");
+    }
+    if (!times_fit(g, p, s.off, s.mag)) {
+        state_free(&s);
+        sc__sim_free(out);
+        return sc__fail(err, SC_E_LIMIT, NULL, SC_NO_OFFSET,
+                        "the traced durations add up to more than 2^62 ns (146 years): "
+                        "not a real trace, refusing to simulate it");
     }
     for (uint32_t q = 0; q < g->procs.len; q++) try_place(&s, q);
     uint64_t events = 0;
