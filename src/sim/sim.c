@@ -80,6 +80,7 @@ enum {
     NB_GAP = 1,       /* gap > 0 */
     NB_GRAPH_GAP = 2, /* SC__TF_GRAPH_GAP */
     NB_GROUP = 4,     /* group != SC__NONE */
+    NB_BOUND = 8,     /* a predecessor's end has set out->bound */
 };
 
 typedef struct sim_state {
@@ -187,7 +188,7 @@ static void try_place(sim_state *s, uint32_t p) {
     int64_t from_proc = s->free_at[p];
     if (s->procs[p].kind == SC_P_THREAD) from_proc += gap;
     int64_t start = n->ready;
-    if (s->out->bound[t] == SC__NONE || from_proc > start) {
+    if (!(n->bits & NB_BOUND) || from_proc > start) {
         /* The processor (previous task + gap) binds, or nothing else does. */
         if (from_proc > start) start = from_proc;
         s->out->bound[t] = s->prev[p];
@@ -311,7 +312,8 @@ static void task_end(sim_state *s, uint32_t t, int64_t end) {
             if (at < s->out->start[t]) at = s->out->start[t];
         }
         node *nv = &s->node[v];
-        if (s->out->bound[v] == SC__NONE || at > nv->ready) {
+        if (!(nv->bits & NB_BOUND) || at > nv->ready) {
+            nv->bits |= NB_BOUND;
             nv->ready = at;
             s->out->bound[v] = t;
             s->out->bound_fam[v] = fam;
@@ -541,10 +543,9 @@ static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p
     out->wait_kind = calloc(n1, 1);
     if (!out->start || !out->end || !out->bound || !out->bound_fam || !out->waited || !out->wait_kind)
         return false;
-    /* start, end and bound_fam need no initial value: every task is placed
-     * (start, bound_fam) and ends (end) before anything reads them, or the
-     * run fails and frees them. bound says "no predecessor yet". */
-    memset(out->bound, 0xff, nt * sizeof *out->bound);
+    /* start, end, bound and bound_fam need no initial value: every task is
+     * placed (start, bound, bound_fam) and ends (end) before anything reads
+     * them, or the run fails and frees them. */
     memset(out->waited, 0xff, nt * sizeof *out->waited);
     out->makespan = 0;
     out->events = 0;
