@@ -90,8 +90,11 @@ typedef struct sim_state {
     const sc__proc *procs;
     sc__sim *out;
     node *node; /* per task */
-    /* per processor */
-    uint32_t *off, *order, *cur, *prev, *launched;
+    /* per processor: its tasks in seq order are order[off[p] .. off[p+1]),
+     * or when each processor's tasks are one run of indices (order NULL)
+     * run[p] ..; cur[p] walks up to stop[p] in whichever of the two */
+    uint32_t *off, *order, *run, *cur, *stop;
+    uint32_t *prev, *launched;
     int64_t *free_at;
     uint8_t *busy;
     /* per rank: its stream processors */
@@ -180,8 +183,8 @@ static void group_arrive(sim_state *s, uint32_t t) {
 
 /* Places the next task of processor p if its predecessors have all ended. */
 static void try_place(sim_state *s, uint32_t p) {
-    if (s->busy[p] || s->cur[p] == s->off[p + 1]) return;
-    uint32_t t = s->order[s->cur[p]];
+    if (s->busy[p] || s->cur[p] == s->stop[p]) return;
+    uint32_t t = s->order ? s->order[s->cur[p]] : s->cur[p];
     node *n = &s->node[t];
     if (n->remaining) return;
     int64_t gap = n->bits & NB_GAP ? s->tasks[t].gap : 0;
@@ -328,6 +331,8 @@ static void state_free(sim_state *s) {
     free(s->off);
     free(s->order);
     free(s->cur);
+    free(s->stop);
+    free(s->run);
     free(s->prev);
     free(s->launched);
     free(s->free_at);
@@ -404,9 +409,12 @@ static inline node node_of(const sc__task *t, uint32_t indeg) {
  * over the (large) task array: each task's node and the sum of the
  * magnitudes of all durations and gaps (*mag, for times_fit). One pass
  * instead of three: on a job larger than the cache each costs about as
- * much as reading the whole array from memory. */
+ * much as reading the whole array from memory. With run_out, when every
+ * processor's tasks are one run, *order_out is NULL and *run_out says where
+ * each run starts (caller frees): processor p's tasks are then run[p] ..
+ * run[p] + off[p + 1] - off[p]. */
 static inline bool order_pass(const sc__graph *g, node *nodes, u128 *mag, uint32_t **off_out,
-                              uint32_t **order_out) {
+                              uint32_t **order_out, uint32_t **run_out) {
     size_t nt = g->tasks.len, np = g->procs.len;
     const sc__task *tasks = sc__graph_tasks(g);
     uint32_t *off = calloc(np + 2, sizeof *off);
@@ -445,6 +453,14 @@ static inline bool order_pass(const sc__graph *g, node *nodes, u128 *mag, uint32
     }
     if (mag) *mag = sum;
     for (size_t p = 0; p < np; p++) off[p + 2] += off[p + 1];
+    if (runs && run_out) {
+        for (size_t p = 0; p < np; p++) off[p + 1] = off[p + 2];
+        free(order);
+        *off_out = off;
+        *order_out = NULL;
+        *run_out = run;
+        return true;
+    }
     bool ok = true;
     if (runs) order_from_runs(off, order, run, np);
     else ok = order_by_scatter(g, off, order);
@@ -460,7 +476,7 @@ static inline bool order_pass(const sc__graph *g, node *nodes, u128 *mag, uint32
 }
 
 bool sc__proc_order(const sc__graph *g, uint32_t **off_out, uint32_t **order_out) {
-    return order_pass(g, NULL, NULL, off_out, order_out);
+    return order_pass(g, NULL, NULL, off_out, order_out, NULL);
 }
 
 /* Every simulated time is a sum of durations, gaps, launch latencies, sync
@@ -503,6 +519,7 @@ static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p
     s->out = out;
     s->node = sc__alloc_array(n1, sizeof *s->node);
     s->cur = sc__alloc_array(p1, sizeof *s->cur);
+    s->stop = sc__alloc_array(p1, sizeof *s->stop);
     s->prev = sc__alloc_array(p1, sizeof *s->prev);
     s->launched = sc__alloc_array(p1, sizeof *s->launched);
     s->free_at = calloc(p1, sizeof *s->free_at);
@@ -515,15 +532,16 @@ static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p
     for (s->leaves = 1; s->leaves < np; s->leaves *= 2) {}
     s->tree = sc__alloc_array(2 * (size_t)s->leaves, sizeof *s->tree);
     s->popped = SC__NONE;
-    if (!s->tree || !s->node || !s->cur || !s->prev ||
+    if (!s->tree || !s->node || !s->cur || !s->stop || !s->prev ||
         !s->launched || !s->free_at || !s->busy || !s->rs_off || !s->rs || !s->arrived ||
-        !s->last || !s->max_arrival || !order_pass(g, s->node, &s->mag, &s->off, &s->order))
+        !s->last || !s->max_arrival || !order_pass(g, s->node, &s->mag, &s->off, &s->order, &s->run))
         return false;
     for (size_t i = 0; i < 2 * (size_t)s->leaves; i++) s->tree[i] = EV_EMPTY;
     for (size_t q = 0; q < np; q++) {
         if (p->rank_offset && s->procs[q].rank < nr) s->free_at[q] = p->rank_offset[s->procs[q].rank];
         if (p->proc_backlog && p->proc_backlog[q] > 0) s->free_at[q] += p->proc_backlog[q];
-        s->cur[q] = s->off[q];
+        s->cur[q] = s->order ? s->off[q] : s->run[q];
+        s->stop[q] = s->cur[q] + (s->off[q + 1] - s->off[q]);
         s->prev[q] = SC__NONE;
         s->launched[q] = SC__NONE;
     }
