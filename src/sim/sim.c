@@ -182,14 +182,26 @@ static void group_arrive(sim_state *s, uint32_t t) {
     }
 }
 
-/* A processor's tasks are consecutive nodes (one run, the usual case), and
- * the node after t is read when t ends, as its successor. Left alone, that
- * read misses at every other task on a job larger than the cache: hundreds
- * of processors each walk their own slice of the nodes, too many streams
- * for the hardware prefetcher. Placing t comes a whole task duration (many
- * events) before its end, time enough to bring in the next line. */
-static inline void prefetch_next_node(const sim_state *s, uint32_t t) {
-    if (t + 2 < s->g->tasks.len) __builtin_prefetch(&s->node[t + 2], 1);
+/* A processor's tasks are consecutive (one run, the usual case), and the
+ * node after t is read when t ends, as its successor, along with t's
+ * succ_off. Left alone, those reads miss whenever they cross into a new
+ * line on a job larger than the cache: hundreds of processors each walk
+ * their own slice of the arrays, too many streams for the hardware
+ * prefetcher. Placing t comes a whole task duration (many events) before
+ * its end, time enough to bring in the lines ahead.
+ * always_inline: a helper made only of prefetches looks free of side
+ * effects to GCC, which then deletes calls to it that it did not inline. */
+#define PREFETCH_HELPER static inline __attribute__((always_inline)) void
+PREFETCH_HELPER prefetch_ahead_of(const sim_state *s, uint32_t t) {
+    size_t nt = s->g->tasks.len;
+    if (t + 2 < nt) __builtin_prefetch(&s->node[t + 2], 1);
+    if (t + 16 < nt) __builtin_prefetch(&s->g->succ_off[t + 16]);
+}
+
+/* The same for the edge arrays, a line ahead of edge k (read at an end). */
+PREFETCH_HELPER prefetch_edges_after(const sc__graph *g, uint32_t k) {
+    if (k + 16 < g->nedges) __builtin_prefetch(&g->succ[k + 16]);
+    if (k + 64 < g->nedges) __builtin_prefetch(&g->succ_family[k + 64]);
 }
 
 /* Places the next task of processor p if its predecessors have all ended. */
@@ -214,7 +226,7 @@ static void try_place(sim_state *s, uint32_t p) {
     if (n->bits & NB_GRAPH_GAP) start += gap;
     s->out->start[t] = start;
     s->busy[p] = 1;
-    prefetch_next_node(s, t);
+    prefetch_ahead_of(s, t);
     if (n->kind == SC_T_SYNC) push_event(s, p, start, EV_SYNC, t);
     else if ((n->bits & NB_GROUP) && s->p->coupled) group_arrive(s, t);
     else finish_task(s, t, start + (n->dur > 0 ? n->dur : 0));
@@ -317,6 +329,7 @@ static void task_end(sim_state *s, uint32_t t, int64_t end) {
     }
 
     int64_t lat = rank_param(s->p->launch_latency, s->procs[p].rank);
+    prefetch_edges_after(g, g->succ_off[t]);
     for (uint32_t k = g->succ_off[t]; k < g->succ_off[t + 1]; k++) {
         uint32_t v = g->succ[k];
         uint8_t fam = g->succ_family[k];
