@@ -184,9 +184,10 @@ static void group_arrive(sim_state *s, uint32_t t) {
 
 /* A processor's tasks are consecutive (one run, the usual case), and the
  * node after t is read when t ends, as its successor, along with t's
- * succ_off. Left alone, those reads miss whenever they cross into a new
- * line on a job larger than the cache: hundreds of processors each walk
- * their own slice of the arrays, too many streams for the hardware
+ * succ_off; the outputs of the tasks after t are written as they are
+ * placed and end. Left alone, those accesses miss whenever they cross into
+ * a new line on a job larger than the cache: hundreds of processors each
+ * walk their own slice of the arrays, too many streams for the hardware
  * prefetcher. Placing t comes a whole task duration (many events) before
  * its end, time enough to bring in the lines ahead.
  * always_inline: a helper made only of prefetches looks free of side
@@ -196,6 +197,12 @@ PREFETCH_HELPER prefetch_ahead_of(const sim_state *s, uint32_t t) {
     size_t nt = s->g->tasks.len;
     if (t + 2 < nt) __builtin_prefetch(&s->node[t + 2], 1);
     if (t + 16 < nt) __builtin_prefetch(&s->g->succ_off[t + 16]);
+    if (t + 8 < nt) {
+        __builtin_prefetch(&s->out->start[t + 8], 1);
+        __builtin_prefetch(&s->out->end[t + 8], 1);
+    }
+    if (t + 16 < nt) __builtin_prefetch(&s->out->bound[t + 16], 1);
+    if (t + 64 < nt) __builtin_prefetch(&s->out->bound_fam[t + 64], 1);
 }
 
 /* The same for the edge arrays, a line ahead of edge k (read at an end). */
