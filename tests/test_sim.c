@@ -424,6 +424,56 @@ static void test_scale_rules(void **state) {
     sc__graph_free(t.g);
 }
 
+/* sc__proc_order: one run per processor in seq order (the fast path), tasks
+ * of processors interleaved, and a run whose seq goes backwards must all
+ * give each processor's tasks in seq order, ties in index order. */
+static void expect_order(tg *t, const uint32_t *want_off, const uint32_t *want, size_t np, size_t nt) {
+    uint32_t *off, *order;
+    assert_true(sc__proc_order(t->g, &off, &order));
+    for (size_t p = 0; p <= np; p++) assert_int_equal(off[p], want_off[p]);
+    for (size_t i = 0; i < nt; i++) assert_int_equal(order[i], want[i]);
+    free(off);
+    free(order);
+}
+
+static void add_seq(tg *t, uint32_t proc, uint32_t seq) {
+    uint32_t id = tg_task(t, proc, SC_T_CPU, 1, 0, "x");
+    sc__graph_tasks(t->g)[id].seq = seq;
+}
+
+static void test_proc_order(void **state) {
+    (void)state;
+    tg t;
+    tg_init(&t, 1);
+    uint32_t a = tg_proc(&t, 0, SC_P_THREAD, 1), b = tg_proc(&t, 0, SC_P_THREAD, 2);
+    add_seq(&t, b, 0); /* 0 */
+    add_seq(&t, b, 1); /* 1 */
+    add_seq(&t, b, 1); /* 2: a tie keeps index order */
+    add_seq(&t, a, 0); /* 3 */
+    add_seq(&t, a, 5); /* 4 */
+    expect_order(&t, (const uint32_t[]){0, 2, 5}, (const uint32_t[]){3, 4, 0, 1, 2}, 2, 5);
+    sc__graph_free(t.g);
+
+    tg_init(&t, 1);
+    a = tg_proc(&t, 0, SC_P_THREAD, 1);
+    b = tg_proc(&t, 0, SC_P_THREAD, 2);
+    add_seq(&t, a, 0); /* 0 */
+    add_seq(&t, b, 0); /* 1 */
+    add_seq(&t, a, 1); /* 2: a's second run */
+    expect_order(&t, (const uint32_t[]){0, 2, 3}, (const uint32_t[]){0, 2, 1}, 2, 3);
+    sc__graph_free(t.g);
+
+    tg_init(&t, 1);
+    a = tg_proc(&t, 0, SC_P_THREAD, 1);
+    b = tg_proc(&t, 0, SC_P_THREAD, 2);
+    add_seq(&t, a, 0); /* 0 */
+    add_seq(&t, b, 3); /* 1 */
+    add_seq(&t, b, 1); /* 2: seq goes backwards */
+    add_seq(&t, b, 2); /* 3 */
+    expect_order(&t, (const uint32_t[]){0, 1, 4}, (const uint32_t[]){0, 2, 3, 1}, 2, 4);
+    sc__graph_free(t.g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gaps_on_a_thread),
@@ -436,6 +486,7 @@ int main(void) {
         cmocka_unit_test(test_deadlock_is_reported),
         cmocka_unit_test(test_cross_edges),
         cmocka_unit_test(test_scale_rules),
+        cmocka_unit_test(test_proc_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
