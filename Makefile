@@ -3,7 +3,8 @@
 #   make            build libstepcast.a and build/stepcast
 #   make demo       install missing packages, build, run on the bundled example
 #   make test       install missing packages, build, run the test suite
-#   make check      the test suite under ASan + UBSan (build-asan/)
+#   make check      the test suite under ASan + UBSan (build-asan/; CC=clang
+#                   CHECK_BUILD=build-asan-clang for clang's sanitizers)
 #   make bench      throughput and memory figures
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS per target
 #   make valgrind   the CLI over the shared traces and the tests under valgrind
@@ -72,10 +73,13 @@ test: deps
 	@$(MAKE) --no-print-directory all $(TEST_BIN)
 	@sh tests/run.sh $(BUILD)
 
+# CHECK_BUILD: the folder of the sanitizer build (CI also runs it with
+# CC=clang, whose UBSan checks more, e.g. offsets applied to NULL).
+CHECK_BUILD ?= build-asan
 check: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 all \
-	  $(TEST_SRC:tests/%.c=build-asan/tests/%)
-	@sh tests/run.sh build-asan
+	@$(MAKE) --no-print-directory BUILD=$(CHECK_BUILD) SAN=1 all \
+	  $(TEST_SRC:tests/%.c=$(CHECK_BUILD)/tests/%)
+	@sh tests/run.sh $(CHECK_BUILD)
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BIN)
@@ -114,6 +118,6 @@ valgrind: deps
 # ---- end of hardening block ------------------------------------------------
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-asan-clang build-clang build-fuzz
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

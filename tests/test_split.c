@@ -226,12 +226,32 @@ static void test_errors_as_sequential(void **state) {
     free(text);
 }
 
+/* Regression (fuzz_split, clang UBSan): appending traces whose extras or
+ * shapes are empty did arithmetic on their NULL arrays. */
+static void test_append_empty_arrays(void **state) {
+    (void)state;
+    sc_trace *a = sc__trace_new("a"), *b = sc__trace_new("b");
+    assert_true(sc__trace_append(a, b)); /* nothing to nothing */
+    sc__event *e = sc__vec_push(&b->events);
+    e->name = sc__intern_put(&b->strings, "k", 1);
+    e->cat = 0;
+    e->track = sc__trace_track(b, 1, SC__NONE, 2, SC__NONE);
+    e->ext = e->shapes = SC__NONE;
+    assert_true(sc__trace_append(a, b)); /* events, but no extras or shapes */
+    assert_int_equal(a->events.len, 1);
+    assert_int_equal(a->exts.len, 0);
+    assert_string_equal(sc__trace_str(a, sc__trace_events(a)[0].name), "k");
+    sc_trace_free(a);
+    sc_trace_free(b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shared_traces),
         cmocka_unit_test(test_hostile_boundaries),
         cmocka_unit_test(test_members_after_events),
         cmocka_unit_test(test_errors_as_sequential),
+        cmocka_unit_test(test_append_empty_arrays),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -74,6 +74,11 @@ void sc__vec_free(sc__vec *v);
 bool sc__vec_reserve(sc__vec *v, size_t cap);
 void *sc__vec_push(sc__vec *v); /* pointer to a new zeroed slot, NULL on OOM */
 #define SC__VEC_AT(v, type, i) (((type *)(v)->data)[i])
+/* Just past the last element, for appending in place after a reserve; NULL
+ * for an array that has no storage yet (NULL + 0 is undefined behaviour). */
+static inline void *sc__vec_end(const sc__vec *v) {
+    return v->data ? (char *)v->data + v->len * v->elem : NULL;
+}
 
 /* ------------------------------------------------------------------ strings */
 

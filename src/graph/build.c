@@ -47,7 +47,7 @@ uint32_t sc__bctx_name(sc__bctx *c, uint32_t trace_str) {
     if (trace_str >= c->name_map.len) {
         size_t want = c->t->strings.count > trace_str ? c->t->strings.count : (size_t)trace_str + 1;
         if (!sc__vec_reserve(&c->name_map, want)) return SC__NONE;
-        memset((uint32_t *)c->name_map.data + c->name_map.len, 0xff,
+        memset((uint32_t *)sc__vec_end(&c->name_map), 0xff,
                (want - c->name_map.len) * sizeof(uint32_t));
         c->name_map.len = want;
     }
@@ -63,7 +63,7 @@ static uint8_t call_bits(sc__bctx *c, uint32_t trace_str) {
     if (trace_str >= c->class_map.len) {
         size_t want = c->t->strings.count > trace_str ? c->t->strings.count : (size_t)trace_str + 1;
         if (!sc__vec_reserve(&c->class_map, want)) return 1; /* OOM: "other", uncached */
-        memset((uint8_t *)c->class_map.data + c->class_map.len, 0, want - c->class_map.len);
+        memset((uint8_t *)sc__vec_end(&c->class_map), 0, want - c->class_map.len);
         c->class_map.len = want;
     }
     uint8_t *slot = &SC__VEC_AT(&c->class_map, uint8_t, trace_str);
@@ -386,7 +386,7 @@ static bool append_part(sc__graph *g, sc__vec *comms, rank_part *part) {
          sc__vec_reserve(comms, comms->len + part->comms.len);
     if (ok) {
         const sc__rank *pr = (const sc__rank *)p->ranks.data;
-        sc__rank *gr = (sc__rank *)g->ranks.data + g->ranks.len;
+        sc__rank *gr = (sc__rank *)sc__vec_end(&g->ranks);
         for (size_t k = 0; k < nr; k++) {
             gr[k] = pr[k];
             gr[k].first_task += toff;
@@ -394,14 +394,14 @@ static bool append_part(sc__graph *g, sc__vec *comms, rank_part *part) {
         }
         g->ranks.len += nr;
         const sc__proc *pp = (const sc__proc *)p->procs.data;
-        sc__proc *gp = (sc__proc *)g->procs.data + g->procs.len;
+        sc__proc *gp = (sc__proc *)sc__vec_end(&g->procs);
         for (size_t k = 0; k < np; k++) {
             gp[k] = pp[k];
             gp[k].rank += roff;
         }
         g->procs.len += np;
         const sc__op *po = (const sc__op *)p->ops.data;
-        sc__op *go = (sc__op *)g->ops.data + g->ops.len;
+        sc__op *go = (sc__op *)sc__vec_end(&g->ops);
         for (size_t k = 0; k < no; k++) {
             go[k] = po[k];
             go[k].name = MAPS(po[k].name);
@@ -410,7 +410,7 @@ static bool append_part(sc__graph *g, sc__vec *comms, rank_part *part) {
         }
         g->ops.len += no;
         const sc__task *pt = (const sc__task *)p->tasks.data;
-        sc__task *gt = (sc__task *)g->tasks.data + g->tasks.len;
+        sc__task *gt = (sc__task *)sc__vec_end(&g->tasks);
         for (size_t k = 0; k < nt; k++) {
             gt[k] = pt[k];
             gt[k].proc += poff;
@@ -423,15 +423,15 @@ static bool append_part(sc__graph *g, sc__vec *comms, rank_part *part) {
         }
         g->tasks.len += nt;
         const sc__edge *pe = (const sc__edge *)p->edge_list.data;
-        sc__edge *ge = (sc__edge *)g->edge_list.data + g->edge_list.len;
+        sc__edge *ge = (sc__edge *)sc__vec_end(&g->edge_list);
         for (size_t k = 0; k < ne; k++) ge[k] = (sc__edge){pe[k].from + toff, pe[k].to + toff, pe[k].family};
         g->edge_list.len += ne;
         if (p->proc_backlog.len)
-            memcpy((int64_t *)g->proc_backlog.data + g->proc_backlog.len, p->proc_backlog.data,
+            memcpy((int64_t *)sc__vec_end(&g->proc_backlog), p->proc_backlog.data,
                    p->proc_backlog.len * sizeof(int64_t));
         g->proc_backlog.len += p->proc_backlog.len;
         const sc__comm_rec *pc = (const sc__comm_rec *)part->comms.data;
-        sc__comm_rec *gc = (sc__comm_rec *)comms->data + comms->len;
+        sc__comm_rec *gc = (sc__comm_rec *)sc__vec_end(comms);
         for (size_t k = 0; k < part->comms.len; k++) {
             gc[k] = pc[k];
             gc[k].task += toff;

@@ -376,7 +376,7 @@ static sc_status decode_rank(sc__graph *g, const sc_trace *t, rank_nodes *rn, sc
             k->fam_off = (uint32_t)rn->fam.len;
             if (!sc__vec_reserve(&rn->fam, rn->fam.len + n.fam_len))
                 return sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
-            memcpy((uint8_t *)rn->fam.data + rn->fam.len, n.fam, n.fam_len);
+            if (n.fam_len) memcpy(sc__vec_end(&rn->fam), n.fam, n.fam_len);
             rn->fam.len += n.fam_len;
         }
         classify(&n, k);

@@ -337,7 +337,7 @@ static void encode_node(const sc__graph *g, uint32_t ti, uint64_t id, const xran
     size_t nctrl = 0;
     while (nctrl < x->deps.len && is_ctrl_family(fam[nctrl])) nctrl++;
     sc__pb_put_packed(body, NODE_CTRL, deps, nctrl);
-    sc__pb_put_packed(body, NODE_DATA, deps + nctrl, x->deps.len - nctrl);
+    sc__pb_put_packed(body, NODE_DATA, nctrl < x->deps.len ? deps + nctrl : NULL, x->deps.len - nctrl);
     if (t->ts > 0) sc__pb_put_uint(body, NODE_START, (uint64_t)t->ts / 1000);
     int64_t dur = t->dur > 0 ? t->dur : 0;
     sc__pb_put_uint(body, NODE_DUR, (uint64_t)(dur + 500) / 1000);

@@ -456,7 +456,7 @@ static inline bool order_pass(const sc__graph *g, node *nodes, u128 *mag, uint32
     const sc__task *tasks = sc__graph_tasks(g);
     uint32_t *off = calloc(np + 2, sizeof *off);
     uint32_t *order = sc__alloc_array(nt ? nt : 1, sizeof *order);
-    uint32_t *run = sc__alloc_array(np ? np : 1, sizeof *run);
+    uint32_t *run = calloc(np ? np : 1, sizeof *run); /* a processor without tasks: an empty run at 0 */
     if (!off || !order || !run) {
         free(off);
         free(order);

@@ -58,6 +58,16 @@ static void remap_ext(sc__event_ext *x, const uint32_t *map) {
         if (*ids[i] != SC__NONE) *ids[i] = map[*ids[i]];
 }
 
+/* Copies src's elements after dst's (room reserved); returns the first
+ * copy, NULL when src is empty (dst's array may then be NULL too). */
+static void *append_block(sc__vec *dst, const sc__vec *src) {
+    if (!src->len) return NULL;
+    void *at = sc__vec_end(dst);
+    memcpy(at, src->data, src->len * src->elem);
+    dst->len += src->len;
+    return at;
+}
+
 bool sc__trace_append(sc_trace *dst, const sc_trace *src) {
     const sc__intern *ss = &src->strings;
     uint32_t *smap = sc__alloc_array(ss->count ? ss->count : 1, sizeof *smap);
@@ -78,19 +88,14 @@ bool sc__trace_append(sc_trace *dst, const sc_trace *src) {
         ok = false;
     if (ok) { /* room is reserved: copy each array whole, then map its ids in place */
         uint32_t ext0 = (uint32_t)dst->exts.len, sh0 = (uint32_t)dst->shapes.len;
-        sc__event_ext *x = (sc__event_ext *)dst->exts.data + dst->exts.len;
-        if (src->exts.len) memcpy(x, src->exts.data, src->exts.len * sizeof *x);
+        sc__event_ext *x = append_block(&dst->exts, &src->exts);
         for (size_t i = 0; i < src->exts.len; i++) remap_ext(&x[i], smap);
-        dst->exts.len += src->exts.len;
-        sc__event_shapes *sh = (sc__event_shapes *)dst->shapes.data + dst->shapes.len;
-        if (src->shapes.len) memcpy(sh, src->shapes.data, src->shapes.len * sizeof *sh);
+        sc__event_shapes *sh = append_block(&dst->shapes, &src->shapes);
         for (size_t i = 0; i < src->shapes.len; i++) {
             if (sh[i].dims != SC__NONE) sh[i].dims = smap[sh[i].dims];
             if (sh[i].types != SC__NONE) sh[i].types = smap[sh[i].types];
         }
-        dst->shapes.len += src->shapes.len;
-        sc__event *e = sc__trace_events(dst) + dst->events.len;
-        if (src->events.len) memcpy(e, src->events.data, src->events.len * sizeof *e);
+        sc__event *e = append_block(&dst->events, &src->events);
         for (size_t i = 0; i < src->events.len; i++) {
             e[i].name = smap[e[i].name];
             e[i].cat = smap[e[i].cat];
@@ -98,7 +103,6 @@ bool sc__trace_append(sc_trace *dst, const sc_trace *src) {
             if (e[i].ext != SC__NONE) e[i].ext += ext0;
             if (e[i].shapes != SC__NONE) e[i].shapes += sh0;
         }
-        dst->events.len += src->events.len;
     }
     free(smap);
     free(tmap);
