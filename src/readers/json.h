@@ -8,6 +8,8 @@
  * the window it returns SC__J_MORE: the reader asks the window to refill,
  * keeping the bytes from the unit's start, and parses the unit again. Units
  * have no side effects until they complete, so a retry is always safe.
+ * sc__jp_drive runs that loop over a whole document, sc__jp_run up to a
+ * state (for a reader that stops part-way, e.g. one slice of a file).
  *
  * The window keeps a NUL sentinel after the last byte: hot loops test for the
  * sentinel instead of bounds, and a NUL inside the data (invalid JSON) is

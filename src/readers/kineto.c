@@ -6,8 +6,13 @@
  * after traceEvents, string pids/tids, flows, instants, ROCm traces. The file
  * streams through a json.h window one unit at a time (a top-level member, or
  * one element of traceEvents), so memory grows with the events kept, not with
- * the JSON text. Each event becomes one compact sc__event; the few arguments
- * later stages need beyond that go to an sc__event_ext.
+ * the JSON text. Each event becomes one compact sc__event; an operator's
+ * shapes go to an sc__event_shapes and the few other arguments later stages
+ * need to an sc__event_ext. Object keys are turned into ids once (read_key:
+ * the common ones straight from their raw bytes) and dispatched by switch.
+ * A large plain file with threads to spare is read in slices by
+ * kineto_split.c, which uses this file's pieces (kineto.h); a gzip file with
+ * a thread to spare is inflated ahead (src/io/readahead.c).
  */
 #include "kineto.h"
 
