@@ -83,8 +83,12 @@ typedef struct sc_load_options {
     /* Initial size of the read window; 0 means 4 MiB. Tests set a tiny one
      * (e.g. 64) so that every unit straddles a refill. */
     uint32_t window_bytes;
-    /* Files read in parallel by sc_traceset_load, one per thread (issue 5,
-     * `-j N`); 0 means every online core. */
+    /* Threads a load may use (issue 5, `-j N`); 0 means $STEPCAST_THREADS,
+     * else every online core. sc_traceset_load reads files in parallel, one
+     * per thread, and gives threads left over to the files; sc_trace_load
+     * reads a plain file of 32 MiB or more in slices on that many threads
+     * (the trace is the same as with 1) and inflates gzip ahead on a second
+     * one. Set 1 to keep a load on the calling thread. */
     uint32_t threads;
     /* Memory the readers may hold for the whole load (issue 6); a trace set
      * gives each file an equal share. Over it, loading fails with SC_E_LIMIT
