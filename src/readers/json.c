@@ -78,41 +78,39 @@ int sc__jwin_refill(sc__jp *jp, const char *keep_from) {
     return SC__J_OK;
 }
 
-int sc__jp_drive(sc__jp *jp, sc__jp_step_fn step, void *ctx, int start, int end, const char *what) {
-    int state = start;
-    for (;;) {
-        const char *unit = jp->p;
-        int before = state, rc;
-        if (state == end) {
-            if (sc__jp_peek(jp) != '\0' || jp->p < jp->end)
-                return sc__jp_error(jp, "unexpected data after the end of the %s", what);
-            if (jp->w->eof) return SC__J_OK;
-            rc = SC__J_MORE;
-        } else {
-            rc = step(ctx, &state);
-        }
-        if (rc == SC__J_MORE) {
-            if (jp->w->eof && before == start) /* nothing but whitespace */
-                return sc__jp_error_at(jp, jp->end, SC_E_PARSE, "empty input");
-            state = before;
-            rc = sc__jwin_refill(jp, unit);
-        }
-        if (rc != SC__J_OK) return rc;
-    }
-}
-
-int sc__jp_run(sc__jp *jp, sc__jp_step_fn step, void *ctx, int *state, int stop) {
+/* The unit-and-retry loop: steps from *state until it is `stop`, refilling
+ * the window (keeping the unit) whenever a step runs out of it. A step that
+ * runs out at the end of input while still in state `empty_at` finds
+ * nothing but whitespace there: "empty input" (-1: no such state). */
+static int run_units(sc__jp *jp, sc__jp_step_fn step, void *ctx, int *state, int stop, int empty_at) {
     while (*state != stop) {
         const char *unit = jp->p;
         int before = *state;
         int rc = step(ctx, state);
         if (rc == SC__J_MORE) {
+            if (jp->w->eof && before == empty_at)
+                return sc__jp_error_at(jp, jp->end, SC_E_PARSE, "empty input");
             *state = before;
             rc = sc__jwin_refill(jp, unit);
         }
         if (rc != SC__J_OK) return rc;
     }
     return SC__J_OK;
+}
+
+int sc__jp_drive(sc__jp *jp, sc__jp_step_fn step, void *ctx, int start, int end, const char *what) {
+    int state = start;
+    SC__JTRY(run_units(jp, step, ctx, &state, end, start));
+    for (;;) { /* the root value is closed: only whitespace may follow */
+        if (sc__jp_peek(jp) != '\0' || jp->p < jp->end)
+            return sc__jp_error(jp, "unexpected data after the end of the %s", what);
+        if (jp->w->eof) return SC__J_OK;
+        SC__JTRY(sc__jwin_refill(jp, jp->p));
+    }
+}
+
+int sc__jp_run(sc__jp *jp, sc__jp_step_fn step, void *ctx, int *state, int stop) {
+    return run_units(jp, step, ctx, state, stop, -1);
 }
 
 bool sc__jp_init(sc__jp *jp, sc__jwin *w, const char *name, const sc_load_options *opts,
