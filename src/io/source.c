@@ -61,48 +61,41 @@ static sc_status source_start(sc__source *s, sc_error *err) {
     return SC_OK;
 }
 
-sc_status sc__source_open_file(sc__source *s, const char *path, sc_error *err) {
+/* Opens path for reading into a fresh s. O_NONBLOCK only for the open: a
+ * FIFO nobody writes to must not hang us (it then reads as empty); reads
+ * block as usual, so pipes still work. */
+static sc_status open_fd(sc__source *s, const char *path, sc_error *err) {
     memset(s, 0, sizeof *s);
     s->name = path;
-    /* O_NONBLOCK only for the open: a FIFO nobody writes to must not hang us
-     * (it then reads as empty); reads block as usual, so pipes still work. */
     s->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (s->fd < 0)
         return sc__fail(err, SC_E_IO, path, SC_NO_OFFSET, "cannot open: %s", strerror(errno));
     int flags = fcntl(s->fd, F_GETFL);
     if (flags >= 0) fcntl(s->fd, F_SETFL, flags & ~O_NONBLOCK);
-    sc_status st = source_start(s, err);
-    if (st != SC_OK) sc__source_close(s);
+    return SC_OK;
+}
+
+sc_status sc__source_open_file(sc__source *s, const char *path, sc_error *err) {
+    sc_status st = open_fd(s, path, err);
+    if (st == SC_OK && (st = source_start(s, err)) != SC_OK) sc__source_close(s);
     return st;
 }
 
 sc_status sc__source_open_at(sc__source *s, const char *path, uint64_t offset, sc_error *err) {
-    memset(s, 0, sizeof *s);
-    s->name = path;
-    /* O_NONBLOCK: a FIFO nobody writes to must not hang us; only a regular
-     * file can be entered at an offset anyway. */
-    s->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (s->fd < 0)
-        return sc__fail(err, SC_E_IO, path, SC_NO_OFFSET, "cannot open: %s", strerror(errno));
+    sc_status st = open_fd(s, path, err);
+    if (st != SC_OK) return st;
     struct stat sb;
-    int flags = fcntl(s->fd, F_GETFL);
-    if (fstat(s->fd, &sb) != 0 || !S_ISREG(sb.st_mode) || flags < 0 ||
-        fcntl(s->fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
-        sc__source_close(s);
-        return sc__fail(err, SC_E_IO, path, SC_NO_OFFSET, "not a regular file");
-    }
     unsigned char magic[2];
-    if (pread(s->fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-        sc__source_close(s);
-        return sc__fail(err, SC_E_FORMAT, path, SC_NO_OFFSET, "gzip input cannot be read from an offset");
+    if (fstat(s->fd, &sb) != 0 || !S_ISREG(sb.st_mode)) { /* only a file has offsets */
+        st = sc__fail(err, SC_E_IO, path, SC_NO_OFFSET, "not a regular file");
+    } else if (pread(s->fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+        st = sc__fail(err, SC_E_FORMAT, path, SC_NO_OFFSET, "gzip input cannot be read from an offset");
+    } else if (offset > (uint64_t)INT64_MAX || lseek(s->fd, (off_t)offset, SEEK_SET) < 0) {
+        st = sc__fail(err, SC_E_IO, path, offset, "cannot seek: %s", strerror(errno));
     }
-    if (offset > (uint64_t)INT64_MAX || lseek(s->fd, (off_t)offset, SEEK_SET) < 0) {
-        sc__fail(err, SC_E_IO, path, offset, "cannot seek: %s", strerror(errno));
-        sc__source_close(s);
-        return SC_E_IO;
-    }
-    s->raw_read = offset;
-    return SC_OK;
+    if (st != SC_OK) sc__source_close(s);
+    else s->raw_read = offset;
+    return st;
 }
 
 sc_status sc__source_open_mem(sc__source *s, const void *data, size_t size, const char *name,
