@@ -73,6 +73,9 @@ void sc__vec_init(sc__vec *v, size_t elem);
 void sc__vec_free(sc__vec *v);
 bool sc__vec_reserve(sc__vec *v, size_t cap);
 void *sc__vec_push(sc__vec *v); /* pointer to a new zeroed slot, NULL on OOM */
+/* Appends a copy of *item (elem bytes), with no zeroing first (a reader's
+ * hot path: every event is built whole, then stored); false on OOM. */
+bool sc__vec_append(sc__vec *v, const void *item);
 #define SC__VEC_AT(v, type, i) (((type *)(v)->data)[i])
 /* Just past the last element, for appending in place after a reserve; NULL
  * for an array that has no storage yet (NULL + 0 is undefined behaviour). */

@@ -17,7 +17,6 @@
 #include "kineto.h"
 
 #include <stdlib.h>
-#include <unistd.h>
 
 /* Interning with a small direct-mapped cache in front: names, categories
  * and shapes repeat in nearly every event, and a hit costs a cheap key (the
@@ -373,15 +372,16 @@ static uint32_t event_track(kreader *r, int64_t pid, uint32_t pid_str, int64_t t
  * every 64K events (strings grow without doubling), what the trace holds
  * plus the read window and the doubling must fit the budget - a clear error
  * instead of swapping. Checked before anything of the event is stored. */
+/* Bytes array v asks for when it doubles next; 0 while it has room. */
+static uint64_t doubling(const sc__vec *v) {
+    return v->len < v->cap ? 0 : (uint64_t)(v->cap ? v->cap : 16) * v->elem;
+}
+
 static int check_budget(kreader *r) {
     const sc_trace *t = r->t;
-    bool ev_full = t->events.len == t->events.cap, ext_full = t->exts.len == t->exts.cap;
-    bool sh_full = t->shapes.len == t->shapes.cap;
-    if (!ev_full && !ext_full && !sh_full && (t->events.len & 0xFFFF) != 0) return SC__J_OK;
-    uint64_t need = (uint64_t)sc_trace_memory(t) + r->jp.w->cap;
-    if (ev_full) need += (uint64_t)(t->events.cap ? t->events.cap : 16) * t->events.elem;
-    if (ext_full) need += (uint64_t)(t->exts.cap ? t->exts.cap : 16) * t->exts.elem;
-    if (sh_full) need += (uint64_t)(t->shapes.cap ? t->shapes.cap : 16) * t->shapes.elem;
+    uint64_t grow = doubling(&t->events) + doubling(&t->exts) + doubling(&t->shapes);
+    if (!grow && (t->events.len & 0xFFFF) != 0) return SC__J_OK;
+    uint64_t need = (uint64_t)sc_trace_memory(t) + r->jp.w->cap + grow;
     if (need <= r->budget) return SC__J_OK;
     sc__jp_error_at(&r->jp, r->jp.p, SC_E_LIMIT,
                     "the trace needs more than its memory budget of %llu MiB after %zu events "
@@ -490,20 +490,14 @@ int sc__kr_event(kreader *r) {
     if (e.track == SC__NONE) return oom(r);
     if (check_budget(r) != SC__J_OK) return SC__J_ERR;
     if (a.has_ext) {
-        sc__event_ext *slot = sc__vec_push(&t->exts);
-        if (!slot || t->exts.len >= SC__NONE) return oom(r);
-        *slot = a.x;
+        if (!sc__vec_append(&t->exts, &a.x) || t->exts.len >= SC__NONE) return oom(r);
         e.ext = (uint32_t)(t->exts.len - 1);
     }
     if (a.has_shapes) {
-        sc__event_shapes *slot = sc__vec_push(&t->shapes);
-        if (!slot || t->shapes.len >= SC__NONE) return oom(r);
-        *slot = a.sh;
+        if (!sc__vec_append(&t->shapes, &a.sh) || t->shapes.len >= SC__NONE) return oom(r);
         e.shapes = (uint32_t)(t->shapes.len - 1);
     }
-    sc__event *slot = sc__vec_push(&t->events);
-    if (!slot || t->events.len >= SC__NONE) return oom(r);
-    *slot = e;
+    if (!sc__vec_append(&t->events, &e) || t->events.len >= SC__NONE) return oom(r);
     return SC__J_OK;
 }
 
@@ -598,7 +592,6 @@ static unsigned top_bit(sc__jstr key) {
     if (KEY("schemaVersion")) return TOP_SCHEMA;
     return 0;
 }
-
 
 int sc__kr_step(void *ctx, int *st) {
     kreader *r = ctx;
@@ -775,6 +768,20 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
     return SC_OK;
 }
 
+/* Reads the file at path; with try_ahead a gzip file is inflated on a
+ * second thread while it is parsed (*ahead says whether it was). */
+static sc_status load_file(const char *path, const sc_load_options *opts, bool try_ahead, bool *ahead,
+                           sc_trace **out, sc_error *err) {
+    sc__source src;
+    *ahead = false;
+    sc_status st = sc__source_open_file(&src, path, err);
+    if (st != SC_OK) return st;
+    *ahead = try_ahead && src.gzip && sc__ahead_start(&src);
+    st = read_trace(&src, path, opts, out, err);
+    sc__source_close(&src);
+    return st;
+}
+
 sc_status sc_trace_load(const char *path, const sc_load_options *opts, sc_trace **out,
                         sc_error *err) {
     if (!path || !out) return sc__fail(err, SC_E_USAGE, path, SC_NO_OFFSET, "no path given");
@@ -783,19 +790,10 @@ sc_status sc_trace_load(const char *path, const sc_load_options *opts, sc_trace 
         sc__error_clear(err);
         return SC_OK;
     }
-    sc__source src;
-    sc_status st = sc__source_open_file(&src, path, err);
-    if (st != SC_OK) return st;
-    /* gzip with a thread to spare: inflate ahead while parsing. A failed
-     * read is read again directly, for the exact error of a direct read. */
-    bool ahead = threads > 1 && src.gzip && sc__ahead_start(&src);
-    st = read_trace(&src, path, opts, out, err);
-    sc__source_close(&src);
-    if (st == SC_OK || !ahead) return st;
-    st = sc__source_open_file(&src, path, err);
-    if (st != SC_OK) return st;
-    st = read_trace(&src, path, opts, out, err);
-    sc__source_close(&src);
+    bool ahead;
+    sc_status st = load_file(path, opts, threads > 1, &ahead, out, err);
+    if (st != SC_OK && ahead) /* the exact error is a direct read's */
+        st = load_file(path, opts, false, &ahead, out, err);
     return st;
 }
 

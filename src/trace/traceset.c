@@ -205,7 +205,6 @@ static int cmp_trace(const void *a, const void *b) {
     return strcmp(x->path, y->path);
 }
 
-
 /* Reads every path with a pool of threads; the first error (in path order)
  * wins so that messages are deterministic. */
 static sc_status load_all(sc_traceset *set, pathlist *files, const sc_load_options *opts,
