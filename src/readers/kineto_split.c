@@ -32,6 +32,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Smallest slice by default (a file is split only when it makes two):
@@ -132,11 +133,15 @@ static int slice_step(void *ctx, int *state) {
     return SC__J_ERR;
 }
 
-/* Parses the slice's elements until it reaches its limit or the array's end. */
+/* Parses the slice's elements from `state` until it reaches its limit or
+ * the array's end. */
+static void run_slice(slice *s, int state) {
+    s->rc = sc__jp_run(&s->r.jp, slice_step, s, &state, SL_DONE);
+}
+
 static void *read_slice(void *arg) {
     slice *s = arg;
-    int state = s->first ? SL_FIRST : SL_EVENT;
-    s->rc = sc__jp_run(&s->r.jp, slice_step, s, &state, SL_DONE);
+    run_slice(s, s->first ? SL_FIRST : SL_EVENT);
     return NULL;
 }
 
@@ -172,8 +177,7 @@ static unsigned cut_slices(slice *sl, unsigned n, uint64_t from, uint64_t size, 
         uint64_t g = guess_element(fd, from + (size - from) / n * i, buf);
         if (g == NO_OFFSET || g <= sl[k - 1].start) break;
         sl[k - 1].limit = g;
-        sl[k].start = g;
-        sl[k++].limit = NO_OFFSET;
+        sl[k++].start = g; /* its limit: NO_OFFSET until a next slice is cut */
     }
     return k;
 }
@@ -198,8 +202,7 @@ static int merge_slices(slice *sl, unsigned n) {
         sl[j].dropped = true;
         sl[k].limit = sl[j].limit;
         sl[k].stop = NO_OFFSET;
-        int state = SL_EVENT;
-        sl[k].rc = sc__jp_run(&sl[k].r.jp, slice_step, &sl[k], &state, SL_DONE);
+        run_slice(&sl[k], SL_EVENT);
     }
     unsigned last = k;
     size_t total = 0;
@@ -237,6 +240,12 @@ bool sc__kineto_load_split(const char *path, const sc_load_options *opts, unsign
     if (threads < 2 || (opts && opts->window_bytes)) return false; /* a set window: stream */
     if (threads > SPLIT_MAX) threads = SPLIT_MAX;
     if (!min_slice) min_slice = SPLIT_MIN_SLICE;
+    /* Most files are too small to split: say so before allocating anything
+     * (a stat; the gzip check comes with the first open). */
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size < 2 * (uint64_t)min_slice)
+        return false;
+    uint64_t size = (uint64_t)sb.st_size;
     bool ok = false;
     uint64_t budget = sc__load_budget(opts);
     slice *sl = calloc(threads, sizeof *sl);
@@ -250,17 +259,14 @@ bool sc__kineto_load_split(const char *path, const sc_load_options *opts, unsign
     /* The members before the events, as the sequential reader reads them. */
     sl[0].t = t0;
     if (!open_slice(&sl[0], path, 0, opts, budget)) goto out;
-    off_t size = lseek(sl[0].src.fd, 0, SEEK_END);
-    if (size < 0 || lseek(sl[0].src.fd, 0, SEEK_SET) != 0 || (uint64_t)size < 2 * (uint64_t)min_slice)
-        goto out;
     int st = ST_START;
     if (sc__jp_run(&sl[0].r.jp, sc__kr_step, &sl[0].r, &st, ST_EVENTS_FIRST) != SC__J_OK) goto out;
     sl[0].first = true;
     uint64_t events = sc__jp_offset(&sl[0].r.jp, sl[0].r.jp.p);
 
-    uint64_t most = ((uint64_t)size - events) / min_slice;
-    n = cut_slices(sl, most < threads ? (unsigned)(most ? most : 1) : threads, events, (uint64_t)size,
-                   sl[0].src.fd, buf);
+    uint64_t most = (size - events) / min_slice;
+    n = cut_slices(sl, most < threads ? (unsigned)(most ? most : 1) : threads, events, size, sl[0].src.fd,
+                   buf);
     if (n < 2) goto out;
     sl[0].r.budget = budget / n; /* each slice holds its share, as files of a set do */
     for (unsigned k = 1; k < n; k++)
@@ -275,7 +281,7 @@ bool sc__kineto_load_split(const char *path, const sc_load_options *opts, unsign
     int last = merge_slices(sl, n);
     if (last < 0 || !read_tail(&sl[0], path, sl[last].after, opts, budget)) goto out;
     if (sc_trace_memory(t0) > budget) goto out;
-    t0->input_bytes = (uint64_t)size;
+    t0->input_bytes = size;
     sc_error e;
     if (sc__kr_finish(t0, path, &e) != SC_OK) goto out;
     ok = true;
