@@ -14,26 +14,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static void same_vec(const sc__vec *a, const sc__vec *b) {
-    if (a->len != b->len || (a->len && memcmp(a->data, b->data, a->len * a->elem) != 0)) abort();
-}
-
-static void identical(const sc_trace *a, const sc_trace *b) {
-    same_vec(&a->events, &b->events);
-    same_vec(&a->exts, &b->exts);
-    same_vec(&a->shapes, &b->shapes);
-    same_vec(&a->tracks, &b->tracks);
-    same_vec(&a->devices, &b->devices);
-    if (a->strings.count != b->strings.count) abort();
-    for (uint32_t i = 0; i < a->strings.count; i++)
-        if (a->strings.lens[i] != b->strings.lens[i] ||
-            memcmp(a->strings.strs[i], b->strings.strs[i], a->strings.lens[i]) != 0)
-            abort();
-    if (a->rank != b->rank || a->world_size != b->world_size || a->backend != b->backend ||
-        a->base_time_ns != b->base_time_ns || a->input_bytes != b->input_bytes)
-        abort();
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     static char path[64];
@@ -55,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sc_status st = sc_trace_load(path, &opts, &seq, &err);
     if (took) {
         if (!split || st != SC_OK) abort(); /* split accepted what the reader refuses */
-        identical(seq, split);
+        if (!sc__trace_same(seq, split)) abort();
     } else if (split) {
         abort(); /* a declined split must hand out nothing */
     }

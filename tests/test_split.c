@@ -38,29 +38,9 @@ static sc_trace *load_seq(const char *path) {
     return t;
 }
 
-static void same_vec(const sc__vec *a, const sc__vec *b, const char *what) {
-    assert_int_equal(a->len, b->len);
-    if (a->len && memcmp(a->data, b->data, a->len * a->elem) != 0) fail_msg("%s differ", what);
-}
-
 /* Asserts b is a, id for id. */
 static void identical(const sc_trace *a, const sc_trace *b) {
-    same_vec(&a->events, &b->events, "events");
-    same_vec(&a->exts, &b->exts, "extras");
-    same_vec(&a->shapes, &b->shapes, "shapes");
-    same_vec(&a->tracks, &b->tracks, "tracks");
-    same_vec(&a->devices, &b->devices, "devices");
-    assert_int_equal(a->strings.count, b->strings.count);
-    for (uint32_t i = 0; i < a->strings.count; i++)
-        if (a->strings.lens[i] != b->strings.lens[i] ||
-            memcmp(a->strings.strs[i], b->strings.strs[i], a->strings.lens[i]) != 0)
-            fail_msg("string %u: '%s' vs '%s'", i, a->strings.strs[i], b->strings.strs[i]);
-    assert_int_equal(a->rank, b->rank);
-    assert_int_equal(a->world_size, b->world_size);
-    assert_int_equal(a->backend, b->backend);
-    assert_int_equal(a->base_time_ns, b->base_time_ns);
-    assert_int_equal(a->schema_version, b->schema_version);
-    assert_int_equal(a->input_bytes, b->input_bytes);
+    if (!sc__trace_same(a, b)) fail_msg("the split read differs from the sequential one");
 }
 
 /* Splits path with each thread count and slice size; every split that is

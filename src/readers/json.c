@@ -397,7 +397,6 @@ typedef struct numlex {
     bool neg, exp;
 } numlex;
 
-static inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 static int lex_number(sc__jp *jp, numlex *nl) {
     char c = sc__jp_peek(jp);
@@ -408,7 +407,7 @@ static int lex_number(sc__jp *jp, numlex *nl) {
         nl->neg = true;
         p++;
     }
-    if (!is_digit(*p)) {
+    if (!sc__is_digit(*p)) {
         if (p >= jp->end) return SC__J_MORE;
         jp->p = p;
         return unexpected(jp, "a number");
@@ -416,28 +415,28 @@ static int lex_number(sc__jp *jp, numlex *nl) {
     nl->int_start = p;
     if (*p == '0') p++;
     else
-        while (is_digit(*p)) p++;
+        while (sc__is_digit(*p)) p++;
     nl->int_end = p;
     nl->frac_start = nl->frac_end = p;
     if (*p == '.') {
         p++;
-        if (!is_digit(*p)) {
+        if (!sc__is_digit(*p)) {
             if (p >= jp->end) return SC__J_MORE;
             return sc__jp_error_at(jp, p, SC_E_PARSE, "expected a digit after '.'");
         }
         nl->frac_start = p;
-        while (is_digit(*p)) p++;
+        while (sc__is_digit(*p)) p++;
         nl->frac_end = p;
     }
     if (*p == 'e' || *p == 'E') {
         nl->exp = true;
         p++;
         if (*p == '+' || *p == '-') p++;
-        if (!is_digit(*p)) {
+        if (!sc__is_digit(*p)) {
             if (p >= jp->end) return SC__J_MORE;
             return sc__jp_error_at(jp, p, SC_E_PARSE, "expected a digit in the exponent");
         }
-        while (is_digit(*p)) p++;
+        while (sc__is_digit(*p)) p++;
     }
     if (p >= jp->end) return SC__J_MORE; /* the number may go on */
     nl->end = p;
@@ -479,103 +478,13 @@ range:
     return sc__jp_error_at(jp, nl->start, SC_E_LIMIT, "integer out of range");
 }
 
-/* Fast paths for the shapes traces are made of (plain integers, decimal
- * microseconds): one pass that lexes and converts. Anything else - leading
- * zeros, exponents, long or out-of-range numbers, the end of the window -
- * returns false without moving, and the full lexer below decides, so
- * results and errors are exactly those of the slow path. */
-/* The run of ASCII digits at p, up to 8: its length (0-8) and its value in
- * *out. Reads 8 bytes; the caller guarantees a digit at p, so p is before
- * the window's end and its 16 padding bytes cover the read. */
-static inline unsigned digit_run(const char *p, uint64_t *out) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    uint64_t x = v ^ 0x3030303030303030ULL; /* digit bytes become 0-9 */
-    /* A byte is not a digit if its high nibble is set or it is above 9; a
-     * carry out of a non-digit byte only disturbs later bytes, so the
-     * lowest flag is exact. */
-    uint64_t nd = (x | (x + 0x0606060606060606ULL)) & 0xF0F0F0F0F0F0F0F0ULL;
-    unsigned n = nd ? (unsigned)__builtin_ctzll(nd) >> 3 : 8;
-    if (n == 0) {
-        *out = 0;
-        return 0;
-    }
-    x <<= 8 * (8 - n); /* right-align: the missing leading digits are zeros */
-    x = (x * 10) + (x >> 8);
-    x = (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
-         (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
-    *out = x;
-    return n;
-}
-
-static const uint64_t pow10_u64[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
-
-static inline bool fast_int(sc__jp *jp, int64_t *out) {
-    const char *p = jp->p;
-    bool neg = *p == '-';
-    p += neg;
-    const char *s = p;
-    uint64_t v, run;
-    unsigned n = digit_run(p, &v);
-    if (n == 0 || (n > 1 && *p == '0')) return false; /* no digit, or a leading zero */
-    p += n;
-    if (n == 8) { /* runs of up to 8 digits; at most 16 here, 18 with the loop below */
-        n = digit_run(p, &run);
-        v = v * pow10_u64[n] + run;
-        p += n;
-        while (is_digit(*p) && p - s < 18) v = v * 10 + (uint64_t)(*p++ - '0');
-    }
-    if (is_digit(*p) || *p == '.' || *p == 'e' || *p == 'E' || p >= jp->end) return false;
-    *out = neg ? -(int64_t)v : (int64_t)v;
-    jp->p = p;
-    return true;
-}
-
-static inline bool fast_time_ns(sc__jp *jp, int64_t *out) {
-    const char *p = jp->p;
-    bool neg = *p == '-';
-    p += neg;
-    if (!is_digit(*p) || (*p == '0' && is_digit(p[1]))) return false;
-    const int64_t lim = INT64_MAX / 1000 - 1;
-    int64_t v = 0;
-    uint64_t run;
-    /* Below 9e7 no digit of the next eight can reach the range check. */
-    while (v < 90000000 && is_digit(*p)) {
-        unsigned n = digit_run(p, &run);
-        v = v * (int64_t)pow10_u64[n] + (int64_t)run;
-        p += n;
-        if (n < 8) break;
-    }
-    while (is_digit(*p)) {
-        if (v > (lim - 9) / 10) return false;
-        v = v * 10 + (*p++ - '0');
-    }
-    v *= 1000;
-    if (*p == '.') { /* nanoseconds: three decimals, rounded half up on the 4th */
-        p++;
-        unsigned n = digit_run(p, &run);
-        if (n == 0) return false;
-        if (n <= 3) {
-            v += (int64_t)(run * pow10_u64[3 - n]);
-        } else {
-            uint64_t rest = pow10_u64[n - 3];
-            v += (int64_t)(run / rest) + (run / (rest / 10) % 10 >= 5);
-        }
-        p += n;
-        while (is_digit(*p)) p++;
-    }
-    if (*p == 'e' || *p == 'E' || p >= jp->end) return false;
-    *out = neg ? -v : v;
-    jp->p = p;
-    return true;
-}
-
 int sc__jp_int(sc__jp *jp, int64_t *out) {
     sc__jp_peek(jp);
-    if (fast_int(jp, out)) return SC__J_OK;
+    const char *q = sc__jp_fast_int(jp->p, jp->end, out);
+    if (q) {
+        jp->p = q;
+        return SC__J_OK;
+    }
     numlex nl;
     SC__JTRY(lex_number(jp, &nl));
     if (!nl.exp && nl.frac_start == nl.frac_end) return digits_to_i64(jp, &nl, out);
@@ -595,7 +504,11 @@ int sc__jp_double(sc__jp *jp, double *out) {
 
 int sc__jp_time_ns(sc__jp *jp, int64_t *out) {
     sc__jp_peek(jp);
-    if (fast_time_ns(jp, out)) return SC__J_OK;
+    const char *q = sc__jp_fast_time_ns(jp->p, jp->end, out);
+    if (q) {
+        jp->p = q;
+        return SC__J_OK;
+    }
     numlex nl;
     SC__JTRY(lex_number(jp, &nl));
     if (nl.exp) {
@@ -685,7 +598,7 @@ static int skip_scalar(sc__jp *jp, char c) {
     case 'f': return literal(jp, "false", 5);
     case 'n': return literal(jp, "null", 4);
     default:
-        if (c == '-' || is_digit(c)) return lex_number(jp, &nl);
+        if (c == '-' || sc__is_digit(c)) return lex_number(jp, &nl);
         return unexpected(jp, "a value");
     }
 }
@@ -718,13 +631,13 @@ static bool fast_skip_array(sc__jp *jp) {
             p = sc__jp_scan_plain(p);
             if (*p != '"' || (uint64_t)(p - s) > jp->max_string) return false;
             p++;
-        } else if (c == '-' || is_digit(c)) {
+        } else if (c == '-' || sc__is_digit(c)) {
             p += c == '-';
-            if (!is_digit(*p)) return false;
+            if (!sc__is_digit(*p)) return false;
             if (*p == '0') p++;
             else
-                while (is_digit(*p)) p++;
-            if (*p == '.' || *p == 'e' || *p == 'E' || is_digit(*p)) return false;
+                while (sc__is_digit(*p)) p++;
+            if (*p == '.' || *p == 'e' || *p == 'E' || sc__is_digit(*p)) return false;
         } else {
             return false;
         }

@@ -117,6 +117,105 @@ static inline const char *sc__jp_scan_plain(const char *s) {
 #endif
 }
 
+/* Fast paths for the numbers traces are made of (plain integers, decimal
+ * microseconds): one pass that lexes and converts, at p with the window's
+ * end at end. Anything else - leading zeros, exponents, long or
+ * out-of-range numbers, the end of the window - returns NULL, and the full
+ * lexer (sc__jp_int, sc__jp_time_ns) decides, so results and errors are
+ * exactly those of the slow path. Inline because the template reader
+ * (kineto_template.c) calls them straight from its hot loop. */
+
+static inline bool sc__is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* The run of ASCII digits at p, up to 8: its length (0-8) and its value in
+ * *out. Reads 8 bytes; the caller guarantees a digit at p, so p is before
+ * the window's end and its 16 padding bytes cover the read. */
+static inline unsigned sc__digit_run(const char *p, uint64_t *out) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    uint64_t x = v ^ 0x3030303030303030ULL; /* digit bytes become 0-9 */
+    /* A byte is not a digit if its high nibble is set or it is above 9; a
+     * carry out of a non-digit byte only disturbs later bytes, so the
+     * lowest flag is exact. */
+    uint64_t nd = (x | (x + 0x0606060606060606ULL)) & 0xF0F0F0F0F0F0F0F0ULL;
+    unsigned n = nd ? (unsigned)__builtin_ctzll(nd) >> 3 : 8;
+    if (n == 0) {
+        *out = 0;
+        return 0;
+    }
+    x <<= 8 * (8 - n); /* right-align: the missing leading digits are zeros */
+    x = (x * 10) + (x >> 8);
+    x = (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+         (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+    *out = x;
+    return n;
+}
+
+static const uint64_t sc__pow10_u64[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+                                          100000000};
+
+/* An integer without fraction or exponent, of at most 18 digits. */
+static inline const char *sc__jp_fast_int(const char *p, const char *end, int64_t *out) {
+    bool neg = *p == '-';
+    p += neg;
+    const char *s = p;
+    uint64_t v, run;
+    unsigned n = sc__digit_run(p, &v);
+    if (n == 0 || (n > 1 && *p == '0')) return NULL; /* no digit, or a leading zero */
+    p += n;
+    if (n == 8) { /* runs of up to 8 digits; at most 16 here, 18 with the loop below */
+        n = sc__digit_run(p, &run);
+        v = v * sc__pow10_u64[n] + run;
+        p += n;
+        while (sc__is_digit(*p) && p - s < 18) v = v * 10 + (uint64_t)(*p++ - '0');
+    }
+    if (sc__is_digit(*p) || *p == '.' || *p == 'e' || *p == 'E' || p >= end) return NULL;
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    return p;
+}
+
+/* Microseconds with an optional fraction, as nanoseconds rounded half up
+ * on the fourth decimal. */
+static inline const char *sc__jp_fast_time_ns(const char *p, const char *end, int64_t *out) {
+    bool neg = *p == '-';
+    p += neg;
+    if (!sc__is_digit(*p) || (*p == '0' && sc__is_digit(p[1]))) return NULL;
+    const int64_t lim = INT64_MAX / 1000 - 1;
+    int64_t v = 0;
+    uint64_t run;
+    /* Below 9e7 no digit of the next eight can reach the range check. */
+    while (v < 90000000 && sc__is_digit(*p)) {
+        unsigned n = sc__digit_run(p, &run);
+        v = v * (int64_t)sc__pow10_u64[n] + (int64_t)run;
+        p += n;
+        if (n < 8) break;
+    }
+    while (sc__is_digit(*p)) {
+        if (v > (lim - 9) / 10) return NULL;
+        v = v * 10 + (*p++ - '0');
+    }
+    v *= 1000;
+    if (*p == '.') { /* nanoseconds: three decimals, rounded half up on the 4th */
+        p++;
+        unsigned n = sc__digit_run(p, &run);
+        if (n == 0) return NULL;
+        if (n <= 3) {
+            v += (int64_t)(run * sc__pow10_u64[3 - n]);
+        } else {
+            uint64_t rest = sc__pow10_u64[n - 3];
+            v += (int64_t)(run / rest) + (run / (rest / 10) % 10 >= 5);
+        }
+        p += n;
+        while (sc__is_digit(*p)) p++;
+    }
+    if (*p == 'e' || *p == 'E' || p >= end) return NULL;
+    *out = neg ? -v : v;
+    return p;
+}
+
 /* Moves to the next element of an array whose '[' is consumed: for the first
  * element only a ']' may come first, for later ones a ',' or the ']'. *done is
  * set when the ']' was consumed. */

@@ -18,28 +18,6 @@
 
 #include <stdlib.h>
 
-/* Interning with a small direct-mapped cache in front: names, categories
- * and shapes repeat in nearly every event, and a hit costs a cheap key (the
- * length and the first and last 8 bytes) and one memcmp instead of hashing
- * every byte and probing the table. Misses go to the interner, so ids are
- * assigned exactly as without the cache. */
-static inline uint32_t intern(kreader *r, sc__jstr s) {
-    sc__intern *in = &r->t->strings;
-    uint64_t a = 0, b = 0;
-    if (s.n >= 8) {
-        memcpy(&a, s.s, 8);
-        memcpy(&b, s.s + s.n - 8, 8);
-    } else {
-        memcpy(&a, s.s, s.n);
-    }
-    uint32_t slot = (uint32_t)(sc__hash_u64(a ^ (b * 0x9e3779b97f4a7c15ULL) ^ s.n) & (SC__ICACHE - 1));
-    uint32_t v = r->icache[slot];
-    if (v && in->lens[v - 1] == s.n && memcmp(in->strs[v - 1], s.s, s.n) == 0) return v - 1;
-    uint32_t id = sc__intern_put(in, s.s, s.n);
-    if (id != SC__NONE) r->icache[slot] = id + 1;
-    return id;
-}
-
 static int oom(kreader *r) {
     return sc__jp_error_at(&r->jp, r->jp.p, SC_E_NOMEM, "out of memory");
 }
@@ -65,7 +43,7 @@ static int arg_string(kreader *r, uint32_t *out) {
     } else {
         SC__JTRY(sc__jp_string(&r->jp, &s));
     }
-    *out = intern(r, s);
+    *out = sc__kr_intern(r, s);
     return *out == SC__NONE ? oom(r) : SC__J_OK;
 }
 
@@ -103,18 +81,6 @@ static int arg_dim3(kreader *r, int32_t out[3]) {
 }
 
 #define KEY(lit) SC__JSTR_EQ(key, lit)
-
-/* The object keys the reader acts on, of events and of their args, as one
- * id: a key is recognised once and dispatched with a switch instead of a
- * chain of string compares per member. */
-typedef enum kkey {
-    K_OTHER = 0,
-    K_PH, K_NAME, K_CAT, K_TS, K_DUR, K_PID, K_TID, K_ID, K_BP, K_ARGS, /* event */
-    K_CORRELATION, K_EXTERNAL_ID, K_STREAM, K_DEVICE, K_CBID, K_BYTES,  /* args */
-    K_GRID, K_BLOCK, K_COLL_NAME, K_IN_NELEMS, K_OUT_NELEMS, K_GROUP_SIZE,
-    K_DTYPE, K_PG_NAME, K_PG_DESC, K_PG_RANKS, K_SEQ, K_SEQ_NUMBER, K_FWD_TID,
-    K_RF_ID, K_WAIT_STREAM, K_WAIT_CORR, K_WAIT_EVENT, K_INPUT_DIMS, K_INPUT_TYPE,
-} kkey;
 
 /* Every key the reader acts on; read_key matches the common ones from their
  * raw bytes first, so this table serves the rarer ones and escaped keys. */
@@ -217,25 +183,66 @@ colon:
     return SC__J_OK;
 }
 
-/* What an event's args hold beyond its compact record: the extras, and the
- * shapes of an operator (trace.h), each kept only when present. */
-typedef struct kargs {
-    sc__event_ext x;
-    sc__event_shapes sh;
-    bool has_ext, has_shapes;
-} kargs;
-
 /* Marks that an arg went to the extras. */
-#define EXT(call)         \
-    do {                  \
-        SC__JTRY(call);   \
-        a->has_ext = true; \
+#define EXT(call)           \
+    do {                    \
+        SC__JTRY(call);     \
+        ev->has_ext = true; \
     } while (0)
 
-/* Parses the "args" object of an event into e and a. */
-static int parse_args(kreader *r, sc__event *e, kargs *a) {
+/* One member of an event's "args", at its value. */
+static int args_member(kreader *r, kkey key, kevent *ev) {
     sc__jp *jp = &r->jp;
-    sc__event_ext *x = &a->x;
+    sc__event *e = &ev->e;
+    sc__event_ext *x = &ev->x;
+    int64_t v;
+    sc__jstr raw;
+    if (sc__kr_is_int_arg(key)) {
+        SC__JTRY(arg_int(r, &v));
+        sc__kr_int_arg(ev, key, v);
+        return SC__J_OK;
+    }
+    switch (key) {
+    case K_GRID: EXT(arg_dim3(r, x->grid)); break;
+    case K_BLOCK: EXT(arg_dim3(r, x->block)); break;
+    case K_COLL_NAME: EXT(arg_string(r, &x->coll_name)); break;
+    case K_DTYPE: EXT(arg_string(r, &x->dtype)); break;
+    case K_PG_NAME: EXT(arg_string(r, &x->pg_name)); break;
+    case K_PG_DESC: EXT(arg_string(r, &x->pg_desc)); break;
+    case K_PG_RANKS: EXT(arg_string(r, &x->pg_ranks)); break;
+    case K_INPUT_DIMS:
+    case K_INPUT_TYPE: {
+        SC__JTRY(sc__jp_raw(jp, &raw));
+        uint32_t id = sc__kr_intern(r, raw);
+        if (id == SC__NONE) return oom(r);
+        *(key == K_INPUT_DIMS ? &ev->sh.dims : &ev->sh.types) = id;
+        ev->has_shapes = true;
+        break;
+    }
+    case K_NAME: /* used only as the label of metadata events */
+        if (e->ph == 'M') EXT(arg_string(r, &x->label));
+        else return sc__jp_skip(jp);
+        break;
+    default: return sc__jp_skip(jp);
+    }
+    return SC__J_OK;
+}
+
+/* Notes a member read key by key for the template learner. */
+static void record(krecord *rec, int level, kkey key, const char *start, const char *at,
+                   const char *end) {
+    if (!rec) return;
+    if (rec->n == SC__KT_MEMBERS) {
+        rec->unusable = true;
+        return;
+    }
+    rec->m[rec->n++] = (kmember){(uint8_t)level, (uint8_t)key, (uint32_t)(at - start),
+                                 (uint32_t)(end - start)};
+}
+
+/* Parses the "args" object of an event, key by key. */
+static int parse_args(kreader *r, kevent *ev, krecord *rec, const char *start) {
+    sc__jp *jp = &r->jp;
     SC__JTRY(sc__jp_expect(jp, '{'));
     if (sc__jp_peek(jp) == '}') {
         jp->p++;
@@ -244,59 +251,10 @@ static int parse_args(kreader *r, sc__event *e, kargs *a) {
     for (;;) {
         kkey key;
         SC__JTRY(read_key(jp, &key));
-        int64_t v;
-        sc__jstr raw;
-        switch (key) {
-        case K_CORRELATION: SC__JTRY(arg_int(r, &e->correlation)); break;
-        case K_EXTERNAL_ID: SC__JTRY(arg_int(r, &e->external_id)); break;
-        case K_STREAM:
-            SC__JTRY(arg_int(r, &v));
-            e->stream = v < INT32_MIN || v > INT32_MAX ? -1 : (int32_t)v;
-            break;
-        case K_DEVICE:
-            SC__JTRY(arg_int(r, &v));
-            e->device = v < 0 || v > INT16_MAX ? -1 : (int16_t)v;
-            break;
-        case K_CBID:
-            SC__JTRY(arg_int(r, &v));
-            e->cbid = v < 0 || v > UINT16_MAX ? 0 : (uint16_t)v;
-            break;
-        case K_BYTES: EXT(arg_int(r, &x->bytes)); break;
-        case K_GRID: EXT(arg_dim3(r, x->grid)); break;
-        case K_BLOCK: EXT(arg_dim3(r, x->block)); break;
-        case K_COLL_NAME: EXT(arg_string(r, &x->coll_name)); break;
-        case K_IN_NELEMS: EXT(arg_int(r, &x->in_nelems)); break;
-        case K_OUT_NELEMS: EXT(arg_int(r, &x->out_nelems)); break;
-        case K_GROUP_SIZE: EXT(arg_int(r, &x->group_size)); break;
-        case K_DTYPE: EXT(arg_string(r, &x->dtype)); break;
-        case K_PG_NAME: EXT(arg_string(r, &x->pg_name)); break;
-        case K_PG_DESC: EXT(arg_string(r, &x->pg_desc)); break;
-        case K_PG_RANKS: EXT(arg_string(r, &x->pg_ranks)); break;
-        case K_SEQ: EXT(arg_int(r, &x->seq)); break;
-        case K_SEQ_NUMBER: EXT(arg_int(r, &x->seq_number)); break;
-        case K_FWD_TID: EXT(arg_int(r, &x->fwd_tid)); break;
-        case K_RF_ID: EXT(arg_int(r, &x->rf_id)); break;
-        case K_WAIT_STREAM:
-            SC__JTRY(arg_int(r, &v));
-            x->wait_stream = v < INT32_MIN || v > INT32_MAX ? -1 : (int32_t)v;
-            a->has_ext = true;
-            break;
-        case K_WAIT_CORR: EXT(arg_int(r, &x->wait_corr)); break;
-        case K_WAIT_EVENT: EXT(arg_int(r, &x->wait_event)); break;
-        case K_INPUT_DIMS:
-        case K_INPUT_TYPE:
-            SC__JTRY(sc__jp_raw(jp, &raw));
-            uint32_t id = intern(r, raw);
-            if (id == SC__NONE) return oom(r);
-            *(key == K_INPUT_DIMS ? &a->sh.dims : &a->sh.types) = id;
-            a->has_shapes = true;
-            break;
-        case K_NAME: /* used only as the label of metadata events */
-            if (e->ph == 'M') EXT(arg_string(r, &x->label));
-            else SC__JTRY(sc__jp_skip(jp));
-            break;
-        default: SC__JTRY(sc__jp_skip(jp)); break;
-        }
+        sc__jp_peek(jp);
+        const char *at = jp->p;
+        SC__JTRY(args_member(r, key, ev));
+        record(rec, KL_ARGS, key, start, at, jp->p);
         bool done;
         SC__JTRY(sc__jp_next(jp, '}', &done));
         if (done) return SC__J_OK;
@@ -310,7 +268,7 @@ static int parse_id(kreader *r, int64_t *num, uint32_t *str) {
         sc__jstr s;
         SC__JTRY(sc__jp_string(&r->jp, &s));
         *num = 0;
-        if ((*str = intern(r, s)) == SC__NONE) return oom(r);
+        if ((*str = sc__kr_intern(r, s)) == SC__NONE) return oom(r);
         return SC__J_OK;
     }
     *str = SC__NONE;
@@ -390,115 +348,156 @@ static int check_budget(kreader *r) {
     return SC__J_ERR;
 }
 
-/* One element of traceEvents. Nothing is stored until it has parsed whole. */
-int sc__kr_event(kreader *r) {
-    sc__jp *jp = &r->jp;
-    const char *start = jp->p;
-    sc__event e;
-    memset(&e, 0, sizeof e);
-    e.correlation = e.external_id = -1;
-    e.stream = -1;
-    e.device = -1;
-    e.ext = e.shapes = SC__NONE;
-    kargs a;
-    ext_init(&a.x);
-    a.sh.dims = a.sh.types = SC__NONE;
-    a.has_ext = a.has_shapes = false;
-    bool has_ts = false, has_ph = false;
-    int64_t pid = 0, tid = 0;
-    uint32_t pid_str = SC__NONE, tid_str = SC__NONE;
-    const char *args_at = NULL;
+void sc__kr_event_begin(kevent *ev) {
+    memset(ev, 0, sizeof *ev);
+    sc__event *e = &ev->e;
+    e->correlation = e->external_id = -1;
+    e->stream = -1;
+    e->device = -1;
+    e->ext = e->shapes = SC__NONE;
+    ext_init(&ev->x);
+    ev->sh.dims = ev->sh.types = SC__NONE;
+    ev->pid_str = ev->tid_str = SC__NONE;
+}
 
+/* One member of the event object, at its value. "args" seen before "ph" is
+ * skipped here and read once ph is known (its meaning depends on ph). */
+static int top_member(kreader *r, kkey key, kevent *ev, krecord *rec, const char *start) {
+    sc__jp *jp = &r->jp;
+    sc__event *e = &ev->e;
+    const char *vat = jp->p; /* the value, for error offsets */
+    sc__jstr s;
+    switch (key) {
+    case K_PH:
+        SC__JTRY(sc__jp_string(jp, &s));
+        if (s.n != 1) return sc__jp_error_at(jp, vat, SC_E_FORMAT, "\"ph\" must be one character");
+        e->ph = s.s[0];
+        ev->has_ph = true;
+        return SC__J_OK;
+    case K_NAME:
+    case K_CAT: {
+        if (sc__jp_peek(jp) != '"') {
+            if (jp->p >= jp->end) return SC__J_MORE;
+            return sc__jp_error_at(jp, jp->p, SC_E_FORMAT, "event \"%s\" must be a string",
+                                   key == K_NAME ? "name" : "cat");
+        }
+        SC__JTRY(sc__jp_string(jp, &s));
+        uint32_t id = sc__kr_intern(r, s);
+        if (id == SC__NONE) return oom(r);
+        *(key == K_NAME ? &e->name : &e->cat) = id;
+        return SC__J_OK;
+    }
+    case K_TS:
+        SC__JTRY(sc__jp_time_ns(jp, &e->ts));
+        ev->has_ts = true;
+        return SC__J_OK;
+    case K_DUR:
+        SC__JTRY(sc__jp_time_ns(jp, &e->dur));
+        if (e->dur < 0) return sc__jp_error_at(jp, vat, SC_E_FORMAT, "negative event duration");
+        return SC__J_OK;
+    case K_PID: return parse_id(r, &ev->pid, &ev->pid_str);
+    case K_TID: return parse_id(r, &ev->tid, &ev->tid_str);
+    case K_ID: {
+        bool num;
+        return sc__jp_int_lenient(jp, &e->correlation, &num);
+    }
+    case K_BP:
+        SC__JTRY(sc__jp_string(jp, &s));
+        if (s.n == 1 && s.s[0] == 'e') e->flags |= SC_EF_BP_ENCLOSING;
+        return SC__J_OK;
+    case K_ARGS:
+        if (ev->has_ph) return parse_args(r, ev, rec, start);
+        ev->args_at = jp->p; /* ph comes later */
+        if (rec) rec->unusable = true;
+        return sc__jp_skip(jp);
+    default: return sc__jp_skip(jp);
+    }
+}
+
+int sc__kr_member(kreader *r, int level, kkey key, kevent *ev) {
+    return level == KL_TOP ? top_member(r, key, ev, NULL, NULL) : args_member(r, key, ev);
+}
+
+/* Reads the event at the cursor key by key, noting its members in rec. */
+static int parse_members(kreader *r, kevent *ev, krecord *rec, const char **open) {
+    sc__jp *jp = &r->jp;
     SC__JTRY(sc__jp_expect(jp, '{'));
+    const char *start = *open = jp->p - 1;
     if (sc__jp_peek(jp) == '}') {
         jp->p++;
-        return SC__J_OK; /* {} : nothing to keep */
+        ev->empty = true; /* {} : nothing to keep */
+        return SC__J_OK;
     }
     for (;;) {
         kkey key;
-        sc__jstr s;
         SC__JTRY(read_key(jp, &key));
         sc__jp_peek(jp);
-        const char *vat = jp->p; /* the value, for error offsets */
-        switch (key) {
-        case K_PH:
-            SC__JTRY(sc__jp_string(jp, &s));
-            if (s.n != 1) return sc__jp_error_at(jp, vat, SC_E_FORMAT, "\"ph\" must be one character");
-            e.ph = s.s[0];
-            has_ph = true;
-            break;
-        case K_NAME:
-        case K_CAT:
-            if (sc__jp_peek(jp) != '"') {
-                if (jp->p >= jp->end) return SC__J_MORE;
-                return sc__jp_error_at(jp, jp->p, SC_E_FORMAT, "event \"%s\" must be a string",
-                                       key == K_NAME ? "name" : "cat");
-            }
-            SC__JTRY(sc__jp_string(jp, &s));
-            uint32_t id = intern(r, s);
-            if (id == SC__NONE) return oom(r);
-            *(key == K_NAME ? &e.name : &e.cat) = id;
-            break;
-        case K_TS:
-            SC__JTRY(sc__jp_time_ns(jp, &e.ts));
-            has_ts = true;
-            break;
-        case K_DUR:
-            SC__JTRY(sc__jp_time_ns(jp, &e.dur));
-            if (e.dur < 0) return sc__jp_error_at(jp, vat, SC_E_FORMAT, "negative event duration");
-            break;
-        case K_PID: SC__JTRY(parse_id(r, &pid, &pid_str)); break;
-        case K_TID: SC__JTRY(parse_id(r, &tid, &tid_str)); break;
-        case K_ID: {
-            bool num;
-            SC__JTRY(sc__jp_int_lenient(jp, &e.correlation, &num));
-            break;
-        }
-        case K_BP:
-            SC__JTRY(sc__jp_string(jp, &s));
-            if (s.n == 1 && s.s[0] == 'e') e.flags |= SC_EF_BP_ENCLOSING;
-            break;
-        case K_ARGS:
-            if (has_ph) {
-                SC__JTRY(parse_args(r, &e, &a));
-            } else { /* ph comes later: parse args once it is known */
-                args_at = jp->p;
-                SC__JTRY(sc__jp_skip(jp));
-            }
-            break;
-        default: SC__JTRY(sc__jp_skip(jp)); break;
-        }
+        const char *at = jp->p;
+        SC__JTRY(top_member(r, key, ev, rec, start));
+        if (key != K_ARGS || !ev->has_ph) record(rec, KL_TOP, key, start, at, jp->p);
         bool done;
         SC__JTRY(sc__jp_next(jp, '}', &done));
-        if (done) break;
+        if (done) return SC__J_OK;
     }
-    if (!has_ph) return sc__jp_error_at(jp, start, SC_E_FORMAT, "event without \"ph\"");
-    if (!has_ts && e.ph != 'M')
+}
+
+/* The checks once every member is read, the deferred args, and the store. */
+static int event_end(kreader *r, kevent *ev, const char *start) {
+    sc__jp *jp = &r->jp;
+    sc__event *e = &ev->e;
+    if (ev->empty) return SC__J_OK;
+    if (!ev->has_ph) return sc__jp_error_at(jp, start, SC_E_FORMAT, "event without \"ph\"");
+    if (!ev->has_ts && e->ph != 'M')
         return sc__jp_error_at(jp, start, SC_E_FORMAT, "event without \"ts\"");
-    if (e.ts > INT64_MAX / 2 - e.dur || e.ts < INT64_MIN / 2)
+    if (e->ts > INT64_MAX / 2 - e->dur || e->ts < INT64_MIN / 2)
         return sc__jp_error_at(jp, start, SC_E_LIMIT, "event time out of range (ts + dur overflows)");
-    if (args_at) { /* second, targeted pass over args now that ph is known */
+    if (ev->args_at) { /* second, targeted pass over args now that ph is known */
         const char *after = jp->p;
-        jp->p = args_at;
-        int rc = parse_args(r, &e, &a);
-        if (rc != SC__J_OK) return rc;
+        jp->p = ev->args_at;
+        SC__JTRY(parse_args(r, ev, NULL, NULL));
         jp->p = after;
     }
-    classify(r, &e);
+    classify(r, e);
     sc_trace *t = r->t;
-    e.track = event_track(r, pid, pid_str, tid, tid_str);
-    if (e.track == SC__NONE) return oom(r);
+    e->track = event_track(r, ev->pid, ev->pid_str, ev->tid, ev->tid_str);
+    if (e->track == SC__NONE) return oom(r);
     if (check_budget(r) != SC__J_OK) return SC__J_ERR;
-    if (a.has_ext) {
-        if (!sc__vec_append(&t->exts, &a.x) || t->exts.len >= SC__NONE) return oom(r);
-        e.ext = (uint32_t)(t->exts.len - 1);
+    if (ev->has_ext) {
+        if (!sc__vec_append(&t->exts, &ev->x) || t->exts.len >= SC__NONE) return oom(r);
+        e->ext = (uint32_t)(t->exts.len - 1);
     }
-    if (a.has_shapes) {
-        if (!sc__vec_append(&t->shapes, &a.sh) || t->shapes.len >= SC__NONE) return oom(r);
-        e.shapes = (uint32_t)(t->shapes.len - 1);
+    if (ev->has_shapes) {
+        if (!sc__vec_append(&t->shapes, &ev->sh) || t->shapes.len >= SC__NONE) return oom(r);
+        e->shapes = (uint32_t)(t->shapes.len - 1);
     }
-    if (!sc__vec_append(&t->events, &e) || t->events.len >= SC__NONE) return oom(r);
+    if (!sc__vec_append(&t->events, e) || t->events.len >= SC__NONE) return oom(r);
     return SC__J_OK;
+}
+
+/* One element of traceEvents. Nothing is stored until it has parsed whole.
+ * A layout learned from earlier events is tried first; an event read key
+ * by key teaches its layout for the next ones. */
+int sc__kr_event(kreader *r) {
+    sc__jp *jp = &r->jp;
+    kevent ev;
+    const char *start = jp->p, *open;
+    if (!r->tmpl) {
+        sc__kr_event_begin(&ev);
+        SC__JTRY(parse_members(r, &ev, NULL, &open));
+        return event_end(r, &ev, start);
+    }
+    if (sc__jp_peek(jp) == '{') {
+        int rc = sc__kt_match(r, &ev);
+        if (rc == SC__J_OK) r->matched++;
+        if (rc != SC__KT_MISS) return rc == SC__J_OK ? event_end(r, &ev, start) : rc;
+    }
+    krecord rec;
+    rec.n = 0;
+    rec.unusable = false;
+    sc__kr_event_begin(&ev);
+    SC__JTRY(parse_members(r, &ev, &rec, &open));
+    if (!rec.unusable && !ev.empty) sc__kt_learn(r->tmpl, &rec, &ev, open, (size_t)(jp->p - open));
+    return event_end(r, &ev, start);
 }
 
 static int parse_distributed_info(kreader *r) {
@@ -708,15 +707,20 @@ static bool add_base_time(sc_trace *t, const char *name, sc_error *err) {
 }
 
 bool sc__kr_init(kreader *r, sc_trace *t, sc__jwin *w, const char *name,
-                 const sc_load_options *opts, uint64_t budget, sc_error *err) {
+                 const sc_load_options *opts, uint64_t budget, bool templates, sc_error *err) {
     memset(r, 0, sizeof *r);
     r->t = t;
     r->budget = budget;
     r->last_track = SC__NONE;
+    if (templates && !(r->tmpl = sc__kt_new())) return false;
     return sc__jp_init(&r->jp, w, name, opts, err);
 }
 
-void sc__kr_free(kreader *r) { sc__jp_free(&r->jp); }
+void sc__kr_free(kreader *r) {
+    sc__kt_free(r->tmpl);
+    r->tmpl = NULL;
+    sc__jp_free(&r->jp);
+}
 
 sc_status sc__kr_finish(sc_trace *t, const char *name, sc_error *err) {
     shrink(&t->events);
@@ -727,7 +731,7 @@ sc_status sc__kr_finish(sc_trace *t, const char *name, sc_error *err) {
 }
 
 static sc_status read_trace(sc__source *src, const char *name, const sc_load_options *opts,
-                            sc_trace **out, sc_error *err) {
+                            bool templates, uint64_t *matched, sc_trace **out, sc_error *err) {
     sc__error_clear(err);
     *out = NULL;
     sc_trace *t = sc__trace_new(name);
@@ -740,7 +744,7 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
         return status;
     }
     kreader r;
-    if (!sc__kr_init(&r, t, &w, name, opts, sc__load_budget(opts), err)) {
+    if (!sc__kr_init(&r, t, &w, name, opts, sc__load_budget(opts), templates, err)) {
         sc__kr_free(&r);
         sc__jwin_free(&w);
         sc_trace_free(t);
@@ -751,6 +755,7 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
         rc = sc__jp_error_at(&r.jp, r.jp.p, SC_E_FORMAT,
                              "no \"traceEvents\" array: not a Kineto / Chrome trace");
     t->input_bytes = w.base + w.len;
+    if (matched) *matched = r.matched;
     sc__kr_free(&r);
     sc__jwin_free(&w);
     if (rc != SC__J_OK) {
@@ -777,7 +782,7 @@ static sc_status load_file(const char *path, const sc_load_options *opts, bool t
     sc_status st = sc__source_open_file(&src, path, err);
     if (st != SC_OK) return st;
     *ahead = try_ahead && src.gzip && sc__ahead_start(&src);
-    st = read_trace(&src, path, opts, out, err);
+    st = read_trace(&src, path, opts, true, NULL, out, err);
     sc__source_close(&src);
     return st;
 }
@@ -797,14 +802,20 @@ sc_status sc_trace_load(const char *path, const sc_load_options *opts, sc_trace 
     return st;
 }
 
-sc_status sc_trace_load_buffer(const void *data, size_t size, const char *name,
-                               const sc_load_options *opts, sc_trace **out, sc_error *err) {
+sc_status sc__kineto_load_buffer(const void *data, size_t size, const char *name,
+                                 const sc_load_options *opts, bool templates, uint64_t *matched,
+                                 sc_trace **out, sc_error *err) {
     if (!out || (!data && size)) return sc__fail(err, SC_E_USAGE, name, SC_NO_OFFSET, "bad arguments");
     sc__source src;
     const char *n = name ? name : "<memory>";
     sc_status st = sc__source_open_mem(&src, data ? data : "", size, n, err);
     if (st != SC_OK) return st;
-    st = read_trace(&src, n, opts, out, err);
+    st = read_trace(&src, n, opts, templates, matched, out, err);
     sc__source_close(&src);
     return st;
+}
+
+sc_status sc_trace_load_buffer(const void *data, size_t size, const char *name,
+                               const sc_load_options *opts, sc_trace **out, sc_error *err) {
+    return sc__kineto_load_buffer(data, size, name, opts, true, NULL, out, err);
 }

@@ -7,6 +7,9 @@
  * window. Its top-level walk is a state machine (sc__kr_step, driven one
  * retryable unit at a time); each element of traceEvents is one
  * sc__kr_event call, which stores nothing until the event has parsed whole.
+ * An event whose bytes follow the layout of an earlier one is matched
+ * against that layout (kineto_template.c) instead of being parsed key by
+ * key; both ways run the same value handlers (sc__kr_member).
  */
 #ifndef SC_KINETO_H
 #define SC_KINETO_H
@@ -15,6 +18,49 @@
 #include "json.h"
 
 #define SC__ICACHE 1024u   /* interning cache slots, a power of two */
+#define SC__KT_MEMBERS 32u /* members of an event a template can hold */
+
+/* The object keys the reader acts on, of events and of their args, as one
+ * id: a key is recognised once and dispatched with a switch instead of a
+ * chain of string compares per member. */
+typedef enum kkey {
+    K_OTHER = 0,
+    K_PH, K_NAME, K_CAT, K_TS, K_DUR, K_PID, K_TID, K_ID, K_BP, K_ARGS, /* event */
+    K_CORRELATION, K_EXTERNAL_ID, K_STREAM, K_DEVICE, K_CBID, K_BYTES,  /* args */
+    K_GRID, K_BLOCK, K_COLL_NAME, K_IN_NELEMS, K_OUT_NELEMS, K_GROUP_SIZE,
+    K_DTYPE, K_PG_NAME, K_PG_DESC, K_PG_RANKS, K_SEQ, K_SEQ_NUMBER, K_FWD_TID,
+    K_RF_ID, K_WAIT_STREAM, K_WAIT_CORR, K_WAIT_EVENT, K_INPUT_DIMS, K_INPUT_TYPE,
+} kkey;
+
+/* Where a member sits: in the event object, or in its "args". */
+enum { KL_TOP = 0, KL_ARGS = 1 };
+
+/* One event while it is read: what it will store, and what its members
+ * have said so far. Nothing reaches the trace before the event is whole. */
+typedef struct kevent {
+    sc__event e;
+    sc__event_ext x;       /* the extras, stored when has_ext */
+    sc__event_shapes sh;   /* an operator's shapes, stored when has_shapes */
+    bool has_ext, has_shapes, has_ts, has_ph, empty;
+    int64_t pid, tid;
+    uint32_t pid_str, tid_str;
+    const char *args_at;   /* "args" seen before "ph": parsed at the end */
+} kevent;
+
+/* What a key-by-key read of an event tells the template learner: each
+ * member's level, key and value extent (offsets from the event's '{'). */
+typedef struct kmember {
+    uint8_t level, key;
+    uint32_t at, end;
+} kmember;
+
+typedef struct krecord {
+    kmember m[SC__KT_MEMBERS];
+    uint32_t n;
+    bool unusable; /* too many members, or args read before "ph" */
+} krecord;
+
+typedef struct ktset ktset; /* the learned layouts (kineto_template.c) */
 #define SC__KIND_MEMO 256u /* slots of the kind and NCCL caches; a power of two */
 
 typedef struct kreader {
@@ -31,24 +77,109 @@ typedef struct kreader {
     uint32_t nccl_memo[SC__KIND_MEMO]; /* (name id + 1) << 1 | is NCCL */
     uint32_t last_track, last_pid_str, last_tid_str; /* see event_track() */
     int64_t last_pid, last_tid;
+    ktset *tmpl; /* NULL: every event is read key by key */
+    uint64_t matched; /* events read by a template */
 } kreader;
+
+/* Interning with a small direct-mapped cache in front: names, categories
+ * and shapes repeat in nearly every event, and a hit costs a cheap key (the
+ * length and the first and last 8 bytes) and one memcmp instead of hashing
+ * every byte and probing the table. Misses go to the interner, so ids are
+ * assigned exactly as without the cache. */
+static inline uint32_t sc__kr_intern(kreader *r, sc__jstr s) {
+    sc__intern *in = &r->t->strings;
+    uint64_t a = 0, b = 0;
+    if (s.n >= 8) {
+        memcpy(&a, s.s, 8);
+        memcpy(&b, s.s + s.n - 8, 8);
+    } else {
+        memcpy(&a, s.s, s.n);
+    }
+    uint32_t slot = (uint32_t)(sc__hash_u64(a ^ (b * 0x9e3779b97f4a7c15ULL) ^ s.n) & (SC__ICACHE - 1));
+    uint32_t v = r->icache[slot];
+    if (v && in->lens[v - 1] == s.n && memcmp(in->strs[v - 1], s.s, s.n) == 0) return v - 1;
+    uint32_t id = sc__intern_put(in, s.s, s.n);
+    if (id != SC__NONE) r->icache[slot] = id + 1;
+    return id;
+}
+
+/* The integer args: a number, or a string of decimal or 0x-hex digits. */
+#define SC__KR_INT_ARGS                                                                        \
+    ((1ull << K_CORRELATION) | (1ull << K_EXTERNAL_ID) | (1ull << K_STREAM) |                  \
+     (1ull << K_DEVICE) | (1ull << K_CBID) | (1ull << K_BYTES) | (1ull << K_IN_NELEMS) |        \
+     (1ull << K_OUT_NELEMS) | (1ull << K_GROUP_SIZE) | (1ull << K_SEQ) |                       \
+     (1ull << K_SEQ_NUMBER) | (1ull << K_FWD_TID) | (1ull << K_RF_ID) |                        \
+     (1ull << K_WAIT_STREAM) | (1ull << K_WAIT_CORR) | (1ull << K_WAIT_EVENT))
+
+static inline bool sc__kr_is_int_arg(kkey key) { return (SC__KR_INT_ARGS >> key) & 1; }
+
+/* Stores the value v of the integer arg key (-1: absent or not a number). */
+static inline void sc__kr_int_arg(kevent *ev, kkey key, int64_t v) {
+    sc__event *e = &ev->e;
+    sc__event_ext *x = &ev->x;
+    switch (key) {
+    case K_CORRELATION: e->correlation = v; return;
+    case K_EXTERNAL_ID: e->external_id = v; return;
+    case K_STREAM: e->stream = v < INT32_MIN || v > INT32_MAX ? -1 : (int32_t)v; return;
+    case K_DEVICE: e->device = v < 0 || v > INT16_MAX ? -1 : (int16_t)v; return;
+    case K_CBID: e->cbid = v < 0 || v > UINT16_MAX ? 0 : (uint16_t)v; return;
+    case K_BYTES: x->bytes = v; break;
+    case K_IN_NELEMS: x->in_nelems = v; break;
+    case K_OUT_NELEMS: x->out_nelems = v; break;
+    case K_GROUP_SIZE: x->group_size = v; break;
+    case K_SEQ: x->seq = v; break;
+    case K_SEQ_NUMBER: x->seq_number = v; break;
+    case K_FWD_TID: x->fwd_tid = v; break;
+    case K_RF_ID: x->rf_id = v; break;
+    case K_WAIT_STREAM: x->wait_stream = v < INT32_MIN || v > INT32_MAX ? -1 : (int32_t)v; break;
+    case K_WAIT_CORR: x->wait_corr = v; break;
+    case K_WAIT_EVENT: x->wait_event = v; break;
+    default: return;
+    }
+    ev->has_ext = true;
+}
 
 /* The states of the top-level walk; each step is one retryable unit.
  * ST_END is handled by sc__jp_drive. */
 typedef enum { ST_START, ST_MEMBER, ST_EVENTS_FIRST, ST_EVENTS, ST_END } kstate;
 
 /* Sets r up to read into t through w; budget is the bytes t may hold.
- * False on OOM. */
+ * templates: match recurring event layouts (false: read every event key
+ * by key, the reference the tests compare against). False on OOM. */
 bool sc__kr_init(kreader *r, sc_trace *t, sc__jwin *w, const char *name,
-                 const sc_load_options *opts, uint64_t budget, sc_error *err);
+                 const sc_load_options *opts, uint64_t budget, bool templates, sc_error *err);
 void sc__kr_free(kreader *r);
 /* One unit of the top-level walk (an sc__jp_step_fn; ctx is a kreader). */
 int sc__kr_step(void *ctx, int *state);
 /* One element of traceEvents, at the cursor. */
 int sc__kr_event(kreader *r);
+/* An event before its first member: every field absent. */
+void sc__kr_event_begin(kevent *ev);
+/* One member's value, at the cursor (whitespace before it skipped), into
+ * ev: the handler both ways of reading an event share. */
+int sc__kr_member(kreader *r, int level, kkey key, kevent *ev);
+
+/* Templates (kineto_template.c). sc__kt_match reads the event at the
+ * cursor by a learned layout: SC__J_OK with ev filled and the cursor after
+ * the event, SC__J_MORE or SC__J_ERR exactly as a key-by-key read would
+ * return them, or SC__KT_MISS with nothing consumed when no layout fits.
+ * sc__kt_learn takes the layout of an event just read key by key. */
+enum { SC__KT_MISS = 3 };
+ktset *sc__kt_new(void);
+void sc__kt_free(ktset *ts);
+int sc__kt_match(kreader *r, kevent *ev);
+void sc__kt_learn(ktset *ts, const krecord *rec, const kevent *ev, const char *start, size_t len);
+
 /* After the last byte is read: gives back array slack and makes times
  * absolute (baseTimeNanoseconds); fails when a time leaves the range. */
 sc_status sc__kr_finish(sc_trace *t, const char *name, sc_error *err);
+
+/* sc_trace_load_buffer with templates chosen (false: every event key by
+ * key), for the tests and fuzzers that compare the two ways; *matched (when
+ * not NULL) is set to the number of events a template read. */
+sc_status sc__kineto_load_buffer(const void *data, size_t size, const char *name,
+                                 const sc_load_options *opts, bool templates, uint64_t *matched,
+                                 sc_trace **out, sc_error *err);
 
 /* Reads the plain (uncompressed) Kineto file at path with up to `threads`
  * threads, each parsing a slice of traceEvents of at least min_slice bytes

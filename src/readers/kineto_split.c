@@ -156,7 +156,7 @@ static bool open_slice(slice *s, const char *path, uint64_t offset, const sc_loa
     }
     s->opened = true;
     s->w.base = offset;
-    return (s->ready = sc__kr_init(&s->r, s->t, &s->w, path, opts, budget, &s->err));
+    return (s->ready = sc__kr_init(&s->r, s->t, &s->w, path, opts, budget, true, &s->err));
 }
 
 static void close_slice(slice *s) {

@@ -58,6 +58,24 @@ static void remap_ext(sc__event_ext *x, const uint32_t *map) {
         if (*ids[i] != SC__NONE) *ids[i] = map[*ids[i]];
 }
 
+static bool same_vec(const sc__vec *a, const sc__vec *b) {
+    return a->len == b->len && (!a->len || memcmp(a->data, b->data, a->len * a->elem) == 0);
+}
+
+bool sc__trace_same(const sc_trace *a, const sc_trace *b) {
+    if (!same_vec(&a->events, &b->events) || !same_vec(&a->exts, &b->exts) ||
+        !same_vec(&a->shapes, &b->shapes) || !same_vec(&a->tracks, &b->tracks) ||
+        !same_vec(&a->devices, &b->devices) || a->strings.count != b->strings.count)
+        return false;
+    for (uint32_t i = 0; i < a->strings.count; i++)
+        if (a->strings.lens[i] != b->strings.lens[i] ||
+            memcmp(a->strings.strs[i], b->strings.strs[i], a->strings.lens[i]) != 0)
+            return false;
+    return a->rank == b->rank && a->world_size == b->world_size && a->backend == b->backend &&
+           a->base_time_ns == b->base_time_ns && a->schema_version == b->schema_version &&
+           a->input_bytes == b->input_bytes;
+}
+
 /* Copies src's elements after dst's (room reserved); returns the first
  * copy, NULL when src is empty (dst's array may then be NULL too). */
 static void *append_block(sc__vec *dst, const sc__vec *src) {

@@ -150,6 +150,9 @@ void sc__trace_release_events(sc_trace *t);
  * and appended slice by slice gets exactly the ids of one sequential read.
  * False on OOM (dst then holds a prefix of src's events). */
 bool sc__trace_append(sc_trace *dst, const sc_trace *src);
+/* Are a and b the same trace, array for array and string id for string id?
+ * For the tests and fuzzers that compare two ways of reading one file. */
+bool sc__trace_same(const sc_trace *a, const sc_trace *b);
 /* Track index of (pid, tid), created on first use; SC__NONE on OOM. */
 uint32_t sc__trace_track(sc_trace *t, int64_t pid, uint32_t pid_str, int64_t tid,
                          uint32_t tid_str);

@@ -1,0 +1,180 @@
+/*
+ * test_template.c - events read by a learned layout
+ * (src/readers/kineto_template.c) give exactly what reading them key by key
+ * gives: the same trace id for id, and for broken input the same error at
+ * the same byte.
+ *
+ * Every JSON file under shared/traces is read both ways, with the default
+ * window and with tiny ones (so that events straddle refills mid-template).
+ * Then one event after many of its kind is mutated byte by byte - quotes,
+ * digits, signs, escapes, control and non-ASCII bytes, brackets - and each
+ * mutant must read the same both ways. A test also checks that templates do
+ * match on real traces, so the comparisons are not of one path with itself.
+ */
+#include "testutil.h"
+
+#include "readers/kineto.h"
+
+#include <ftw.h>
+
+/* Reads text both ways with window w; they must agree. Returns the events
+ * the templates matched. */
+static uint64_t both_ways(const char *text, size_t n, uint32_t window, const char *what) {
+    sc_load_options o = {.window_bytes = window, .threads = 1};
+    sc_trace *a = NULL, *b = NULL;
+    sc_error ea, eb;
+    uint64_t matched = 0;
+    sc_status sa = sc__kineto_load_buffer(text, n, "t.json", &o, false, NULL, &a, &ea);
+    sc_status sb = sc__kineto_load_buffer(text, n, "t.json", &o, true, &matched, &b, &eb);
+    if (sa != sb) fail_msg("%s: status %d key by key, %d by template", what, sa, sb);
+    if (sa == SC_OK) {
+        if (!sc__trace_same(a, b)) fail_msg("%s: the traces differ", what);
+    } else if (strcmp(ea.message, eb.message) != 0 || ea.offset != eb.offset) {
+        fail_msg("%s: '%s' at %llu key by key, '%s' at %llu by template", what, ea.message,
+                 (unsigned long long)ea.offset, eb.message, (unsigned long long)eb.offset);
+    }
+    sc_trace_free(a);
+    sc_trace_free(b);
+    return matched;
+}
+
+static uint64_t shared_matched;
+static unsigned shared_files;
+
+static int visit(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+    (void)st;
+    (void)ftw;
+    if (type != FTW_F || !strstr(path, ".json")) return 0;
+    size_t n;
+    unsigned char *data = sc_test_read_file(path, &n);
+    assert_non_null(data);
+    shared_matched += both_ways((const char *)data, n, 0, path);
+    if (sc_test_big_ok() || n < (1u << 20)) {
+        both_ways((const char *)data, n, 4096, path);
+        both_ways((const char *)data, n, 61, path);
+    }
+    free(data);
+    shared_files++;
+    return 0;
+}
+
+static void test_shared_traces(void **state) {
+    (void)state;
+    char root[4096];
+    snprintf(root, sizeof root, "%s", sc_test_trace(""));
+    assert_int_equal(nftw(root, visit, 16, FTW_PHYS), 0);
+    assert_true(shared_files >= 20);
+    /* the Megatron ranks alone hold hundreds of thousands of events */
+    if (shared_matched < 100000) fail_msg("templates matched only %llu events", (unsigned long long)shared_matched);
+}
+
+/* Events of every kind the reader knows, each written `copies` times so
+ * that templates are learned and then used; `last` goes at the end. */
+static const char *kinds[] = {
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":7,\"tid\":8,"
+    "\"ts\":1700000000000.125,\"dur\":4.5,\"args\":{\"External id\":12,\"Input Dims\":[[4, 8], [8, 2]],"
+    "\"Input type\":[\"float\", \"float\"],\"Sequence number\":3,\"Fwd thread id\":0}}",
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":7,\"tid\":8,"
+    "\"ts\":1700000000001,\"dur\":2,\"args\":{\"External id\":12,\"cbid\":211,\"correlation\":99}}",
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclKernel_AllReduce\",\"pid\":0,\"tid\":7,"
+    "\"ts\":1700000000003,\"dur\":20,\"args\":{\"device\":0,\"stream\":7,\"correlation\":99,"
+    "\"grid\":[1, 2, 3],\"block\":[64, 1, 1],\"Collective name\":\"allreduce\",\"dtype\":\"Float\","
+    "\"In msg nelems\":1024,\"Out msg nelems\":1024,\"Group size\":8,\"Process Group Ranks\":\"[0, 1]\"}}",
+    "{\"ph\":\"s\",\"id\":99,\"pid\":7,\"tid\":8,\"ts\":1700000000001,\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"}",
+    "{ \"ph\": \"i\", \"s\": \"t\", \"name\": \"mark\", \"pid\": \"host\", \"tid\": \"main\",\n"
+    "  \"ts\": 1700000000005, \"args\": { \"wait_on_stream\": 7, \"wait_on_cuda_event_record_corr_id\": 5 } }",
+    "{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":0,\"tid\":0,\"args\":{\"name\":\"python\"}}",
+};
+
+static char *many_events(size_t copies, const char *last) {
+    size_t cap = 1 << 16, len = 0;
+    char *out = malloc(cap);
+    assert_non_null(out);
+    len += (size_t)snprintf(out, cap, "{\"traceEvents\":[\n");
+    for (size_t i = 0; i < copies; i++) {
+        for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+            size_t need = strlen(kinds[k]) + 8;
+            while (len + need + strlen(last) + 16 > cap) {
+                out = realloc(out, cap *= 2);
+                assert_non_null(out);
+            }
+            len += (size_t)sprintf(out + len, "%s,\n", kinds[k]);
+        }
+    }
+    while (len + strlen(last) + 16 > cap) {
+        out = realloc(out, cap *= 2);
+        assert_non_null(out);
+    }
+    sprintf(out + len, "%s\n]}\n", last);
+    return out;
+}
+
+/* Each kind of event, then a copy of it with each byte replaced by each of
+ * a set of troublemakers, after 3 copies of every kind. */
+static void test_mutants(void **state) {
+    (void)state;
+    static const char swaps[] = {'"', '\\', '0', '9', '-', '.', 'e', ' ', '\n', ',', ':', '}',
+                                 ']', '[', '{', 'x', '\x01', '\xc3', '\xff'};
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        char *text = many_events(3, kinds[k]);
+        size_t n = strlen(text), at = n - strlen(kinds[k]) - 4;
+        assert_memory_equal(text + at, kinds[k], strlen(kinds[k]));
+        assert_true(both_ways(text, n, 0, "the unmutated text") >= 3 * (sizeof kinds / sizeof *kinds) - 6);
+        for (size_t i = at; i < at + strlen(kinds[k]); i++) {
+            char keep = text[i];
+            for (size_t s = 0; s < sizeof swaps; s++) {
+                if (swaps[s] == keep) continue;
+                text[i] = swaps[s];
+                char what[96];
+                snprintf(what, sizeof what, "kind %zu, byte %zu as 0x%02x", k, i - at,
+                         (unsigned char)swaps[s]);
+                both_ways(text, n, 0, what);
+            }
+            text[i] = keep;
+        }
+        /* cut short at every byte of the last event: truncated files */
+        for (size_t i = at; i < at + strlen(kinds[k]); i += 3) {
+            char what[64];
+            snprintf(what, sizeof what, "kind %zu cut at %zu", k, i - at);
+            both_ways(text, i, 0, what);
+        }
+        free(text);
+    }
+}
+
+/* Events straddling the end of a tiny window at every offset. */
+static void test_refills(void **state) {
+    (void)state;
+    char *text = many_events(20, kinds[0]);
+    size_t n = strlen(text);
+    for (uint32_t w = 16; w < 420; w += 7) both_ways(text, n, w, "a tiny window");
+    free(text);
+}
+
+/* More layouts than template slots, interleaved: templates are replaced
+ * over and over and the result must not change. */
+static void test_many_layouts(void **state) {
+    (void)state;
+    size_t cap = 1 << 20, len = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    len += (size_t)sprintf(text, "{\"traceEvents\":[");
+    for (int i = 0; i < 2000; i++) {
+        int layout = (i * 7) % 13;
+        len += (size_t)sprintf(text + len, "%s{\"ph\":\"X\",\"k%d\":%d,\"name\":\"n%d\",\"ts\":%d,\"dur\":1}",
+                               i ? "," : "", layout, i, i % 5, i);
+    }
+    len += (size_t)sprintf(text + len, "]}");
+    both_ways(text, len, 0, "thirteen layouts");
+    free(text);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shared_traces),
+        cmocka_unit_test(test_mutants),
+        cmocka_unit_test(test_refills),
+        cmocka_unit_test(test_many_layouts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
