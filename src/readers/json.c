@@ -634,9 +634,13 @@ static bool fast_skip_array(sc__jp *jp) {
         } else if (c == '-' || sc__is_digit(c)) {
             p += c == '-';
             if (!sc__is_digit(*p)) return false;
-            if (*p == '0') p++;
-            else
-                while (sc__is_digit(*p)) p++;
+            if (*p == '0') {
+                p++;
+            } else { /* eight digits a step */
+                unsigned n;
+                while ((n = sc__digit_count(p)) == 8) p += 8;
+                p += n;
+            }
             if (*p == '.' || *p == 'e' || *p == 'E' || sc__is_digit(*p)) return false;
         } else {
             return false;

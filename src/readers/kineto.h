@@ -79,6 +79,7 @@ typedef struct kreader {
     int64_t last_pid, last_tid;
     ktset *tmpl; /* NULL: every event is read key by key */
     uint64_t matched; /* events read by a template */
+    kevent blank;     /* an event before its first member */
 } kreader;
 
 /* Interning with a small direct-mapped cache in front: names, categories
@@ -154,7 +155,7 @@ int sc__kr_step(void *ctx, int *state);
 /* One element of traceEvents, at the cursor. */
 int sc__kr_event(kreader *r);
 /* An event before its first member: every field absent. */
-void sc__kr_event_begin(kevent *ev);
+void sc__kr_event_begin(kreader *r, kevent *ev);
 /* One member's value, at the cursor (whitespace before it skipped), into
  * ev: the handler both ways of reading an event share. */
 int sc__kr_member(kreader *r, int level, kkey key, kevent *ev);

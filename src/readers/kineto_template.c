@@ -11,43 +11,48 @@
  * template: literal stretches of bytes - punctuation, whitespace, keys, and
  * the values of "ph", "cat" and "bp", which name the kind of event - between
  * holes, the other values, each with its key. A later event is matched by
- * comparing the literals 16 bytes at a time and handing each hole to the
- * value handler the key-by-key read uses (sc__kr_member). The result is the
- * one a key-by-key read gives, errors and requests for more input included:
- * the literal bytes are those of a prefix already read key by key, so the
- * reader is in the same state at each value, and each value is read by the
- * same code. Any literal that differs is a miss; the event is then read key
- * by key and teaches its layout, replacing the template used least
- * recently.
+ * comparing the literals 16 bytes at a time and reading each hole's value
+ * either inline, when it has the common form (a plain number or string),
+ * or with the value handler the key-by-key read uses (sc__kr_member). The
+ * result is the one a key-by-key read gives, errors and requests for more
+ * input included: the literal bytes are those of a prefix already read key
+ * by key, so the reader is in the same state at each value; the inline
+ * forms are ones the handlers read to the same result, and anything else
+ * goes to the handlers. Any literal that differs is a miss; the event is
+ * then read key by key and teaches its layout, replacing the template used
+ * least recently.
  *
- * A hole for operator shapes ("Input Dims", "Input type") also keeps its
- * last value's bytes and id: shapes repeat from one operator to the next,
- * and the next literal must match right after them, so equal bytes are an
- * equal value and need neither scanning nor interning.
+ * A hole also keeps its last value's bytes and meaning: operators repeat
+ * names, shapes and threads, and the next literal must match right after
+ * those bytes, so equal bytes are an equal value, with no scanning, number
+ * conversion or interning.
  */
 #include "kineto.h"
 
 #include <stdlib.h>
 
-#define KT_SLOTS 8      /* templates held */
-#define KT_BYTES 1024   /* literal bytes of one template */
-#define KT_MEMO 64      /* the longest shapes value remembered */
-#define KT_MEMOS 2      /* shapes holes with a memory, per template */
-#define KT_NO_MEMO 0xFF
+#define KT_SLOTS 32   /* templates held */
+#define KT_BYTES 1024 /* literal bytes of one template */
+#define KT_MEMO 48    /* the longest value a hole remembers */
+#define KT_GIVE_UP 16 /* misses in a row after which a hole stops remembering */
 
-/* Values read inline when they take the common form (a plain number or
- * string); any other form goes to sc__kr_member. */
-enum { KF_NONE, KF_NAME, KF_PID, KF_TID, KF_TS, KF_DUR, KF_INT_ARG };
+/* How a hole's value is read inline when it has the common form; any other
+ * form goes to sc__kr_member. Kinds from KF_REMEMBER on keep their last
+ * value (times change every event). */
+enum { KF_NONE, KF_TS, KF_DUR, KF_REMEMBER, KF_NAME = KF_REMEMBER, KF_PID, KF_TID, KF_INT_ARG, KF_SHAPES };
 
 typedef struct kthole {
     uint16_t lit_off, lit_len; /* the literal before the value, in bytes[] */
     uint8_t level, key;        /* KL_*, kkey */
     uint8_t fast;              /* KF_* */
-    uint8_t memo;              /* index into memo[], KT_NO_MEMO for none */
 } kthole;
 
+/* A hole's last value: its bytes and what they meant. A hole whose value
+ * always changes (ids, correlations) soon stops trying. */
 typedef struct ktmemo {
-    uint32_t id, len; /* len 0: nothing remembered yet */
+    int64_t val;
+    uint8_t len;    /* 0: nothing remembered */
+    uint8_t misses; /* in a row; KT_GIVE_UP: given up */
     char bytes[KT_MEMO + 16];
 } ktmemo;
 
@@ -59,7 +64,7 @@ typedef struct ktmpl {
     char ph;
     bool has_ph;
     kthole holes[SC__KT_MEMBERS];
-    ktmemo memo[KT_MEMOS];
+    ktmemo memo[SC__KT_MEMBERS];
     char bytes[KT_BYTES + 16]; /* 16 bytes of slack for whole-vector loads */
 } ktmpl;
 
@@ -74,10 +79,14 @@ ktset *sc__kt_new(void) { return calloc(1, sizeof(ktset)); }
 
 void sc__kt_free(ktset *ts) { free(ts); }
 
-/* Do the n >= 1 bytes at p equal those at lit? Both may be read up to 15
- * bytes past their end: lit has the template's slack, p the window's 16
- * padding bytes (the caller checked that p + n is inside the window). */
-static inline bool lit_eq(const char *p, const char *lit, size_t n) {
+/* Are the n >= 1 bytes at p those at lit? p is at most the window's end.
+ * Both are read in 16-byte steps: lit has the template's slack, and p needs
+ * no bounds check: literals and remembered values come from valid JSON,
+ * which holds no NUL byte, while the window's end is a NUL followed by 16
+ * bytes of NUL padding. So a match never reaches past the end, and each step
+ * is read only after the previous one matched whole, from inside the
+ * window. */
+static inline bool lit_at(const char *p, const char *lit, size_t n) {
 #if defined(__SSE2__)
     for (;;) {
         __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
@@ -90,60 +99,113 @@ static inline bool lit_eq(const char *p, const char *lit, size_t n) {
         n -= 16;
     }
 #else
-    return memcmp(p, lit, n) == 0;
+    for (size_t i = 0; i < n; i++) /* stops at the first difference: the NUL */
+        if (p[i] != lit[i]) return false;
+    return true;
 #endif
-}
-
-/* The literal of n bytes at lit, at p in the window? */
-static inline bool lit_at(const sc__jp *jp, const char *p, const char *lit, size_t n) {
-    return (size_t)(jp->end - p) >= n && lit_eq(p, lit, n);
 }
 
 static inline uint32_t *shape_field(kevent *ev, unsigned key) {
     return key == K_INPUT_DIMS ? &ev->sh.dims : &ev->sh.types;
 }
 
-/* Reads the value at p inline when it has the common form of hole h:
- * the position after it, or NULL (nothing changed) for sc__kr_member to
- * read it. Each case does what the handler does with such a value. */
-static inline const char *fast_value(kreader *r, const kthole *h, const char *p, kevent *ev) {
-    const char *end = r->jp.end, *q;
-    int64_t v;
+/* Reads the value at p inline when it has the common form for hole h: the
+ * position after it with its meaning in *val, or NULL for sc__kr_member to
+ * read it (and to say what is wrong with it). */
+static inline const char *fast_value(kreader *r, const kthole *h, const char *p, int64_t *val) {
+    sc__jp *jp = &r->jp;
+    const char *q;
+    uint32_t id;
+    sc__jstr raw;
     switch (h->fast) {
-    case KF_NAME: {
+    case KF_NAME:
         if (*p != '"') return NULL;
         q = sc__jp_scan_plain(p + 1);
-        if (*q != '"' || (uint64_t)(q - p - 1) > r->jp.max_string) return NULL;
-        uint32_t id = sc__kr_intern(r, (sc__jstr){p + 1, (size_t)(q - p - 1)});
-        if (id == SC__NONE) return NULL;
-        ev->e.name = id;
+        if (*q != '"' || (uint64_t)(q - p - 1) > jp->max_string) return NULL;
+        if ((id = sc__kr_intern(r, (sc__jstr){p + 1, (size_t)(q - p - 1)})) == SC__NONE) return NULL;
+        *val = id;
         return q + 1;
-    }
+    case KF_TS:
+    case KF_DUR: return sc__jp_fast_time_ns(p, jp->end, val);
     case KF_PID:
     case KF_TID:
-        if (*p == '"' || !(q = sc__jp_fast_int(p, end, &v))) return NULL;
-        if (h->fast == KF_PID) {
-            ev->pid = v;
-            ev->pid_str = SC__NONE;
-        } else {
-            ev->tid = v;
-            ev->tid_str = SC__NONE;
-        }
-        return q;
-    case KF_TS:
-        if (!(q = sc__jp_fast_time_ns(p, end, &ev->e.ts))) return NULL;
-        ev->has_ts = true;
-        return q;
-    case KF_DUR:
-        if (!(q = sc__jp_fast_time_ns(p, end, &v)) || v < 0) return NULL;
-        ev->e.dur = v;
-        return q;
-    case KF_INT_ARG:
-        if (*p == '"' || !(q = sc__jp_fast_int(p, end, &v))) return NULL;
-        sc__kr_int_arg(ev, (kkey)h->key, v);
-        return q;
+    case KF_INT_ARG: return *p == '"' ? NULL : sc__jp_fast_int(p, jp->end, val);
+    case KF_SHAPES: /* the handler's own reading, without its dispatch */
+        jp->p = p;
+        if (sc__jp_raw(jp, &raw) != SC__J_OK || (id = sc__kr_intern(r, raw)) == SC__NONE) return NULL;
+        *val = id;
+        return jp->p;
     default: return NULL;
     }
+}
+
+/* Does to ev what hole h's handler does with a value meaning val; false,
+ * with nothing done, where the handler does more (a negative duration is
+ * an error). */
+static inline __attribute__((always_inline)) bool apply_value(const kthole *h, kevent *ev,
+                                                               int64_t val) {
+    switch (h->fast) {
+    case KF_NAME: ev->e.name = (uint32_t)val; return true;
+    case KF_TS:
+        ev->e.ts = val;
+        ev->has_ts = true;
+        return true;
+    case KF_DUR:
+        if (val < 0) return false;
+        ev->e.dur = val;
+        return true;
+    case KF_PID:
+        ev->pid = val;
+        ev->pid_str = SC__NONE;
+        return true;
+    case KF_TID:
+        ev->tid = val;
+        ev->tid_str = SC__NONE;
+        return true;
+    case KF_INT_ARG: sc__kr_int_arg(ev, (kkey)h->key, val); return true;
+    case KF_SHAPES:
+        *shape_field(ev, h->key) = (uint32_t)val;
+        ev->has_shapes = true;
+        return true;
+    default: return false;
+    }
+}
+
+/* Reads the value of hole h at p into ev, remembering it in m; *next is
+ * set to the position after it. */
+static inline int read_value(kreader *r, const kthole *h, ktmemo *m, const char *p, kevent *ev,
+                             const char **next) {
+    bool remember = h->fast >= KF_REMEMBER && m->misses < KT_GIVE_UP;
+    if (remember && m->len) {
+        if (lit_at(p, m->bytes, m->len)) {
+            apply_value(h, ev, m->val);
+            m->misses = 0;
+            *next = p + m->len;
+            return SC__J_OK;
+        }
+        m->misses++;
+    }
+    int64_t val;
+    const char *q = fast_value(r, h, p, &val);
+    if (q && apply_value(h, ev, val)) {
+        size_t n = (size_t)(q - p);
+        if (remember && n <= KT_MEMO) {
+            /* whole 16-byte steps: a constant-size copy is inlined, and
+             * p + n is inside the window, whose 16 padding bytes cover the
+             * rounding up */
+            if (n <= 16) memcpy(m->bytes, p, 16);
+            else if (n <= 32) memcpy(m->bytes, p, 32);
+            else memcpy(m->bytes, p, 48);
+            m->len = (uint8_t)n;
+            m->val = val;
+        }
+        *next = q;
+        return SC__J_OK;
+    }
+    r->jp.p = p;
+    SC__JTRY(sc__kr_member(r, h->level, (kkey)h->key, ev));
+    *next = r->jp.p;
+    return SC__J_OK;
 }
 
 /* Reads the event at jp->p (its '{', which the template's first literal
@@ -151,44 +213,17 @@ static inline const char *fast_value(kreader *r, const kthole *h, const char *p,
 static int run(kreader *r, ktmpl *t, kevent *ev) {
     sc__jp *jp = &r->jp;
     const char *p = jp->p;
-    sc__kr_event_begin(ev);
+    sc__kr_event_begin(r, ev);
     ev->e.ph = t->ph;
     ev->e.cat = t->cat;
     ev->e.flags = t->flags;
     ev->has_ph = t->has_ph;
     for (uint32_t i = 0; i < t->nholes; i++) {
         const kthole *h = &t->holes[i];
-        if (!lit_at(jp, p, t->bytes + h->lit_off, h->lit_len)) return SC__KT_MISS;
-        p += h->lit_len;
-        if (h->memo != KT_NO_MEMO) {
-            ktmemo *m = &t->memo[h->memo];
-            if (m->len && lit_at(jp, p, m->bytes, m->len)) {
-                *shape_field(ev, h->key) = m->id;
-                ev->has_shapes = true;
-                p += m->len;
-                continue;
-            }
-            jp->p = p;
-            SC__JTRY(sc__kr_member(r, h->level, (kkey)h->key, ev));
-            size_t n = (size_t)(jp->p - p);
-            if (n <= KT_MEMO) {
-                memcpy(m->bytes, p, n);
-                m->len = (uint32_t)n;
-                m->id = *shape_field(ev, h->key);
-            }
-            p = jp->p;
-            continue;
-        }
-        const char *q = fast_value(r, h, p, ev);
-        if (q) {
-            p = q;
-            continue;
-        }
-        jp->p = p;
-        SC__JTRY(sc__kr_member(r, h->level, (kkey)h->key, ev));
-        p = jp->p;
+        if (!lit_at(p, t->bytes + h->lit_off, h->lit_len)) return SC__KT_MISS;
+        SC__JTRY(read_value(r, h, &t->memo[i], p + h->lit_len, ev, &p));
     }
-    if (!lit_at(jp, p, t->bytes + t->tail_off, t->tail_len)) return SC__KT_MISS;
+    if (!lit_at(p, t->bytes + t->tail_off, t->tail_len)) return SC__KT_MISS;
     jp->p = p + t->tail_len;
     return SC__J_OK;
 }
@@ -212,7 +247,7 @@ int sc__kt_match(kreader *r, kevent *ev) {
         ktmpl *t = &ts->t[slot];
         size_t n;
         const char *lit = first_literal(t, &n);
-        if (!lit_at(jp, open, lit, n)) continue;
+        if (!lit_at(open, lit, n)) continue;
         int rc = run(r, t, ev);
         if (rc == SC__KT_MISS) { /* a later literal differs: the next template */
             jp->p = open;
@@ -261,7 +296,10 @@ static bool literal_member(const kmember *m) {
 }
 
 static uint8_t fast_kind(const kmember *m) {
-    if (m->level == KL_ARGS) return sc__kr_is_int_arg((kkey)m->key) ? KF_INT_ARG : KF_NONE;
+    if (m->level == KL_ARGS) {
+        if (m->key == K_INPUT_DIMS || m->key == K_INPUT_TYPE) return KF_SHAPES;
+        return sc__kr_is_int_arg((kkey)m->key) ? KF_INT_ARG : KF_NONE;
+    }
     switch (m->key) {
     case K_NAME: return KF_NAME;
     case K_PID: return KF_PID;
@@ -274,7 +312,7 @@ static uint8_t fast_kind(const kmember *m) {
 
 void sc__kt_learn(ktset *ts, const krecord *rec, const kevent *ev, const char *open, size_t len) {
     ktmpl *t = &ts->fresh;
-    uint32_t used = 0, prev = 0, memos = 0;
+    uint32_t used = 0, prev = 0;
     uint64_t literal_keys = 0;
     if (len > UINT32_MAX) return;
     t->nholes = 0;
@@ -287,17 +325,13 @@ void sc__kt_learn(ktset *ts, const krecord *rec, const kevent *ev, const char *o
             literal_keys |= 1ull << m->key;
             continue;
         }
-        kthole *h = &t->holes[t->nholes++];
+        kthole *h = &t->holes[t->nholes];
         if (!add_literal(t, &used, open, prev, m->at, &h->lit_off, &h->lit_len)) return;
         h->level = m->level;
         h->key = m->key;
-        h->memo = KT_NO_MEMO;
         h->fast = fast_kind(m);
-        if (m->level == KL_ARGS && (m->key == K_INPUT_DIMS || m->key == K_INPUT_TYPE) &&
-            memos < KT_MEMOS) {
-            t->memo[memos].len = 0;
-            h->memo = (uint8_t)memos++;
-        }
+        t->memo[t->nholes].len = t->memo[t->nholes].misses = 0;
+        t->nholes++;
         prev = m->end;
     }
     if (!add_literal(t, &used, open, prev, (uint32_t)len, &t->tail_off, &t->tail_len)) return;
