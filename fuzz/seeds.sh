@@ -9,7 +9,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 shared=${STEPCAST_SHARED:-$root/../shared}
 traces=$shared/traces
 mkdir -p "$out/fuzz_kineto" "$out/fuzz_json" "$out/fuzz_gzip" "$out/fuzz_cli" "$out/fuzz_chakra" \
-    "$out/fuzz_et" "$out/fuzz_split"
+    "$out/fuzz_et" "$out/fuzz_split" "$out/fuzz_template"
 
 python3 - "$traces" "$out" <<'PY'
 import gzip, os, sys, glob
@@ -72,5 +72,6 @@ for i, path in enumerate(ets):
             put("fuzz_et", "et%02d_%d.json" % (i, n), data[:cut + 1] + b"]}")
     put("fuzz_et", "et%02d_raw.json" % i, data[:8192])
 PY
-# The splitter's seeds are the reader's (plain Kineto JSON).
+# The splitter and template seeds are the reader's (plain Kineto JSON).
 cp "$out"/fuzz_kineto/* "$out/fuzz_split/"
+cp "$out"/fuzz_kineto/* "$out/fuzz_template/"
