@@ -22,15 +22,6 @@ static int oom(kreader *r) {
     return sc__jp_error_at(&r->jp, r->jp.p, SC_E_NOMEM, "out of memory");
 }
 
-static void ext_init(sc__event_ext *x) {
-    memset(x, 0, sizeof *x);
-    x->bytes = x->in_nelems = x->out_nelems = x->seq = x->seq_number = x->fwd_tid = -1;
-    x->rf_id = x->wait_corr = x->wait_event = x->group_size = -1;
-    x->wait_stream = -1;
-    x->coll_name = x->dtype = x->pg_name = x->pg_desc = x->pg_ranks = SC__NONE;
-    x->label = SC__NONE;
-}
-
 /* A string arg, with the type checked. */
 static int arg_string(kreader *r, uint32_t *out) {
     sc__jstr s;
@@ -183,6 +174,12 @@ colon:
     return SC__J_OK;
 }
 
+int sc__kr_raw_id(kreader *r, uint32_t *id) {
+    sc__jstr raw;
+    SC__JTRY(sc__jp_raw(&r->jp, &raw));
+    return (*id = sc__kr_intern(r, raw)) == SC__NONE ? oom(r) : SC__J_OK;
+}
+
 /* Marks that an arg went to the extras. */
 #define EXT(call)           \
     do {                    \
@@ -196,7 +193,6 @@ static int args_member(kreader *r, kkey key, kevent *ev) {
     sc__event *e = &ev->e;
     sc__event_ext *x = &ev->x;
     int64_t v;
-    sc__jstr raw;
     if (sc__kr_is_int_arg(key)) {
         SC__JTRY(arg_int(r, &v));
         sc__kr_int_arg(ev, key, v);
@@ -212,11 +208,9 @@ static int args_member(kreader *r, kkey key, kevent *ev) {
     case K_PG_RANKS: EXT(arg_string(r, &x->pg_ranks)); break;
     case K_INPUT_DIMS:
     case K_INPUT_TYPE: {
-        SC__JTRY(sc__jp_raw(jp, &raw));
-        uint32_t id = sc__kr_intern(r, raw);
-        if (id == SC__NONE) return oom(r);
-        *(key == K_INPUT_DIMS ? &ev->sh.dims : &ev->sh.types) = id;
-        ev->has_shapes = true;
+        uint32_t id;
+        SC__JTRY(sc__kr_raw_id(r, &id));
+        sc__kr_shape_arg(ev, key, id);
         break;
     }
     case K_NAME: /* used only as the label of metadata events */
@@ -358,7 +352,12 @@ static kevent blank_event(void) {
     e->stream = -1;
     e->device = -1;
     e->ext = e->shapes = SC__NONE;
-    ext_init(&ev.x);
+    sc__event_ext *x = &ev.x;
+    x->bytes = x->in_nelems = x->out_nelems = x->seq = x->seq_number = x->fwd_tid = -1;
+    x->rf_id = x->wait_corr = x->wait_event = x->group_size = -1;
+    x->wait_stream = -1;
+    x->coll_name = x->dtype = x->pg_name = x->pg_desc = x->pg_ranks = SC__NONE;
+    x->label = SC__NONE;
     ev.sh.dims = ev.sh.types = SC__NONE;
     ev.pid_str = ev.tid_str = SC__NONE;
     return ev;
@@ -487,22 +486,18 @@ int sc__kr_event(kreader *r) {
     sc__jp *jp = &r->jp;
     kevent ev;
     const char *start = jp->p, *open;
-    if (!r->tmpl) {
-        sc__kr_event_begin(r, &ev);
-        SC__JTRY(parse_members(r, &ev, NULL, &open));
-        return event_end(r, &ev, start);
-    }
-    if (sc__jp_peek(jp) == '{') {
+    if (r->tmpl && sc__jp_peek(jp) == '{') {
         int rc = sc__kt_match(r, &ev);
         if (rc == SC__J_OK) r->matched++;
         if (rc != SC__KT_MISS) return rc == SC__J_OK ? event_end(r, &ev, start) : rc;
     }
-    krecord rec;
+    krecord rec, *learn = r->tmpl ? &rec : NULL;
     rec.n = 0;
     rec.unusable = false;
     sc__kr_event_begin(r, &ev);
-    SC__JTRY(parse_members(r, &ev, &rec, &open));
-    if (!rec.unusable && !ev.empty) sc__kt_learn(r->tmpl, &rec, &ev, open, (size_t)(jp->p - open));
+    SC__JTRY(parse_members(r, &ev, learn, &open));
+    if (learn && !rec.unusable && !ev.empty)
+        sc__kt_learn(r->tmpl, &rec, &ev, open, (size_t)(jp->p - open));
     return event_end(r, &ev, start);
 }
 

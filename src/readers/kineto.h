@@ -114,6 +114,13 @@ static inline uint32_t sc__kr_intern(kreader *r, sc__jstr s) {
 
 static inline bool sc__kr_is_int_arg(kkey key) { return (SC__KR_INT_ARGS >> key) & 1; }
 
+/* Stores the interned raw text id of a shapes arg ("Input Dims", "Input
+ * type"). */
+static inline void sc__kr_shape_arg(kevent *ev, kkey key, uint32_t id) {
+    *(key == K_INPUT_DIMS ? &ev->sh.dims : &ev->sh.types) = id;
+    ev->has_shapes = true;
+}
+
 /* Stores the value v of the integer arg key (-1: absent or not a number). */
 static inline void sc__kr_int_arg(kevent *ev, kkey key, int64_t v) {
     sc__event *e = &ev->e;
@@ -159,6 +166,9 @@ void sc__kr_event_begin(kreader *r, kevent *ev);
 /* One member's value, at the cursor (whitespace before it skipped), into
  * ev: the handler both ways of reading an event share. */
 int sc__kr_member(kreader *r, int level, kkey key, kevent *ev);
+/* Any value at the cursor, validated, as the interned id of its raw text
+ * (how shapes are kept). */
+int sc__kr_raw_id(kreader *r, uint32_t *id);
 
 /* Templates (kineto_template.c). sc__kt_match reads the event at the
  * cursor by a learned layout: SC__J_OK with ev filled and the cursor after

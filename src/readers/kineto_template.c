@@ -105,10 +105,6 @@ static inline bool lit_at(const char *p, const char *lit, size_t n) {
 #endif
 }
 
-static inline uint32_t *shape_field(kevent *ev, unsigned key) {
-    return key == K_INPUT_DIMS ? &ev->sh.dims : &ev->sh.types;
-}
-
 /* Reads the value at p inline when it has the common form for hole h: the
  * position after it with its meaning in *val, or NULL for sc__kr_member to
  * read it (and to say what is wrong with it). */
@@ -116,7 +112,6 @@ static inline const char *fast_value(kreader *r, const kthole *h, const char *p,
     sc__jp *jp = &r->jp;
     const char *q;
     uint32_t id;
-    sc__jstr raw;
     switch (h->fast) {
     case KF_NAME:
         if (*p != '"') return NULL;
@@ -132,7 +127,7 @@ static inline const char *fast_value(kreader *r, const kthole *h, const char *p,
     case KF_INT_ARG: return *p == '"' ? NULL : sc__jp_fast_int(p, jp->end, val);
     case KF_SHAPES: /* the handler's own reading, without its dispatch */
         jp->p = p;
-        if (sc__jp_raw(jp, &raw) != SC__J_OK || (id = sc__kr_intern(r, raw)) == SC__NONE) return NULL;
+        if (sc__kr_raw_id(r, &id) != SC__J_OK) return NULL;
         *val = id;
         return jp->p;
     default: return NULL;
@@ -163,10 +158,7 @@ static inline __attribute__((always_inline)) bool apply_value(const kthole *h, k
         ev->tid_str = SC__NONE;
         return true;
     case KF_INT_ARG: sc__kr_int_arg(ev, (kkey)h->key, val); return true;
-    case KF_SHAPES:
-        *shape_field(ev, h->key) = (uint32_t)val;
-        ev->has_shapes = true;
-        return true;
+    case KF_SHAPES: sc__kr_shape_arg(ev, (kkey)h->key, (uint32_t)val); return true;
     default: return false;
     }
 }
