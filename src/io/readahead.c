@@ -15,6 +15,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #define AHEAD_SLOTS 4
 #define AHEAD_SLOT ((size_t)1 << 20)
@@ -86,8 +87,16 @@ static void ahead_free(struct sc__ahead *a) {
     free(a);
 }
 
+/* Only a regular file can be read again from its start, which is what a
+ * caller does for the exact error of a direct read; a pipe or terminal
+ * read ahead would leave it nothing to re-read. */
+static bool rereadable(const sc__source *s) {
+    struct stat sb;
+    return s->fd >= 0 && fstat(s->fd, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
 bool sc__ahead_start(sc__source *s) {
-    if (s->ahead || !s->gzip) return false;
+    if (s->ahead || !s->gzip || !rereadable(s)) return false;
     struct sc__ahead *a = calloc(1, sizeof *a);
     if (!a) return false;
     for (unsigned i = 0; i < AHEAD_SLOTS; i++)

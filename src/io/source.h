@@ -39,7 +39,8 @@ sc_status sc__source_decode(sc__source *s, void *dst, size_t cap, size_t *got, s
  * The bytes are the same; an error comes after the bytes before it, but
  * may surface at another point of a reader's window refills than without
  * read-ahead, so a caller that wants the exact error of a direct read
- * re-reads the input without it. false: no thread could be started (the
+ * re-reads the input without it; so only a regular file is read ahead.
+ * false: not a regular gzip file, or no thread could be started (the
  * source then stays as it was). sc__source_close stops the thread. */
 bool sc__ahead_start(sc__source *s);
 sc_status sc__ahead_read(sc__source *s, void *dst, size_t cap, size_t *got, sc_error *err);

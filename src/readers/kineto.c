@@ -714,8 +714,11 @@ bool sc__kr_init(kreader *r, sc_trace *t, sc__jwin *w, const char *name,
     r->budget = budget;
     r->last_track = SC__NONE;
     r->blank = blank_event();
-    if (templates && !(r->tmpl = sc__kt_new())) return false;
-    return sc__jp_init(&r->jp, w, name, opts, err);
+    if ((templates && !(r->tmpl = sc__kt_new())) || !sc__jp_init(&r->jp, w, name, opts, err)) {
+        sc__kr_free(r); /* callers that saw false need not free */
+        return false;
+    }
+    return true;
 }
 
 void sc__kr_free(kreader *r) {
@@ -747,7 +750,6 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
     }
     kreader r;
     if (!sc__kr_init(&r, t, &w, name, opts, sc__load_budget(opts), templates, err)) {
-        sc__kr_free(&r);
         sc__jwin_free(&w);
         sc_trace_free(t);
         return sc__fail(err, SC_E_NOMEM, name, SC_NO_OFFSET, "out of memory");

@@ -153,7 +153,8 @@ typedef enum { ST_START, ST_MEMBER, ST_EVENTS_FIRST, ST_EVENTS, ST_END } kstate;
 
 /* Sets r up to read into t through w; budget is the bytes t may hold.
  * templates: match recurring event layouts (false: read every event key
- * by key, the reference the tests compare against). False on OOM. */
+ * by key, the reference the tests compare against). False on OOM, with
+ * nothing left to free. */
 bool sc__kr_init(kreader *r, sc_trace *t, sc__jwin *w, const char *name,
                  const sc_load_options *opts, uint64_t budget, bool templates, sc_error *err);
 void sc__kr_free(kreader *r);

@@ -199,6 +199,7 @@ static void group_arrive(sim_state *s, uint32_t t) {
  * effects to GCC, which then deletes calls to it that it did not inline. */
 #define PREFETCH_HELPER static inline __attribute__((always_inline)) void
 PREFETCH_HELPER prefetch_ahead_of(const sim_state *s, uint32_t t) {
+    if (s->order) return; /* tasks not in runs: t + k is another processor's */
     size_t nt = s->g->tasks.len;
     if (t + 2 < nt) __builtin_prefetch(&s->node[t + 2], 1);
     if (t + 16 < nt) __builtin_prefetch(&s->g->succ_off[t + 16]);

@@ -62,7 +62,7 @@ typedef struct sc__event {
 /* An operator's "Input Dims" and "Input type", raw JSON text, interned
  * (SC__NONE when absent). Nearly every cpu_op carries both and nothing else
  * rich, so they have this 8-byte side array of their own rather than a
- * 144-byte extras record each: half the memory of a trace with shapes. */
+ * 136-byte extras record each: half the memory of a trace with shapes. */
 typedef struct sc__event_shapes {
     uint32_t dims, types;
 } sc__event_shapes;
@@ -88,7 +88,13 @@ typedef struct sc__event_ext {
     uint32_t pg_desc;      /* "Process Group Description" */
     uint32_t pg_ranks;     /* "Process Group Ranks" (raw text) */
     uint32_t label;        /* args.name of metadata events */
+    uint32_t unused;       /* zero: padding made explicit */
 } sc__event_ext;
+
+/* No hidden padding in the records a reader stores: every byte is a field
+ * the reader sets, so two reads compare with memcmp (sc__trace_same). */
+_Static_assert(sizeof(sc__event) == 64, "sc__event has hidden padding");
+_Static_assert(sizeof(sc__event_ext) == 136, "sc__event_ext has hidden padding");
 
 /* A CPU thread (pid = OS pid, tid = OS tid) or a GPU stream (pid = device,
  * tid = stream). String pids/tids ("Spans", "Traces") are interned and kept
