@@ -10,12 +10,21 @@
 #include <stdlib.h>
 
 uint32_t sc__hash_bytes(const void *p, size_t n) {
-    /* FNV-1a, then a final mix: fast enough for names of tens of bytes. */
+    /* Eight bytes per multiply, then a final mix: shapes strings of 50-100
+     * bytes miss the reader's cache often, and byte-at-a-time FNV-1a cost
+     * 2% of a trace load there. */
     const unsigned char *s = p;
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 0x100000001b3ULL;
+    uint64_t h = 0xcbf29ce484222325ULL ^ (n * 0x9e3779b97f4a7c15ULL);
+    for (; n >= 8; s += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    if (n) {
+        uint64_t w = 0;
+        memcpy(&w, s, n);
+        h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
     }
     return (uint32_t)sc__hash_u64(h);
 }

@@ -35,6 +35,8 @@
 #define KT_BYTES 1024 /* literal bytes of one template */
 #define KT_MEMO 48    /* the longest value a hole remembers */
 #define KT_GIVE_UP 16 /* misses in a row after which a hole stops remembering */
+#define KT_SHAPES 256     /* slots of the shapes cache (shape_slot), a power of two */
+#define KT_SHAPE_MAX 64   /* the longest shapes value it holds */
 
 /* How a hole's value is read inline when it has the common form; any other
  * form goes to sc__kr_member. Kinds from KF_REMEMBER on keep their last
@@ -68,11 +70,20 @@ typedef struct ktmpl {
     char bytes[KT_BYTES + 16]; /* 16 bytes of slack for whole-vector loads */
 } ktmpl;
 
+/* A shapes value read lately ("Input Dims", "Input type"): its bytes and
+ * their interned id. */
+typedef struct ktshape {
+    uint32_t id;
+    uint8_t len; /* 0: empty */
+    char bytes[KT_SHAPE_MAX + 16];
+} ktshape;
+
 struct ktset {
     uint32_t n;              /* templates held */
     uint8_t order[KT_SLOTS]; /* indexes into t[], most recently matched first */
     ktmpl t[KT_SLOTS];
     ktmpl fresh;             /* where a template is learned before it is kept */
+    ktshape shapes[KT_SHAPES];
 };
 
 ktset *sc__kt_new(void) { return calloc(1, sizeof(ktset)); }
@@ -105,6 +116,55 @@ static inline bool lit_at(const char *p, const char *lit, size_t n) {
 #endif
 }
 
+/* The shapes cache's slot for an array at p, keyed by the 32 bytes there
+ * (values and what follows them); false when the window ends within the
+ * first 16, so that the second load stays inside its padding.
+ *
+ * Validating and interning an operator's shapes arrays cost 10% of a load,
+ * and they repeat across operators (each layer has the same ones), not
+ * only from one event of a layout to the next as the holes' memory
+ * assumes. A cached array is one the handler read before, whole and valid,
+ * and an array ends at its own closing bracket, so input that begins with
+ * its bytes holds the same value: the handler would read exactly those
+ * bytes to the same id. */
+static inline bool shape_slot(const char *p, uint32_t *slot) {
+    uint64_t w[4];
+    memcpy(w, p, 16);
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    if (((w[0] - ones) & ~w[0] & highs) | ((w[1] - ones) & ~w[1] & highs)) return false;
+    memcpy(w + 2, p + 16, 16);
+    uint64_t h = (w[0] * 0x9e3779b97f4a7c15ULL) ^ w[1];
+    h = (h * 0xff51afd7ed558ccdULL) ^ w[2];
+    h = (h * 0xc4ceb9fe1a85ec53ULL) ^ w[3];
+    *slot = (uint32_t)(sc__hash_u64(h) & (KT_SHAPES - 1));
+    return true;
+}
+
+/* A shapes value: from the cache, else by the handler's own reading
+ * (without its dispatch), then cached. */
+static inline const char *shapes_value(kreader *r, const char *p, int64_t *val) {
+    sc__jp *jp = &r->jp;
+    uint32_t slot, id;
+    ktshape *c = NULL;
+    if (*p == '[' && shape_slot(p, &slot)) {
+        c = &r->tmpl->shapes[slot];
+        if (c->len && lit_at(p, c->bytes, c->len)) {
+            *val = c->id;
+            return p + c->len;
+        }
+    }
+    jp->p = p;
+    if (sc__kr_raw_id(r, &id) != SC__J_OK) return NULL;
+    size_t n = (size_t)(jp->p - p);
+    if (c && n <= KT_SHAPE_MAX) {
+        memcpy(c->bytes, p, (n + 15) & ~(size_t)15); /* the padding covers the rounding */
+        c->len = (uint8_t)n;
+        c->id = id;
+    }
+    *val = id;
+    return jp->p;
+}
+
 /* Reads the value at p inline when it has the common form for hole h: the
  * position after it with its meaning in *val, or NULL for sc__kr_member to
  * read it (and to say what is wrong with it). */
@@ -125,11 +185,7 @@ static inline const char *fast_value(kreader *r, const kthole *h, const char *p,
     case KF_PID:
     case KF_TID:
     case KF_INT_ARG: return *p == '"' ? NULL : sc__jp_fast_int(p, jp->end, val);
-    case KF_SHAPES: /* the handler's own reading, without its dispatch */
-        jp->p = p;
-        if (sc__kr_raw_id(r, &id) != SC__J_OK) return NULL;
-        *val = id;
-        return jp->p;
+    case KF_SHAPES: return shapes_value(r, p, val);
     default: return NULL;
     }
 }
@@ -137,8 +193,8 @@ static inline const char *fast_value(kreader *r, const kthole *h, const char *p,
 /* Does to ev what hole h's handler does with a value meaning val; false,
  * with nothing done, where the handler does more (a negative duration is
  * an error). */
-static inline __attribute__((always_inline)) bool apply_value(const kthole *h, kevent *ev,
-                                                               int64_t val) {
+static inline __attribute__((always_inline)) bool apply_value(const kreader *r, const kthole *h,
+                                                               kevent *ev, int64_t val) {
     switch (h->fast) {
     case KF_NAME: ev->e.name = (uint32_t)val; return true;
     case KF_TS:
@@ -157,7 +213,7 @@ static inline __attribute__((always_inline)) bool apply_value(const kthole *h, k
         ev->tid = val;
         ev->tid_str = SC__NONE;
         return true;
-    case KF_INT_ARG: sc__kr_int_arg(ev, (kkey)h->key, val); return true;
+    case KF_INT_ARG: sc__kr_int_arg(r, ev, (kkey)h->key, val); return true;
     case KF_SHAPES: sc__kr_shape_arg(ev, (kkey)h->key, (uint32_t)val); return true;
     default: return false;
     }
@@ -170,7 +226,7 @@ static inline int read_value(kreader *r, const kthole *h, ktmemo *m, const char 
     bool remember = h->fast >= KF_REMEMBER && m->misses < KT_GIVE_UP;
     if (remember && m->len) {
         if (lit_at(p, m->bytes, m->len)) {
-            apply_value(h, ev, m->val);
+            apply_value(r, h, ev, m->val);
             m->misses = 0;
             *next = p + m->len;
             return SC__J_OK;
@@ -179,7 +235,7 @@ static inline int read_value(kreader *r, const kthole *h, ktmemo *m, const char 
     }
     int64_t val;
     const char *q = fast_value(r, h, p, &val);
-    if (q && apply_value(h, ev, val)) {
+    if (q && apply_value(r, h, ev, val)) {
         size_t n = (size_t)(q - p);
         if (remember && n <= KT_MEMO) {
             /* whole 16-byte steps: a constant-size copy is inlined, and
