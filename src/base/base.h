@@ -72,6 +72,8 @@ typedef struct sc__vec {
 void sc__vec_init(sc__vec *v, size_t elem);
 void sc__vec_free(sc__vec *v);
 bool sc__vec_reserve(sc__vec *v, size_t cap);
+/* Room for exactly cap items (no doubling): for a final size known ahead. */
+bool sc__vec_reserve_exact(sc__vec *v, size_t cap);
 void *sc__vec_push(sc__vec *v); /* pointer to a new zeroed slot, NULL on OOM */
 /* Appends a copy of *item (elem bytes), with no zeroing first (a reader's
  * hot path: every event is built whole, then stored); false on OOM. */

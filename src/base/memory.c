@@ -130,6 +130,15 @@ bool sc__vec_reserve(sc__vec *v, size_t cap) {
     return true;
 }
 
+bool sc__vec_reserve_exact(sc__vec *v, size_t cap) {
+    if (cap <= v->cap) return true;
+    void *p = sc__realloc_array(v->data, cap, v->elem);
+    if (!p) return false;
+    v->data = p;
+    v->cap = cap;
+    return true;
+}
+
 void *sc__vec_push(sc__vec *v) {
     if (v->len == v->cap && !sc__vec_reserve(v, v->len + 1)) return NULL;
     void *slot = (char *)v->data + v->len * v->elem;

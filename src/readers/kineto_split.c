@@ -205,10 +205,20 @@ static int merge_slices(slice *sl, unsigned n) {
         run_slice(&sl[k], SL_EVENT);
     }
     unsigned last = k;
-    size_t total = 0;
-    for (k = 0; k <= last; k++)
-        if (!sl[k].dropped) total += sl[k].t->events.len;
-    if (!sc__vec_reserve(&sl[0].t->events, total)) return -1;
+    /* The merged sizes are known: reserving them exactly, instead of
+     * doubling as appends do, keeps the result within the budget that the
+     * slices' shares add up to. */
+    size_t events = 0, exts = 0, shapes = 0;
+    for (k = 0; k <= last; k++) {
+        if (sl[k].dropped) continue;
+        events += sl[k].t->events.len;
+        exts += sl[k].t->exts.len;
+        shapes += sl[k].t->shapes.len;
+    }
+    sc_trace *t0 = sl[0].t;
+    if (!sc__vec_reserve_exact(&t0->events, events) || !sc__vec_reserve_exact(&t0->exts, exts) ||
+        !sc__vec_reserve_exact(&t0->shapes, shapes))
+        return -1;
     for (k = 1; k <= last; k++) {
         close_slice(&sl[k]);
         if (!sl[k].dropped && !sc__trace_append(sl[0].t, sl[k].t)) return -1;
