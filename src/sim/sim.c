@@ -118,6 +118,7 @@ typedef struct sim_state {
     size_t nw, capw;
     uint64_t ndone;
     bool oom;
+    bool too_many_waits; /* more sync waits than whead can index */
     u128 mag; /* durations' and gaps' magnitudes, for times_fit */
 } sim_state;
 
@@ -255,7 +256,7 @@ static void add_wait(sim_state *s, uint32_t sync, uint32_t target) {
         return;
     }
     if (s->nw >= WH_DONE) { /* whead could not tell the index from WH_DONE */
-        s->oom = true;
+        s->too_many_waits = true;
         return;
     }
     if (s->nw == s->capw) {
@@ -633,7 +634,7 @@ sc_status sc__sim_run(const sc__graph *g, const sc__sim_params *p, sc__sim *out,
     for (;;) {
         clear_popped(&s);
         evkey e = s.tree[1];
-        if (e == EV_EMPTY || s.oom || s.clash) break;
+        if (e == EV_EMPTY || s.oom || s.too_many_waits || s.clash) break;
         uint32_t t = ev_task(e);
         s.popped = s.node[t].proc;
         events++;
@@ -644,6 +645,9 @@ sc_status sc__sim_run(const sc__graph *g, const sc__sim_params *p, sc__sim *out,
     sc_status st = SC_OK;
     if (s.oom) {
         st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory simulating");
+    } else if (s.too_many_waits) {
+        st = sc__fail(err, SC_E_LIMIT, NULL, SC_NO_OFFSET,
+                      "simulating: more than %u sync waits in one run", (unsigned)WH_DONE);
     } else if (s.clash) {
         st = sc__fail(err, SC_E_INTERNAL, NULL, SC_NO_OFFSET,
                       "simulating a malformed graph: two events pending on one processor");
