@@ -474,6 +474,73 @@ static void test_proc_order(void **state) {
     sc__graph_free(t.g);
 }
 
+/* Graphs imported from Chakra add tasks in dependency order, processors
+ * interleaved, so the simulator walks them through order[] rather than
+ * per-processor runs of indices. The same graph added both ways must
+ * simulate to the same times, bounds and makespan. */
+typedef struct spec_task {
+    uint8_t proc, kind;
+    int64_t dur, gap;
+} spec_task;
+
+static const spec_task spec[] = {
+    {0, SC_T_LAUNCH, 5, 0},  {1, SC_T_KERNEL, 100, 0}, {0, SC_T_LAUNCH, 4, 3},
+    {2, SC_T_KERNEL, 30, 0}, {0, SC_T_CPU, 50, 2},     {1, SC_T_KERNEL, 20, 0},
+    {0, SC_T_LAUNCH, 6, 1},  {2, SC_T_KERNEL, 70, 0},  {0, SC_T_CPU, 10, 0},
+};
+static const uint32_t spec_edges[][2] = {{0, 1}, {2, 3}, {3, 5}, {6, 7}, {5, 7}};
+enum { NSPEC = sizeof spec / sizeof spec[0], NSPEC_EDGES = sizeof spec_edges / sizeof spec_edges[0] };
+
+/* Adds spec's tasks in spec order (interleaved) or processor by processor
+ * (runs); ids[i] is spec task i's id. */
+static void build_spec(tg *t, bool interleaved, uint32_t ids[NSPEC]) {
+    tg_init(t, 1);
+    uint32_t procs[3] = {tg_proc(t, 0, SC_P_THREAD, 1), tg_proc(t, 0, SC_P_STREAM, 7),
+                         tg_proc(t, 0, SC_P_STREAM, 8)};
+    for (uint32_t pass = 0; pass < (interleaved ? 1u : 3u); pass++)
+        for (uint32_t i = 0; i < NSPEC; i++)
+            if (interleaved || spec[i].proc == pass)
+                ids[i] = tg_task(t, procs[spec[i].proc], (sc__task_kind)spec[i].kind, spec[i].dur,
+                                 spec[i].gap, "t");
+    for (uint32_t e = 0; e < NSPEC_EDGES; e++) {
+        uint32_t a = spec_edges[e][0], b = spec_edges[e][1];
+        tg_edge(t, ids[a], ids[b], spec[a].proc == 0 ? SC_E_LAUNCH : SC_E_CROSS_STREAM);
+    }
+    tg_finish(t);
+}
+
+static void test_interleaved_tasks(void **state) {
+    (void)state;
+    tg a, b;
+    uint32_t ia[NSPEC], ib[NSPEC];
+    build_spec(&a, true, ia);
+    build_spec(&b, false, ib);
+    assert_int_not_equal(ia[1], ib[1]); /* the layouts differ */
+    sc__sim sa = run(&a, true, 7), sb = run(&b, true, 7);
+    assert_int_equal(sa.makespan, sb.makespan);
+    /* stream 7: k1 12..112, then spec 5 112..132 (after spec 3 on stream 8,
+     * 19..49); spec 7 waits for spec 5 (cross-stream): 132..202 */
+    assert_int_equal(sa.makespan, 202);
+    for (uint32_t i = 0; i < NSPEC; i++) {
+        assert_int_equal(sa.start[ia[i]], sb.start[ib[i]]);
+        assert_int_equal(sa.end[ia[i]], sb.end[ib[i]]);
+        uint32_t ba = sa.bound[ia[i]], bb = sb.bound[ib[i]];
+        if (ba == SC__NONE || bb == SC__NONE) {
+            assert_int_equal(ba, bb);
+            continue;
+        }
+        uint32_t ja = 0, jb = 0; /* the spec index of each bound */
+        while (ja < NSPEC && ia[ja] != ba) ja++;
+        while (jb < NSPEC && ib[jb] != bb) jb++;
+        assert_int_equal(ja, jb);
+        assert_int_equal(sa.bound_fam[ia[i]], sb.bound_fam[ib[i]]);
+    }
+    sc__sim_free(&sa);
+    sc__sim_free(&sb);
+    sc__graph_free(a.g);
+    sc__graph_free(b.g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gaps_on_a_thread),
@@ -487,6 +554,7 @@ int main(void) {
         cmocka_unit_test(test_cross_edges),
         cmocka_unit_test(test_scale_rules),
         cmocka_unit_test(test_proc_order),
+        cmocka_unit_test(test_interleaved_tasks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
