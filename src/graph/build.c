@@ -503,11 +503,12 @@ static sc_status build_parallel(sc__bctx *c, const sc_traceset *set, const sc__b
     return st;
 }
 
-/* Ranks are built in parallel with the job's thread cap (-j), at most 16. */
-static unsigned build_threads(size_t ranks) {
-    unsigned n = sc__load_threads(NULL);
+/* Ranks are built in parallel with the thread cap the set was loaded with
+ * (sc_load_options.threads, -j), at most 16. */
+static unsigned build_threads(const sc_traceset *set) {
+    unsigned n = set->threads ? set->threads : sc__load_threads(NULL);
     if (n > 16) n = 16;
-    return ranks < 2 ? 1 : n;
+    return set->count < 2 ? 1 : n;
 }
 
 sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_options *opts,
@@ -539,7 +540,7 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
         st = common_iteration(&c, set, &common.iteration, err);
         c.opts = &common;
     }
-    unsigned threads = build_threads(set->count);
+    unsigned threads = build_threads(set);
     if (st == SC_OK && threads > 1) st = build_parallel(&c, set, c.opts, threads, &comms, err);
     for (size_t i = 0; st == SC_OK && threads <= 1 && i < set->count; i++) {
         c.t = set->traces[i];

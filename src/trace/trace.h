@@ -200,6 +200,7 @@ const char *sc__trace_gpu_name(const sc_trace *t);
 struct sc_traceset {
     sc_trace **traces;
     size_t count;
+    unsigned threads; /* the load's thread cap, kept for building its graph */
     char **warnings;
     size_t nwarnings;
 };

@@ -290,7 +290,8 @@ sc_status sc_traceset_load(const char *const *paths, size_t npaths, const sc_loa
             st = sc__fail(err, SC_E_FORMAT, paths[i], SC_NO_OFFSET, "no Kineto or Chakra trace files in this directory");
         pathlist_free(&found);
     }
-    if (st == SC_OK) st = load_all(set, &files, opts, sc__load_threads(opts), err);
+    set->threads = sc__load_threads(opts);
+    if (st == SC_OK) st = load_all(set, &files, opts, set->threads, err);
     if (st != SC_OK) {
         pathlist_free(&files);
         sc_traceset_free(set);
