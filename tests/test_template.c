@@ -109,37 +109,86 @@ static char *many_events(size_t copies, const char *last) {
     return out;
 }
 
+/* The last event of text, bytes [at, at + len), with each byte replaced by
+ * each of a set of troublemakers, then cut short: every variant must read
+ * the same both ways. */
+static void mutate_last(char *text, size_t n, size_t at, size_t len, const char *label) {
+    static const char swaps[] = {'"', '\\', '0', '9', '-', '.', 'e', ' ', '\n', ',', ':', '}',
+                                 ']', '[', '{', 'x', '\x01', '\xc3', '\xff'};
+    for (size_t i = at; i < at + len; i++) {
+        char keep = text[i];
+        for (size_t s = 0; s < sizeof swaps; s++) {
+            if (swaps[s] == keep) continue;
+            text[i] = swaps[s];
+            char what[128];
+            snprintf(what, sizeof what, "%s, byte %zu as 0x%02x", label, i - at, (unsigned char)swaps[s]);
+            both_ways(text, n, 0, what);
+        }
+        text[i] = keep;
+    }
+    /* cut short at every third byte of the last event: truncated files */
+    for (size_t i = at; i < at + len; i += 3) {
+        char what[128];
+        snprintf(what, sizeof what, "%s cut at %zu", label, i - at);
+        both_ways(text, i, 0, what);
+    }
+}
+
 /* Each kind of event, then a copy of it with each byte replaced by each of
  * a set of troublemakers, after 3 copies of every kind. */
 static void test_mutants(void **state) {
     (void)state;
-    static const char swaps[] = {'"', '\\', '0', '9', '-', '.', 'e', ' ', '\n', ',', ':', '}',
-                                 ']', '[', '{', 'x', '\x01', '\xc3', '\xff'};
     for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
         char *text = many_events(3, kinds[k]);
         size_t n = strlen(text), at = n - strlen(kinds[k]) - 4;
         assert_memory_equal(text + at, kinds[k], strlen(kinds[k]));
         assert_true(both_ways(text, n, 0, "the unmutated text") >= 3 * (sizeof kinds / sizeof *kinds) - 6);
-        for (size_t i = at; i < at + strlen(kinds[k]); i++) {
-            char keep = text[i];
-            for (size_t s = 0; s < sizeof swaps; s++) {
-                if (swaps[s] == keep) continue;
-                text[i] = swaps[s];
-                char what[96];
-                snprintf(what, sizeof what, "kind %zu, byte %zu as 0x%02x", k, i - at,
-                         (unsigned char)swaps[s]);
-                both_ways(text, n, 0, what);
-            }
-            text[i] = keep;
-        }
-        /* cut short at every byte of the last event: truncated files */
-        for (size_t i = at; i < at + strlen(kinds[k]); i += 3) {
-            char what[64];
-            snprintf(what, sizeof what, "kind %zu cut at %zu", k, i - at);
-            both_ways(text, i, 0, what);
-        }
+        char label[32];
+        snprintf(label, sizeof label, "kind %zu", k);
+        mutate_last(text, n, at, strlen(kinds[k]), label);
         free(text);
     }
+}
+
+/* Operators whose shapes cycle through a few arrays, in two layouts: a
+ * hole's remembered last value misses and the shapes cache answers, also
+ * for arrays first read by the other layout. The last event repeats a
+ * cached array and is mutated, so input that starts like a cached array
+ * but differs, or goes on past it, is read both ways too. */
+static void test_shapes_cache(void **state) {
+    (void)state;
+    static const char *dims[] = {"[[4, 8], [8, 2]]", "[[8192, 512], [512, 4096]]", "[]", "[[1]]",
+                                 "[[4, 8], [8, 2], [2]]"};
+    static const char *types[] = {"[\"float\", \"float\"]", "[\"c10::Half\", \"c10::Half\"]", "[]",
+                                  "[\"\"]", "[\"float\", \"float\", \"Scalar\"]"};
+    size_t cap = 1 << 20, len = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    len += (size_t)sprintf(text, "{\"traceEvents\":[\n");
+    size_t at = 0;
+    for (int i = 0; i < 301; i++) {
+        int d = (i * 3) % 5, t = (i * 2) % 5;
+        at = len;
+        if (i % 2)
+            len += (size_t)sprintf(text + len,
+                                   "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%d\",\"pid\":1,\"tid\":1,"
+                                   "\"ts\":%d,\"dur\":1,\"args\":{\"External id\":%d,\"Input Dims\":%s,"
+                                   "\"Input type\":%s}}",
+                                   i % 7, i, i, dims[d], types[t]);
+        else
+            len += (size_t)sprintf(text + len,
+                                   "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%d\",\"pid\":1,\"tid\":1,"
+                                   "\"ts\":%d,\"dur\":1,\"args\":{\"Input type\":%s,\"Input Dims\":%s,"
+                                   "\"Sequence number\":%d}}",
+                                   i % 7, i, types[t], dims[d], i);
+        if (i < 300) len += (size_t)sprintf(text + len, ",\n");
+    }
+    size_t last = len - at;
+    len += (size_t)sprintf(text + len, "\n]}\n");
+    assert_true(both_ways(text, len, 0, "cycling shapes") >= 290);
+    for (uint32_t w = 61; w < 400; w += 113) both_ways(text, len, w, "cycling shapes, tiny window");
+    mutate_last(text, len, at, last, "cycling shapes");
+    free(text);
 }
 
 /* Events straddling the end of a tiny window at every offset. */
@@ -173,6 +222,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shared_traces),
         cmocka_unit_test(test_mutants),
+        cmocka_unit_test(test_shapes_cache),
         cmocka_unit_test(test_refills),
         cmocka_unit_test(test_many_layouts),
     };
