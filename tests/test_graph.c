@@ -694,25 +694,33 @@ static void test_report_deterministic(void **state) {
 }
 
 /* The thread cap a set is loaded with is the one its graph is built with
- * (a library caller has no -j): the set keeps it, and the graph is the
- * same on one thread as on several. */
+ * (a library caller has no -j), whatever $STEPCAST_THREADS says, and the
+ * graph is the same on one thread as on several. */
 static void test_build_threads_from_options(void **state) {
     (void)state;
     const char *paths[1] = {sc_test_trace("param-dlrm-8rank/kineto")};
     char *out[2] = {NULL, NULL};
     size_t len[2] = {0, 0};
+    const char *env = getenv("STEPCAST_THREADS");
+    char *saved = env ? strdup(env) : NULL;
+    assert_int_equal(setenv("STEPCAST_THREADS", "3", 1), 0);
     for (unsigned k = 0; k < 2; k++) {
         sc_load_options lo = {.threads = k + 1};
         sc_traceset *set = NULL;
         sc_error err;
         assert_int_equal(sc_traceset_load(paths, 1, &lo, &set, &err), SC_OK);
-        assert_int_equal(set->threads, k + 1);
+        sc__build_stats st;
+        sc__graph_free(build(set, -1, false, &st));
+        assert_int_equal(st.threads, k + 1);
         FILE *f = open_memstream(&out[k], &len[k]);
         sc_graph_options o = SC_GRAPH_OPTIONS_INIT;
         assert_int_equal(sc_report_graph(set, &o, f, 1, &err), SC_OK);
         fclose(f);
         sc_traceset_free(set);
     }
+    if (saved) setenv("STEPCAST_THREADS", saved, 1);
+    else unsetenv("STEPCAST_THREADS");
+    free(saved);
     assert_int_equal(len[0], len[1]);
     assert_memory_equal(out[0], out[1], len[0]);
     free(out[0]);

@@ -577,6 +577,7 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
         stats->matched = c.sync_matched;
         stats->missed = c.sync_missed;
         stats->extra = c.sync_extra;
+        stats->threads = threads;
     }
     ctx_free(&c);
     sc__vec_free(&comms);

@@ -174,6 +174,7 @@ uint32_t sc__stream_drained(const sc__bctx *c, int64_t launched_before, int64_t 
 typedef struct sc__build_stats {
     bool sync_checked;
     uint64_t recorded, matched, missed, extra;
+    unsigned threads; /* ranks built on this many threads at most */
 } sc__build_stats;
 
 sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_options *opts,

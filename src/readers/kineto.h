@@ -48,7 +48,11 @@ typedef struct kevent {
     uint32_t pid_str, tid_str;
     const char *args_at;   /* "args" seen before "ph": parsed at the end */
 } kevent;
-_Static_assert(offsetof(kevent, x) < offsetof(kevent, sh), "sc__kr_event_begin skips x");
+/* sc__kr_event_begin copies e and everything from sh on: nothing but x
+ * may sit between them. */
+_Static_assert(offsetof(kevent, x) == sizeof(sc__event) &&
+                   offsetof(kevent, sh) == offsetof(kevent, x) + sizeof(sc__event_ext),
+               "sc__kr_event_begin skips only x");
 
 /* What a key-by-key read of an event tells the template learner: each
  * member's level, key and value extent (offsets from the event's '{'). */

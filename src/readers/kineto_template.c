@@ -93,10 +93,10 @@ void sc__kt_free(ktset *ts) { free(ts); }
 /* Are the n >= 1 bytes at p those at lit? p is at most the window's end.
  * Both are read in 16-byte steps: lit has the template's slack, and p needs
  * no bounds check: literals and remembered values come from valid JSON,
- * which holds no NUL byte, while the window's end is a NUL followed by 16
- * bytes of NUL padding. So a match never reaches past the end, and each step
- * is read only after the previous one matched whole, from inside the
- * window. */
+ * which holds no NUL byte, while the window's end is followed by 16 NUL
+ * bytes (the sentinel is the first). So a match never reaches past the
+ * end, and each step is read only after the previous one matched whole:
+ * it starts at most at the end and reads at most to end + 15. */
 static inline bool lit_at(const char *p, const char *lit, size_t n) {
 #if defined(__SSE2__)
     for (;;) {
@@ -118,7 +118,8 @@ static inline bool lit_at(const char *p, const char *lit, size_t n) {
 
 /* The shapes cache's slot for an array at p, keyed by the 32 bytes there
  * (values and what follows them); false when the window ends within the
- * first 16, so that the second load stays inside its padding.
+ * first 16 (no NUL in them: p + 15 is before the end, so the second load
+ * reads at most to end + 15, the last padding byte).
  *
  * Validating and interning an operator's shapes arrays cost 10% of a load,
  * and they repeat across operators (each layer has the same ones), not
