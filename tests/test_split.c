@@ -225,6 +225,24 @@ static void test_append_empty_arrays(void **state) {
     sc_trace_free(b);
 }
 
+/* A set's files share its threads: spare ones go to the files (which may
+ * split), the first files taking the remainder, so all of them are used. */
+static void test_threads_shared_out(void **state) {
+    (void)state;
+    const unsigned want16[3] = {6, 5, 5};
+    for (size_t i = 0; i < 3; i++) assert_int_equal(sc__file_threads(16, 3, i), want16[i]);
+    assert_int_equal(sc__file_threads(2, 1, 0), 2);
+    for (size_t i = 0; i < 5; i++) assert_int_equal(sc__file_threads(2, 5, i), 1);
+    assert_int_equal(sc__file_threads(3, 3, 2), 1);
+    assert_int_equal(sc__file_threads(8, 0, 0), 1);
+    for (unsigned threads = 1; threads < 40; threads++)
+        for (size_t files = 1; files < threads; files++) {
+            unsigned sum = 0;
+            for (size_t i = 0; i < files; i++) sum += sc__file_threads(threads, files, i);
+            assert_int_equal(sum, threads);
+        }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shared_traces),
@@ -232,6 +250,7 @@ int main(void) {
         cmocka_unit_test(test_members_after_events),
         cmocka_unit_test(test_errors_as_sequential),
         cmocka_unit_test(test_append_empty_arrays),
+        cmocka_unit_test(test_threads_shared_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

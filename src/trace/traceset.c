@@ -180,21 +180,34 @@ typedef struct load_job {
     char **paths;
     size_t count;
     const sc_load_options *opts;
+    unsigned threads; /* the load's cap, shared out by sc__file_threads */
     sc_trace **traces;
     sc_error *errors;
     sc_status *status;
     atomic_size_t next;
 } load_job;
 
+/* Threads left over when there are fewer files than threads split each
+ * large file (sc_trace_load), the first files taking one more each where
+ * they do not divide evenly, so that no core sits idle; otherwise a file is
+ * one thread's work. */
+unsigned sc__file_threads(unsigned threads, size_t files, size_t i) {
+    if (files == 0 || threads <= files) return 1;
+    unsigned n = (unsigned)files;
+    return threads / n + (i < threads % n);
+}
+
 static void *load_worker(void *arg) {
     load_job *job = arg;
     for (;;) {
         size_t i = atomic_fetch_add(&job->next, 1);
         if (i >= job->count) break;
+        sc_load_options o = *job->opts;
+        o.threads = sc__file_threads(job->threads, job->count, i);
         if (is_chakra_file(job->paths[i]))
-            job->status[i] = sc__chakra_load(job->paths[i], job->opts, &job->traces[i], &job->errors[i]);
+            job->status[i] = sc__chakra_load(job->paths[i], &o, &job->traces[i], &job->errors[i]);
         else
-            job->status[i] = sc_trace_load(job->paths[i], job->opts, &job->traces[i], &job->errors[i]);
+            job->status[i] = sc_trace_load(job->paths[i], &o, &job->traces[i], &job->errors[i]);
     }
     return NULL;
 }
@@ -213,10 +226,7 @@ static sc_status load_all(sc_traceset *set, pathlist *files, const sc_load_optio
      * guard then fails the same way whatever order the threads run in. */
     sc_load_options share = opts ? *opts : (sc_load_options){0};
     share.max_memory_bytes = sc__load_budget(opts) / (files->count ? files->count : 1);
-    /* Threads left over when there are fewer files than threads split each
-     * large file (sc_trace_load); otherwise a file is one thread's work. */
-    share.threads = files->count && threads > files->count ? threads / (unsigned)files->count : 1;
-    load_job job = {.paths = files->items, .count = files->count, .opts = &share};
+    load_job job = {.paths = files->items, .count = files->count, .opts = &share, .threads = threads};
     atomic_init(&job.next, 0);
     job.traces = calloc(files->count, sizeof *job.traces);
     job.errors = calloc(files->count, sizeof *job.errors);
