@@ -722,24 +722,28 @@ static bool add_base_time(sc_trace *t, const char *name, sc_error *err) {
     return true;
 }
 
-bool sc__kr_init(kreader *r, sc_trace *t, sc__jwin *w, const char *name,
-                 const sc_load_options *opts, uint64_t budget, bool templates, sc_error *err) {
+sc_status sc__kr_open(kreader *r, sc__jwin *w, sc__source *src, sc_trace *t, const char *name,
+                      const sc_load_options *opts, uint64_t budget, bool templates, sc_error *err) {
+    size_t max_unit = opts && opts->max_event_bytes ? opts->max_event_bytes : (1u << 30);
+    sc_status st = sc__jwin_init(w, src, opts ? opts->window_bytes : 0, max_unit, err);
+    if (st != SC_OK) return st;
     memset(r, 0, sizeof *r);
     r->t = t;
     r->budget = budget;
     r->last_track = SC__NONE;
     r->blank = blank_event();
     if ((templates && !(r->tmpl = sc__kt_new())) || !sc__jp_init(&r->jp, w, name, opts, err)) {
-        sc__kr_free(r); /* callers that saw false need not free */
-        return false;
+        sc__kr_close(r, w);
+        return sc__fail(err, SC_E_NOMEM, name, SC_NO_OFFSET, "out of memory");
     }
-    return true;
+    return SC_OK;
 }
 
-void sc__kr_free(kreader *r) {
+void sc__kr_close(kreader *r, sc__jwin *w) {
     sc__kt_free(r->tmpl);
     r->tmpl = NULL;
     sc__jp_free(&r->jp);
+    sc__jwin_free(w);
 }
 
 sc_status sc__kr_finish(sc_trace *t, const char *name, sc_error *err) {
@@ -757,17 +761,11 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
     sc_trace *t = sc__trace_new(name);
     if (!t) return sc__fail(err, SC_E_NOMEM, name, SC_NO_OFFSET, "out of memory");
     sc__jwin w;
-    size_t max_unit = opts && opts->max_event_bytes ? opts->max_event_bytes : (1u << 30);
-    sc_status status = sc__jwin_init(&w, src, opts ? opts->window_bytes : 0, max_unit, err);
+    kreader r;
+    sc_status status = sc__kr_open(&r, &w, src, t, name, opts, sc__load_budget(opts), templates, err);
     if (status != SC_OK) {
         sc_trace_free(t);
         return status;
-    }
-    kreader r;
-    if (!sc__kr_init(&r, t, &w, name, opts, sc__load_budget(opts), templates, err)) {
-        sc__jwin_free(&w);
-        sc_trace_free(t);
-        return sc__fail(err, SC_E_NOMEM, name, SC_NO_OFFSET, "out of memory");
     }
     int rc = sc__jp_drive(&r.jp, sc__kr_step, &r, ST_START, ST_END, "trace object");
     if (rc == SC__J_OK && !r.saw_events)
@@ -775,8 +773,7 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
                              "no \"traceEvents\" array: not a Kineto / Chrome trace");
     t->input_bytes = w.base + w.len;
     if (matched) *matched = r.matched;
-    sc__kr_free(&r);
-    sc__jwin_free(&w);
+    sc__kr_close(&r, &w);
     if (rc != SC__J_OK) {
         sc_trace_free(t);
         if (err && err->status == SC_OK)

@@ -173,13 +173,15 @@ static inline void sc__kr_int_arg(const kreader *r, kevent *ev, kkey key, int64_
  * ST_END is handled by sc__jp_drive. */
 typedef enum { ST_START, ST_MEMBER, ST_EVENTS_FIRST, ST_EVENTS, ST_END } kstate;
 
-/* Sets r up to read into t through w; budget is the bytes t may hold.
- * templates: match recurring event layouts (false: read every event key
- * by key, the reference the tests compare against). False on OOM, with
- * nothing left to free. */
-bool sc__kr_init(kreader *r, sc_trace *t, sc__jwin *w, const char *name,
-                 const sc_load_options *opts, uint64_t budget, bool templates, sc_error *err);
-void sc__kr_free(kreader *r);
+/* Sets up the window w over src as opts asks (window_bytes,
+ * max_event_bytes) and r to read through it into t; budget is the bytes t
+ * may hold. templates: match recurring event layouts (false: read every
+ * event key by key, the reference the tests compare against). On an error
+ * nothing is left to free. The one setup of the sequential reader and of
+ * each slice of the split one (kineto_split.c). */
+sc_status sc__kr_open(kreader *r, sc__jwin *w, sc__source *src, sc_trace *t, const char *name,
+                      const sc_load_options *opts, uint64_t budget, bool templates, sc_error *err);
+void sc__kr_close(kreader *r, sc__jwin *w);
 /* One unit of the top-level walk (an sc__jp_step_fn; ctx is a kreader). */
 int sc__kr_step(void *ctx, int *state);
 /* One element of traceEvents, at the cursor. */

@@ -54,7 +54,7 @@ typedef struct slice {
     sc_error err;
     bool first;         /* slice 0: starts just after the array's '[' */
     bool dropped;       /* its start was no element's: read by the slice before */
-    bool opened, ready; /* src and w, and r, are set up (and must be freed) */
+    bool ready;         /* src, w and r are set up (and must be freed) */
     int rc;
     uint64_t stop;  /* offset of the element at or after limit where it stopped */
     uint64_t after; /* offset just past the array's ']' when it ended the array */
@@ -148,24 +148,21 @@ static void *read_slice(void *arg) {
 /* Opens a window on the file at `offset` for slice s, reading into t. */
 static bool open_slice(slice *s, const char *path, uint64_t offset, const sc_load_options *opts,
                        uint64_t budget) {
-    size_t max_unit = opts && opts->max_event_bytes ? opts->max_event_bytes : (1u << 30);
     if (sc__source_open_at(&s->src, path, offset, &s->err) != SC_OK) return false;
-    if (sc__jwin_init(&s->w, &s->src, 0, max_unit, &s->err) != SC_OK) {
+    if (sc__kr_open(&s->r, &s->w, &s->src, s->t, path, opts, budget, true, &s->err) != SC_OK) {
         sc__source_close(&s->src);
         return false;
     }
-    s->opened = true;
-    s->w.base = offset;
-    return (s->ready = sc__kr_init(&s->r, s->t, &s->w, path, opts, budget, true, &s->err));
+    s->w.base = offset; /* before the first refill: offsets are the file's */
+    return (s->ready = true);
 }
 
 static void close_slice(slice *s) {
-    if (s->ready) sc__kr_free(&s->r);
-    if (s->opened) {
-        sc__jwin_free(&s->w);
+    if (s->ready) {
+        sc__kr_close(&s->r, &s->w);
         sc__source_close(&s->src);
     }
-    s->ready = s->opened = false;
+    s->ready = false;
 }
 
 /* Cuts the bytes from `from` to the file's end into at most n slices at
