@@ -33,10 +33,9 @@
 
 #define KT_SLOTS 32   /* templates held */
 #define KT_BYTES 1024 /* literal bytes of one template */
-#define KT_MEMO 48    /* the longest value a hole remembers */
+#define KT_KEEP 64    /* the longest value a hole or the shapes cache keeps */
 #define KT_GIVE_UP 16 /* misses in a row after which a hole stops remembering */
-#define KT_SHAPES 256     /* slots of the shapes cache (shape_slot), a power of two */
-#define KT_SHAPE_MAX 64   /* the longest shapes value it holds */
+#define KT_SHAPES 256 /* slots of the shapes cache (shape_slot), a power of two */
 
 /* How a hole's value is read inline when it has the common form; any other
  * form goes to sc__kr_member. Kinds from KF_REMEMBER on keep their last
@@ -49,14 +48,16 @@ typedef struct kthole {
     uint8_t fast;              /* KF_* */
 } kthole;
 
-/* A hole's last value: its bytes and what they meant. A hole whose value
- * always changes (ids, correlations) soon stops trying. */
-typedef struct ktmemo {
+/* A value kept for the next time its bytes come: the bytes and what they
+ * meant. Each hole keeps its last value (a hole whose value always
+ * changes - ids, correlations - soon stops trying), and the shapes cache
+ * keeps arrays (val: their intern id). */
+typedef struct ktvalue {
     int64_t val;
-    uint8_t len;    /* 0: nothing remembered */
-    uint8_t misses; /* in a row; KT_GIVE_UP: given up */
-    char bytes[KT_MEMO + 16];
-} ktmemo;
+    uint8_t len;    /* 0: nothing kept */
+    uint8_t misses; /* of a hole, in a row; KT_GIVE_UP: given up */
+    char bytes[KT_KEEP + 16];
+} ktvalue;
 
 typedef struct ktmpl {
     uint32_t nholes;
@@ -66,24 +67,16 @@ typedef struct ktmpl {
     char ph;
     bool has_ph;
     kthole holes[SC__KT_MEMBERS];
-    ktmemo memo[SC__KT_MEMBERS];
+    ktvalue memo[SC__KT_MEMBERS];
     char bytes[KT_BYTES + 16]; /* 16 bytes of slack for whole-vector loads */
 } ktmpl;
-
-/* A shapes value read lately ("Input Dims", "Input type"): its bytes and
- * their interned id. */
-typedef struct ktshape {
-    uint32_t id;
-    uint8_t len; /* 0: empty */
-    char bytes[KT_SHAPE_MAX + 16];
-} ktshape;
 
 struct ktset {
     uint32_t n;              /* templates held */
     uint8_t order[KT_SLOTS]; /* indexes into t[], most recently matched first */
     ktmpl t[KT_SLOTS];
     ktmpl fresh;             /* where a template is learned before it is kept */
-    ktshape shapes[KT_SHAPES];
+    ktvalue shapes[KT_SHAPES]; /* arrays ("Input Dims", "Input type") read lately */
 };
 
 ktset *sc__kt_new(void) { return calloc(1, sizeof(ktset)); }
@@ -116,6 +109,24 @@ static inline bool lit_at(const char *p, const char *lit, size_t n) {
 #endif
 }
 
+/* Does the value kept in kv come at p? Only its bytes are compared: the
+ * caller checks that what follows them is what follows a whole value. */
+static inline bool kept_at(const ktvalue *kv, const char *p) {
+    return kv->len && lit_at(p, kv->bytes, kv->len);
+}
+
+/* Keeps the n <= KT_KEEP bytes at p, meaning val. Copied in whole 16-byte
+ * steps, constant-size copies the compiler inlines: p + n is inside the
+ * window, whose 16 padding bytes cover the rounding up. */
+static inline void keep(ktvalue *kv, const char *p, size_t n, int64_t val) {
+    if (n <= 16) memcpy(kv->bytes, p, 16);
+    else if (n <= 32) memcpy(kv->bytes, p, 32);
+    else if (n <= 48) memcpy(kv->bytes, p, 48);
+    else memcpy(kv->bytes, p, 64);
+    kv->len = (uint8_t)n;
+    kv->val = val;
+}
+
 /* The shapes cache's slot for an array at p, keyed by the 32 bytes there
  * (values and what follows them); false when the window ends within the
  * first 16 (no NUL in them: p + 15 is before the end, so the second load
@@ -146,22 +157,18 @@ static inline bool shape_slot(const char *p, uint32_t *slot) {
 static inline const char *shapes_value(kreader *r, const char *p, int64_t *val) {
     sc__jp *jp = &r->jp;
     uint32_t slot, id;
-    ktshape *c = NULL;
+    ktvalue *c = NULL;
     if (*p == '[' && shape_slot(p, &slot)) {
         c = &r->tmpl->shapes[slot];
-        if (c->len && lit_at(p, c->bytes, c->len)) {
-            *val = c->id;
+        if (kept_at(c, p)) {
+            *val = c->val;
             return p + c->len;
         }
     }
     jp->p = p;
     if (sc__kr_raw_id(r, &id) != SC__J_OK) return NULL;
     size_t n = (size_t)(jp->p - p);
-    if (c && n <= KT_SHAPE_MAX) {
-        memcpy(c->bytes, p, (n + 15) & ~(size_t)15); /* the padding covers the rounding */
-        c->len = (uint8_t)n;
-        c->id = id;
-    }
+    if (c && n <= KT_KEEP) keep(c, p, n, id);
     *val = id;
     return jp->p;
 }
@@ -222,11 +229,11 @@ static inline __attribute__((always_inline)) bool apply_value(const kreader *r, 
 
 /* Reads the value of hole h at p into ev, remembering it in m; *next is
  * set to the position after it. */
-static inline int read_value(kreader *r, const kthole *h, ktmemo *m, const char *p, kevent *ev,
+static inline int read_value(kreader *r, const kthole *h, ktvalue *m, const char *p, kevent *ev,
                              const char **next) {
     bool remember = h->fast >= KF_REMEMBER && m->misses < KT_GIVE_UP;
     if (remember && m->len) {
-        if (lit_at(p, m->bytes, m->len)) {
+        if (kept_at(m, p)) {
             apply_value(r, h, ev, m->val);
             m->misses = 0;
             *next = p + m->len;
@@ -238,16 +245,7 @@ static inline int read_value(kreader *r, const kthole *h, ktmemo *m, const char 
     const char *q = fast_value(r, h, p, &val);
     if (q && apply_value(r, h, ev, val)) {
         size_t n = (size_t)(q - p);
-        if (remember && n <= KT_MEMO) {
-            /* whole 16-byte steps: a constant-size copy is inlined, and
-             * p + n is inside the window, whose 16 padding bytes cover the
-             * rounding up */
-            if (n <= 16) memcpy(m->bytes, p, 16);
-            else if (n <= 32) memcpy(m->bytes, p, 32);
-            else memcpy(m->bytes, p, 48);
-            m->len = (uint8_t)n;
-            m->val = val;
-        }
+        if (remember && n <= KT_KEEP) keep(m, p, n, val);
         *next = q;
         return SC__J_OK;
     }
