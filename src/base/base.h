@@ -75,9 +75,17 @@ bool sc__vec_reserve(sc__vec *v, size_t cap);
 /* Room for exactly cap items (no doubling): for a final size known ahead. */
 bool sc__vec_reserve_exact(sc__vec *v, size_t cap);
 void *sc__vec_push(sc__vec *v); /* pointer to a new zeroed slot, NULL on OOM */
-/* Appends a copy of *item (elem bytes), with no zeroing first (a reader's
- * hot path: every event is built whole, then stored); false on OOM. */
-bool sc__vec_append(sc__vec *v, const void *item);
+/* Appends a copy of *item (size == v->elem bytes), with no zeroing first (a
+ * reader's hot path: every event is built whole, then stored); false on
+ * OOM. Inline, and through SC__VEC_APPEND with the size a constant, so that
+ * the copy is inlined too instead of a memcpy call (2% of a trace load). */
+static inline bool sc__vec_append_n(sc__vec *v, const void *item, size_t size) {
+    if (v->len == v->cap && !sc__vec_reserve(v, v->len + 1)) return false;
+    memcpy((char *)v->data + v->len * size, item, size);
+    v->len++;
+    return true;
+}
+#define SC__VEC_APPEND(v, item) sc__vec_append_n((v), (item), sizeof *(item))
 #define SC__VEC_AT(v, type, i) (((type *)(v)->data)[i])
 /* Just past the last element, for appending in place after a reserve; NULL
  * for an array that has no storage yet (NULL + 0 is undefined behaviour). */

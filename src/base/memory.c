@@ -147,9 +147,3 @@ void *sc__vec_push(sc__vec *v) {
     return slot;
 }
 
-bool sc__vec_append(sc__vec *v, const void *item) {
-    if (v->len == v->cap && !sc__vec_reserve(v, v->len + 1)) return false;
-    memcpy((char *)v->data + v->len * v->elem, item, v->elem);
-    v->len++;
-    return true;
-}

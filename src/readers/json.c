@@ -397,7 +397,6 @@ typedef struct numlex {
     bool neg, exp;
 } numlex;
 
-
 static int lex_number(sc__jp *jp, numlex *nl) {
     char c = sc__jp_peek(jp);
     const char *p = jp->p;

@@ -127,35 +127,40 @@ static inline const char *sc__jp_scan_plain(const char *s) {
 
 static inline bool sc__is_digit(char c) { return c >= '0' && c <= '9'; }
 
-/* The number of ASCII digits at p, up to 8. Reads 8 bytes: p is at most
- * the window's end. A byte is not a digit if its high nibble is set or it
- * is above 9 once '0' is subtracted; a carry out of a non-digit byte only
- * disturbs later bytes, so the lowest flag is exact. */
-static inline unsigned sc__digit_count(const char *p) {
+/* The 8 bytes at p as one word, the first byte lowest. */
+static inline uint64_t sc__load8(const char *p) {
     uint64_t v;
     memcpy(&v, p, 8);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     v = __builtin_bswap64(v);
 #endif
+    return v;
+}
+
+/* The number of ASCII digits leading the 8 bytes v (0-8). A byte is not a
+ * digit if its high nibble is set or it is above 9 once '0' is subtracted;
+ * a carry out of a non-digit byte only disturbs later bytes, so the lowest
+ * flag is exact. */
+static inline unsigned sc__digits_in(uint64_t v) {
     uint64_t x = v ^ 0x3030303030303030ULL;
     uint64_t nd = (x | (x + 0x0606060606060606ULL)) & 0xF0F0F0F0F0F0F0F0ULL;
     return nd ? (unsigned)__builtin_ctzll(nd) >> 3 : 8;
 }
 
+/* The number of ASCII digits at p, up to 8. Reads 8 bytes: p is at most
+ * the window's end. */
+static inline unsigned sc__digit_count(const char *p) { return sc__digits_in(sc__load8(p)); }
+
 /* The run of ASCII digits at p, up to 8: its length (0-8) and its value in
  * *out. Reads 8 bytes; the caller guarantees a digit at p, so p is before
  * the window's end and its 16 padding bytes cover the read. */
 static inline unsigned sc__digit_run(const char *p, uint64_t *out) {
-    unsigned n = sc__digit_count(p);
+    uint64_t x = sc__load8(p);
+    unsigned n = sc__digits_in(x);
     if (n == 0) {
         *out = 0;
         return 0;
     }
-    uint64_t x;
-    memcpy(&x, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    x = __builtin_bswap64(x);
-#endif
     x ^= 0x3030303030303030ULL; /* digit bytes become 0-9 */
     x <<= 8 * (8 - n);          /* right-align: the missing leading digits are zeros */
     x = (x * 10) + (x >> 8);

@@ -321,15 +321,16 @@ static uint32_t event_track(kreader *r, int64_t pid, uint32_t pid_str, int64_t t
     return k;
 }
 
-/* The memory guard (issue 6): before the event or extras array doubles, and
- * every 64K events (strings grow without doubling), what the trace holds
- * plus the read window and the doubling must fit the budget - a clear error
- * instead of swapping. Checked before anything of the event is stored. */
 /* Bytes array v asks for when it doubles next; 0 while it has room. */
 static uint64_t doubling(const sc__vec *v) {
     return v->len < v->cap ? 0 : (uint64_t)(v->cap ? v->cap : 16) * v->elem;
 }
 
+/* The memory guard (issue 6): before the event, extras or shapes array
+ * doubles, and every 64K events (strings grow without doubling), what the
+ * trace holds plus the read window and the doubling must fit the budget -
+ * a clear error instead of swapping. Checked before anything of the event
+ * is stored. */
 static int check_budget(kreader *r) {
     const sc_trace *t = r->t;
     uint64_t grow = doubling(&t->events) + doubling(&t->exts) + doubling(&t->shapes);
@@ -452,16 +453,6 @@ static int parse_members(kreader *r, kevent *ev, krecord *rec, const char **open
 }
 
 /* The checks once every member is read, the deferred args, and the store. */
-/* Appends one record: sc__vec_append with a copy of constant size, which
- * the compiler inlines instead of calling memcpy (2% of a load). */
-static inline bool store(sc__vec *v, const void *rec, size_t size) {
-    if (v->len == v->cap && !sc__vec_reserve(v, v->len + 1)) return false;
-    memcpy((char *)v->data + v->len * size, rec, size);
-    v->len++;
-    return true;
-}
-#define STORE(vec, rec) store((vec), (rec), sizeof *(rec))
-
 static int event_end(kreader *r, kevent *ev, const char *start) {
     sc__jp *jp = &r->jp;
     sc__event *e = &ev->e;
@@ -483,14 +474,14 @@ static int event_end(kreader *r, kevent *ev, const char *start) {
     if (e->track == SC__NONE) return oom(r);
     if (check_budget(r) != SC__J_OK) return SC__J_ERR;
     if (ev->has_ext) {
-        if (!STORE(&t->exts, &ev->x) || t->exts.len >= SC__NONE) return oom(r);
+        if (!SC__VEC_APPEND(&t->exts, &ev->x) || t->exts.len >= SC__NONE) return oom(r);
         e->ext = (uint32_t)(t->exts.len - 1);
     }
     if (ev->has_shapes) {
-        if (!STORE(&t->shapes, &ev->sh) || t->shapes.len >= SC__NONE) return oom(r);
+        if (!SC__VEC_APPEND(&t->shapes, &ev->sh) || t->shapes.len >= SC__NONE) return oom(r);
         e->shapes = (uint32_t)(t->shapes.len - 1);
     }
-    if (!STORE(&t->events, e) || t->events.len >= SC__NONE) return oom(r);
+    if (!SC__VEC_APPEND(&t->events, e) || t->events.len >= SC__NONE) return oom(r);
     return SC__J_OK;
 }
 

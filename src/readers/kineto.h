@@ -78,7 +78,7 @@ typedef struct kreader {
     bool first_member;
     unsigned top_seen; /* TOP_* bits of the top-level members read so far */
     uint64_t budget; /* bytes this trace may hold (src/base/budget.c) */
-    uint32_t icache[SC__ICACHE]; /* see intern(): id + 1, 0 = empty */
+    uint32_t icache[SC__ICACHE]; /* see sc__kr_intern(): id + 1, 0 = empty */
     uint32_t cat_memo[SC__KIND_MEMO];  /* see classify(): category id + 1 ... */
     uint8_t cat_kind[SC__KIND_MEMO];   /* ... and its kind, direct-mapped by id */
     uint32_t nccl_memo[SC__KIND_MEMO]; /* (name id + 1) << 1 | is NCCL */
@@ -137,7 +137,9 @@ static inline void sc__kr_shape_arg(kevent *ev, kkey key, uint32_t id) {
     ev->has_shapes = true;
 }
 
-/* Stores the value v of the integer arg key (-1: absent or not a number). */
+/* Stores the value v of the integer arg key (one with sc__kr_is_int_arg;
+ * v is -1 when absent or not a number): a field of the event, else of the
+ * extras. */
 static inline void sc__kr_int_arg(const kreader *r, kevent *ev, kkey key, int64_t v) {
     sc__event *e = &ev->e;
     sc__event_ext *x = &ev->x;
@@ -147,10 +149,7 @@ static inline void sc__kr_int_arg(const kreader *r, kevent *ev, kkey key, int64_
     case K_STREAM: e->stream = v < INT32_MIN || v > INT32_MAX ? -1 : (int32_t)v; return;
     case K_DEVICE: e->device = v < 0 || v > INT16_MAX ? -1 : (int16_t)v; return;
     case K_CBID: e->cbid = v < 0 || v > UINT16_MAX ? 0 : (uint16_t)v; return;
-    case K_BYTES: case K_IN_NELEMS: case K_OUT_NELEMS: case K_GROUP_SIZE: case K_SEQ:
-    case K_SEQ_NUMBER: case K_FWD_TID: case K_RF_ID: case K_WAIT_STREAM: case K_WAIT_CORR:
-    case K_WAIT_EVENT: break;
-    default: return;
+    default: break; /* every other integer arg is one of the extras */
     }
     sc__kr_ext_begin(r, ev);
     switch (key) {
