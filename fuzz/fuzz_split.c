@@ -14,10 +14,16 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+static char path[64]; /* one file per fuzzing process, rewritten each run */
+
+static void remove_file(void) { unlink(path); }
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    static char path[64];
-    if (!path[0]) snprintf(path, sizeof path, "/tmp/stepcast-fuzz-split-%ld.json", (long)getpid());
+    if (!path[0]) {
+        snprintf(path, sizeof path, "/tmp/stepcast-fuzz-split-%ld.json", (long)getpid());
+        atexit(remove_file);
+    }
     FILE *f = fopen(path, "wb");
     if (!f) return 0;
     if (size && fwrite(data, 1, size, f) != size) {

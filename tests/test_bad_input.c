@@ -315,8 +315,7 @@ static void test_missing_trace_events(void **state) {
 static void test_empty_directory(void **state) {
     (void)state;
     char dir[256];
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/stepcast-empty-%ld", tmp && *tmp ? tmp : "/tmp", (long)getpid());
+    snprintf(dir, sizeof dir, "%s/stepcast-empty-%ld", sc_test_tmpdir(), (long)getpid());
     assert_int_equal(mkdir(dir, 0700), 0);
     const char *paths[] = {dir};
     sc_traceset *set = NULL;
@@ -341,8 +340,7 @@ static void test_unreadable(void **state) {
     (void)state;
     /* a file that does not exist */
     char missing[256];
-    const char *tmp = getenv("TMPDIR");
-    snprintf(missing, sizeof missing, "%s/stepcast-missing-%ld.json", tmp && *tmp ? tmp : "/tmp",
+    snprintf(missing, sizeof missing, "%s/stepcast-missing-%ld.json", sc_test_tmpdir(),
              (long)getpid());
     sc_error err = expect_fail_file(missing, NULL, SC_E_IO);
     assert_non_null(strstr(err.message, "cannot open"));
@@ -354,7 +352,7 @@ static void test_unreadable(void **state) {
     /* a directory where a file belongs (root can read anything, so chmod
      * cannot make a file unreadable in CI) */
     char dir[256];
-    snprintf(dir, sizeof dir, "%s/stepcast-dir-%ld.json", tmp && *tmp ? tmp : "/tmp", (long)getpid());
+    snprintf(dir, sizeof dir, "%s/stepcast-dir-%ld.json", sc_test_tmpdir(), (long)getpid());
     assert_int_equal(mkdir(dir, 0700), 0);
     err = expect_fail_file(dir, NULL, SC_E_IO);
     assert_int_equal(err.offset, 0);
@@ -363,7 +361,7 @@ static void test_unreadable(void **state) {
 
     /* a FIFO nobody writes to: an error at once, not a hang */
     char fifo[256];
-    snprintf(fifo, sizeof fifo, "%s/stepcast-fifo-%ld.json", tmp && *tmp ? tmp : "/tmp", (long)getpid());
+    snprintf(fifo, sizeof fifo, "%s/stepcast-fifo-%ld.json", sc_test_tmpdir(), (long)getpid());
     assert_int_equal(mkfifo(fifo, 0600), 0);
     err = expect_fail_file(fifo, NULL, SC_E_PARSE);
     assert_int_equal(err.offset, 0);
@@ -394,8 +392,7 @@ static void *feed_fifo(void *arg) {
 /* Loads data written into a FIFO by another thread; it must fail. */
 static sc_error fail_through_fifo(const unsigned char *data, size_t n, unsigned threads) {
     char fifo[256];
-    const char *tmp = getenv("TMPDIR");
-    snprintf(fifo, sizeof fifo, "%s/stepcast-gzfifo-%ld.json.gz", tmp && *tmp ? tmp : "/tmp", (long)getpid());
+    snprintf(fifo, sizeof fifo, "%s/stepcast-gzfifo-%ld.json.gz", sc_test_tmpdir(), (long)getpid());
     assert_int_equal(mkfifo(fifo, 0600), 0);
     /* O_RDWR opens a FIFO without waiting for a reader (Linux), so the
      * data is there however the threads run */

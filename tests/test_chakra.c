@@ -192,8 +192,7 @@ typedef struct msgbuf {
 static sc__graph *graph_from_bytes(const sc__pbuf *file, const char *name, sc_error *err,
                                    sc_status *st) {
     char path[512];
-    const char *dir = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/stepcast-test-%ld-%s", dir && *dir ? dir : "/tmp", (long)getpid(), name);
+    snprintf(path, sizeof path, "%s/stepcast-test-%ld-%s", sc_test_tmpdir(), (long)getpid(), name);
     FILE *f = fopen(path, "wb");
     assert_non_null(f);
     assert_int_equal(fwrite(file->data, 1, file->len, f), file->len);
@@ -357,8 +356,7 @@ static void test_memory_budget(void **state) {
 
 static const char *tmp_prefix(const char *tag) {
     static char buf[512];
-    const char *dir = getenv("TMPDIR");
-    snprintf(buf, sizeof buf, "%s/stepcast-test-%ld-%s", dir && *dir ? dir : "/tmp", (long)getpid(), tag);
+    snprintf(buf, sizeof buf, "%s/stepcast-test-%ld-%s", sc_test_tmpdir(), (long)getpid(), tag);
     return buf;
 }
 

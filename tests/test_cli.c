@@ -46,8 +46,7 @@ static char *slurp_fd(int fd) {
 
 static int tmp_fd(void) {
     char path[256];
-    const char *dir = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/stepcast-cli-XXXXXX", dir && *dir ? dir : "/tmp");
+    snprintf(path, sizeof path, "%s/stepcast-cli-XXXXXX", sc_test_tmpdir());
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     unlink(path);
@@ -233,8 +232,7 @@ static void test_bad_inputs_exit_1(void **state) {
 static void test_bad_dirs_and_unreadables_exit_1(void **state) {
     (void)state;
     char dir[256], path[300];
-    const char *tmp = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/stepcast-cli-dir-%ld", tmp && *tmp ? tmp : "/tmp", (long)getpid());
+    snprintf(dir, sizeof dir, "%s/stepcast-cli-dir-%ld", sc_test_tmpdir(), (long)getpid());
     assert_int_equal(mkdir(dir, 0700), 0);
     expect_bad_input(dir, SC_NO_OFFSET); /* an empty directory */
 

@@ -416,8 +416,7 @@ int main(int argc, char **argv) {
     slash = strrchr(cli, '/');
     if (slash) snprintf(slash + 1, sizeof cli - (size_t)(slash + 1 - cli), "stepcast");
     else snprintf(cli, sizeof cli, "../stepcast");
-    const char *t = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/stepcast-corpus-XXXXXX", t && *t ? t : "/tmp");
+    snprintf(tmpdir, sizeof tmpdir, "%s/stepcast-corpus-XXXXXX", sc_test_tmpdir());
     if (!mkdtemp(tmpdir)) return 1;
 
     /* One cmocka test per .case file, in name order. */

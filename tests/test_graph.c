@@ -357,7 +357,7 @@ static void test_iteration_choice(void **state) {
 /* Writes texts[r] as DIR/rank<r>.json in a fresh temporary folder. */
 static const char *write_job(const char *const *texts, int nranks) {
     static char dir[256];
-    snprintf(dir, sizeof dir, "%s/stepcast-graph-job-%ld", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+    snprintf(dir, sizeof dir, "%s/stepcast-graph-job-%ld", sc_test_tmpdir(),
              (long)getpid());
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", dir, dir);
@@ -375,7 +375,7 @@ static const char *write_job(const char *const *texts, int nranks) {
 
 static void remove_job(void) {
     char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf %s/stepcast-graph-job-%ld", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+    snprintf(cmd, sizeof cmd, "rm -rf %s/stepcast-graph-job-%ld", sc_test_tmpdir(),
              (long)getpid());
     assert_int_equal(system(cmd), 0);
 }

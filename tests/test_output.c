@@ -12,8 +12,7 @@ static char dir[256];
 
 static int setup(void **state) {
     (void)state;
-    const char *t = getenv("TMPDIR");
-    snprintf(dir, sizeof dir, "%s/stepcast-output-XXXXXX", t && *t ? t : "/tmp");
+    snprintf(dir, sizeof dir, "%s/stepcast-output-XXXXXX", sc_test_tmpdir());
     return mkdtemp(dir) ? 0 : -1;
 }
 

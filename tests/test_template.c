@@ -86,27 +86,16 @@ static const char *kinds[] = {
     "{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":0,\"tid\":0,\"args\":{\"name\":\"python\"}}",
 };
 
+/* The trace text (malloc'ed): `copies` rounds of every kind, then last. */
 static char *many_events(size_t copies, const char *last) {
-    size_t cap = 1 << 16, len = 0;
-    char *out = malloc(cap);
-    assert_non_null(out);
-    len += (size_t)snprintf(out, cap, "{\"traceEvents\":[\n");
-    for (size_t i = 0; i < copies; i++) {
-        for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
-            size_t need = strlen(kinds[k]) + 8;
-            while (len + need + strlen(last) + 16 > cap) {
-                out = realloc(out, cap *= 2);
-                assert_non_null(out);
-            }
-            len += (size_t)sprintf(out + len, "%s,\n", kinds[k]);
-        }
-    }
-    while (len + strlen(last) + 16 > cap) {
-        out = realloc(out, cap *= 2);
-        assert_non_null(out);
-    }
-    sprintf(out + len, "%s\n]}\n", last);
-    return out;
+    sc__buf b;
+    sc__buf_init(&b);
+    sc__buf_puts(&b, "{\"traceEvents\":[\n");
+    for (size_t i = 0; i < copies; i++)
+        for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) sc__buf_printf(&b, "%s,\n", kinds[k]);
+    sc__buf_printf(&b, "%s\n]}\n", last);
+    assert_false(b.oom);
+    return b.data;
 }
 
 /* The last event of text, bytes [at, at + len), with each byte replaced by
@@ -165,34 +154,34 @@ static void test_shapes_cache(void **state) {
     static const char *types[] = {"[\"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\"]",
                                   "[\"c10::Half\", \"c10::Half\"]", "[]", "[\"\"]",
                                   "[\"float\", \"float\", \"Scalar\"]"};
-    size_t cap = 1 << 20, len = 0;
-    char *text = malloc(cap);
-    assert_non_null(text);
-    len += (size_t)sprintf(text, "{\"traceEvents\":[\n");
+    sc__buf b;
+    sc__buf_init(&b);
+    sc__buf_puts(&b, "{\"traceEvents\":[\n");
     size_t at = 0;
     for (int i = 0; i < 301; i++) {
         int d = (i * 3) % 5, t = (i * 2) % 5;
-        at = len;
+        at = b.len;
         if (i % 2 || i == 0)
-            len += (size_t)sprintf(text + len,
-                                   "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%d\",\"pid\":1,\"tid\":1,"
-                                   "\"ts\":%d,\"dur\":1,\"args\":{\"External id\":%d,\"Input Dims\":%s,"
-                                   "\"Input type\":%s}}",
-                                   i % 7, i, i, dims[d], types[t]);
+            sc__buf_printf(&b,
+                           "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%d\",\"pid\":1,\"tid\":1,"
+                           "\"ts\":%d,\"dur\":1,\"args\":{\"External id\":%d,\"Input Dims\":%s,"
+                           "\"Input type\":%s}}",
+                           i % 7, i, i, dims[d], types[t]);
         else
-            len += (size_t)sprintf(text + len,
-                                   "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%d\",\"pid\":1,\"tid\":1,"
-                                   "\"ts\":%d,\"dur\":1,\"args\":{\"Input type\":%s,\"Input Dims\":%s,"
-                                   "\"Sequence number\":%d}}",
-                                   i % 7, i, types[t], dims[d], i);
-        if (i < 300) len += (size_t)sprintf(text + len, ",\n");
+            sc__buf_printf(&b,
+                           "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%d\",\"pid\":1,\"tid\":1,"
+                           "\"ts\":%d,\"dur\":1,\"args\":{\"Input type\":%s,\"Input Dims\":%s,"
+                           "\"Sequence number\":%d}}",
+                           i % 7, i, types[t], dims[d], i);
+        if (i < 300) sc__buf_puts(&b, ",\n");
     }
-    size_t last = len - at;
-    len += (size_t)sprintf(text + len, "\n]}\n");
-    assert_true(both_ways(text, len, 0, "cycling shapes") >= 290);
-    for (uint32_t w = 61; w < 400; w += 113) both_ways(text, len, w, "cycling shapes, tiny window");
-    mutate_last(text, len, at, last, "cycling shapes");
-    free(text);
+    size_t last = b.len - at;
+    sc__buf_puts(&b, "\n]}\n");
+    assert_false(b.oom);
+    assert_true(both_ways(b.data, b.len, 0, "cycling shapes") >= 290);
+    for (uint32_t w = 61; w < 400; w += 113) both_ways(b.data, b.len, w, "cycling shapes, tiny window");
+    mutate_last(b.data, b.len, at, last, "cycling shapes");
+    sc__buf_free(&b);
 }
 
 /* Events straddling the end of a tiny window at every offset. */
@@ -208,18 +197,18 @@ static void test_refills(void **state) {
  * over and over and the result must not change. */
 static void test_many_layouts(void **state) {
     (void)state;
-    size_t cap = 1 << 20, len = 0;
-    char *text = malloc(cap);
-    assert_non_null(text);
-    len += (size_t)sprintf(text, "{\"traceEvents\":[");
+    sc__buf b;
+    sc__buf_init(&b);
+    sc__buf_puts(&b, "{\"traceEvents\":[");
     for (int i = 0; i < 2000; i++) {
         int layout = (i * 7) % 13;
-        len += (size_t)sprintf(text + len, "%s{\"ph\":\"X\",\"k%d\":%d,\"name\":\"n%d\",\"ts\":%d,\"dur\":1}",
+        sc__buf_printf(&b, "%s{\"ph\":\"X\",\"k%d\":%d,\"name\":\"n%d\",\"ts\":%d,\"dur\":1}",
                                i ? "," : "", layout, i, i % 5, i);
     }
-    len += (size_t)sprintf(text + len, "]}");
-    both_ways(text, len, 0, "thirteen layouts");
-    free(text);
+    sc__buf_puts(&b, "]}");
+    assert_false(b.oom);
+    both_ways(b.data, b.len, 0, "thirteen layouts");
+    sc__buf_free(&b);
 }
 
 int main(void) {

@@ -31,13 +31,18 @@ static inline const char *sc_test_trace(const char *rel) {
     return buf;
 }
 
+/* Where tests put what they generate: $TMPDIR, else /tmp. */
+static inline const char *sc_test_tmpdir(void) {
+    const char *dir = getenv("TMPDIR");
+    return dir && *dir ? dir : "/tmp";
+}
+
 /* Writes data to a fresh temporary file and returns its path (static buffer). */
 static inline const char *sc_test_tmpfile(const void *data, size_t n, const char *suffix) {
     static char path[256];
     static unsigned counter;
-    const char *dir = getenv("TMPDIR");
-    snprintf(path, sizeof path, "%s/stepcast-test-%ld-%u%s", dir && *dir ? dir : "/tmp",
-             (long)getpid(), counter++, suffix ? suffix : "");
+    snprintf(path, sizeof path, "%s/stepcast-test-%ld-%u%s", sc_test_tmpdir(), (long)getpid(),
+             counter++, suffix ? suffix : "");
     FILE *f = fopen(path, "wb");
     if (!f) return NULL;
     if (n && fwrite(data, 1, n, f) != n) {
