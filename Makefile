@@ -3,8 +3,8 @@
 #   make            build libstepcast.a and build/stepcast
 #   make demo       install missing packages, build, run on the bundled example
 #   make test       install missing packages, build, run the test suite
-#   make check      the test suite under ASan + UBSan (build-asan/; CC=clang
-#                   CHECK_BUILD=build-asan-clang for clang's sanitizers)
+#   make check      the test suite under ASan + UBSan (build-asan/; with
+#                   CC=clang, clang's sanitizers in build-asan-clang/)
 #   make bench      throughput and memory figures
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS per target
 #   make valgrind   the CLI over the shared traces and the tests under valgrind
@@ -73,9 +73,10 @@ test: deps
 	@$(MAKE) --no-print-directory all $(TEST_BIN)
 	@sh tests/run.sh $(BUILD)
 
-# CHECK_BUILD: the folder of the sanitizer build (CI also runs it with
-# CC=clang, whose UBSan checks more, e.g. offsets applied to NULL).
-CHECK_BUILD ?= build-asan
+# CHECK_BUILD: the folder of the sanitizer build, one per compiler so that
+# objects of gcc and clang never mix (CI also runs it with CC=clang, whose
+# UBSan checks more, e.g. offsets applied to NULL).
+CHECK_BUILD ?= build-asan$(if $(findstring clang,$(CC)),-clang)
 check: deps
 	@$(MAKE) --no-print-directory BUILD=$(CHECK_BUILD) SAN=1 all \
 	  $(TEST_SRC:tests/%.c=$(CHECK_BUILD)/tests/%)

@@ -87,8 +87,8 @@ typedef struct sc_load_options {
      * else every online core. sc_traceset_load reads files in parallel, one
      * per thread, and gives threads left over to the files; sc_trace_load
      * reads a plain file of 32 MiB or more in slices on that many threads
-     * (the trace is the same as with 1) and inflates gzip ahead on a second
-     * one. A trace set's graph (replay, graph, export) is built with the
+     * (the trace is the same as with 1) and inflates a gzip regular file
+     * ahead on a second one. A trace set's graph (replay, graph, export) is built with the
      * same cap. Set 1 to keep the work on the calling thread. */
     uint32_t threads;
     /* Memory the readers may hold for the whole load (issue 6); a trace set

@@ -506,7 +506,7 @@ static sc_status build_parallel(sc__bctx *c, const sc_traceset *set, const sc__b
 /* Ranks are built in parallel with the thread cap the set was loaded with
  * (sc_load_options.threads, -j), at most 16. */
 static unsigned build_threads(const sc_traceset *set) {
-    unsigned n = set->threads ? set->threads : sc__load_threads(NULL);
+    unsigned n = set->threads;
     if (n > 16) n = 16;
     return set->count < 2 ? 1 : n;
 }

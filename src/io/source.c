@@ -118,12 +118,8 @@ void sc__source_close(sc__source *s) {
     s->fd = -1;
 }
 
-/* Plain files are read with read() into the reader's window. Mapping the
- * file instead and parsing in place (the window sliding over the map, its
- * sentinel written into a private copy-on-write page) was measured on the
- * 513 MB bench file: the copy it saves (7% of a load) came back as page
- * table work for 125k mapped pages, and user plus system time did not
- * move (0.68-0.88 s both ways), so the simpler read() stayed. */
+/* Plain files are read(), not mapped: parsing a mapping in place saved the
+ * copy (7% of a load) but paid as much in page-table work (measured). */
 static sc_status read_raw(sc__source *s, unsigned char *dst, size_t cap, size_t *got,
                           sc_error *err) {
     for (;;) {

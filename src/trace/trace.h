@@ -159,8 +159,6 @@ bool sc__trace_append(sc_trace *dst, const sc_trace *src);
 /* Are a and b the same trace, array for array and string id for string id?
  * For the tests and fuzzers that compare two ways of reading one file. */
 bool sc__trace_same(const sc_trace *a, const sc_trace *b);
-/* Threads for file i of a set of `files` loaded with `threads` (traceset.c). */
-unsigned sc__file_threads(unsigned threads, size_t files, size_t i);
 /* Track index of (pid, tid), created on first use; SC__NONE on OOM. */
 uint32_t sc__trace_track(sc_trace *t, int64_t pid, uint32_t pid_str, int64_t tid,
                          uint32_t tid_str);
@@ -206,5 +204,8 @@ struct sc_traceset {
     char **warnings;
     size_t nwarnings;
 };
+
+/* Threads for file i of a set of `files` loaded with `threads` (traceset.c). */
+unsigned sc__file_threads(unsigned threads, size_t files, size_t i);
 
 #endif /* SC_TRACE_H */

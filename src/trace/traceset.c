@@ -218,10 +218,11 @@ static int cmp_trace(const void *a, const void *b) {
     return strcmp(x->path, y->path);
 }
 
-/* Reads every path with a pool of threads; the first error (in path order)
- * wins so that messages are deterministic. */
+/* Reads every path with a pool of set->threads threads; the first error
+ * (in path order) wins so that messages are deterministic. */
 static sc_status load_all(sc_traceset *set, pathlist *files, const sc_load_options *opts,
-                          unsigned threads, sc_error *err) {
+                          sc_error *err) {
+    unsigned threads = set->threads;
     /* Each file gets an equal share of the memory budget (issue 6): the
      * guard then fails the same way whatever order the threads run in. */
     sc_load_options share = opts ? *opts : (sc_load_options){0};
@@ -301,7 +302,7 @@ sc_status sc_traceset_load(const char *const *paths, size_t npaths, const sc_loa
         pathlist_free(&found);
     }
     set->threads = sc__load_threads(opts);
-    if (st == SC_OK) st = load_all(set, &files, opts, set->threads, err);
+    if (st == SC_OK) st = load_all(set, &files, opts, err);
     if (st != SC_OK) {
         pathlist_free(&files);
         sc_traceset_free(set);
