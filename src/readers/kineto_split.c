@@ -218,7 +218,7 @@ static int merge_slices(slice *sl, unsigned n) {
         return -1;
     for (k = 1; k <= last; k++) {
         close_slice(&sl[k]);
-        if (!sl[k].dropped && !sc__trace_append(sl[0].t, sl[k].t)) return -1;
+        if (!sl[k].dropped && !sc__trace_append(t0, sl[k].t)) return -1;
         sc_trace_free(sl[k].t);
         sl[k].t = NULL;
     }
