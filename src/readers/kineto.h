@@ -17,6 +17,7 @@
 #include "../trace/trace.h"
 #include "json.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #define SC__ICACHE 1024u   /* interning cache slots, a power of two */
@@ -216,6 +217,50 @@ sc_status sc__kineto_load_buffer(const void *data, size_t size, const char *name
                                  const sc_load_options *opts, bool templates, uint64_t *matched,
                                  sc_trace **out, sc_error *err);
 
+/* Slices (kineto_split.c): one byte range of traceEvents parsed by a
+ * reader of its own into a trace of its own, from a guessed element start
+ * to the first element at or after the next slice's start (its limit). The
+ * readers that split one file over threads are built from them: the plain
+ * one (kineto_split.c) and the gzip one (kineto_stream.c). */
+#define SC__NO_OFFSET UINT64_MAX
+typedef struct sc__slice {
+    uint64_t start; /* offset of its first element's '{' (slice 0: see sc__slice_head) */
+    _Atomic uint64_t limit; /* the next slice's start; SC__NO_OFFSET for none (yet) */
+    sc_trace *t;            /* slice 0 reads into the result itself */
+    sc__source src;
+    sc__jwin w;
+    kreader r;
+    sc_error err;
+    bool has_src;  /* src is open (and must be closed) */
+    bool ready;    /* w and r are set up over it */
+    bool first;    /* slice 0: starts just after the array's '[' */
+    bool dropped;  /* its start was no element's: read by the slice before */
+    int rc;        /* of the last sc__slice_parse */
+    uint64_t stop;  /* offset of the element at or after limit where it stopped */
+    uint64_t after; /* offset just past the array's ']' when it ended the array */
+} sc__slice;
+
+/* The offset in buf[0..n) of a likely element start: the '{' of a `}` `,`
+ * `{` (one with a newline between preferred near the start); SIZE_MAX when
+ * there is none. A guess: it may sit in a string, so slices verify it. */
+size_t sc__slice_guess(const char *buf, size_t n);
+/* A slice over s->src (open, has_src set), whose offsets start at
+ * `offset`; false on an error (no memory), s then closed. */
+bool sc__slice_open(sc__slice *s, const char *path, uint64_t offset, const sc_load_options *opts,
+                    uint64_t budget);
+void sc__slice_close(sc__slice *s);
+/* Slice 0: reads the top-level members up to the '[' of traceEvents and
+ * sets first; false when that fails or the file has no such array. */
+bool sc__slice_head(sc__slice *s);
+/* Parses the slice's elements until it reaches its limit or the array's
+ * end (stop or after set, rc SC__J_OK), or fails (rc). Called again after
+ * its limit moved on, it carries on from the element it stopped at. */
+void sc__slice_parse(sc__slice *s);
+/* Reads the top-level members after the array with slice 0's reader (its
+ * walk state: which keys were seen), taking over the window of the slice
+ * `last` that ended the array (last may be s0). */
+bool sc__slice_tail(sc__slice *s0, sc__slice *last);
+
 /* Reads the plain (uncompressed) Kineto file at path with up to `threads`
  * threads, each parsing a slice of traceEvents of at least min_slice bytes
  * (0: 16 MiB; tests set less), and merges the slices in file order: the
@@ -226,5 +271,13 @@ sc_status sc__kineto_load_buffer(const void *data, size_t size, const char *name
  * also reports any error exactly. Never fails for another reason. */
 bool sc__kineto_load_split(const char *path, const sc_load_options *opts, unsigned threads,
                            size_t min_slice, sc_trace **out);
+
+/* The same for a gzip file (kineto_stream.c): one thread inflates it into
+ * chunks of chunk_bytes (0: 8 MiB; tests set less) while `threads` threads
+ * parse a slice from each chunk, merged in order as they are verified.
+ * Same promise: false, with nothing in *out, whenever it cannot give the
+ * sequential reader's trace; the caller then reads the file sequentially. */
+bool sc__kineto_load_stream(const char *path, const sc_load_options *opts, unsigned threads,
+                            size_t chunk_bytes, sc_trace **out);
 
 #endif /* SC_KINETO_H */

@@ -42,23 +42,9 @@
 #define SPLIT_MAX 64
 #define GUESS_SPAN ((uint64_t)16 << 20)
 #define GUESS_BUF 65536
-#define NO_OFFSET UINT64_MAX
+#define NO_OFFSET SC__NO_OFFSET
 
-typedef struct slice {
-    uint64_t start; /* offset of its first element's '{' (slice 0: just after '[') */
-    uint64_t limit; /* the next slice's start; NO_OFFSET for the last slice */
-    sc_trace *t;    /* slice 0 reads into the result itself */
-    sc__source src;
-    sc__jwin w;
-    kreader r;
-    sc_error err;
-    bool first;         /* slice 0: starts just after the array's '[' */
-    bool dropped;       /* its start was no element's: read by the slice before */
-    bool ready;         /* src, w and r are set up (and must be freed) */
-    int rc;
-    uint64_t stop;  /* offset of the element at or after limit where it stopped */
-    uint64_t after; /* offset just past the array's ']' when it ended the array */
-} slice;
+typedef sc__slice slice;
 
 static bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
@@ -75,29 +61,49 @@ static size_t boundary_at(const char *buf, size_t i, size_t n, bool *newline) {
     return buf[q] == '{' ? q : 0;
 }
 
+/* Scans buf[0..n) for boundaries: the offset of the '{' of the first one
+ * whose whitespace holds a newline, else SIZE_MAX, with *first set to the
+ * first boundary's when it was SIZE_MAX. *scanned: the bytes looked at for
+ * good (a boundary cut by the end of buf is looked at again from its '}'). */
+static size_t scan_boundaries(const char *buf, size_t n, size_t *first, size_t *scanned) {
+    size_t i = 0;
+    for (; i < n; i++) {
+        if (buf[i] != '}') continue;
+        bool newline;
+        size_t q = boundary_at(buf, i, n, &newline);
+        if (q == SIZE_MAX) break;
+        if (q && newline) return q;
+        if (q && *first == SIZE_MAX) *first = q;
+    }
+    *scanned = i ? i : n;
+    return SIZE_MAX;
+}
+
 /* Offset of a likely element start at or after `from` (within GUESS_SPAN
  * bytes), NO_OFFSET when none: the '{' of a `}` `,` `{`. A raw newline
  * cannot stand inside a JSON string and Kineto writes one event per line,
  * so within the first buffer a boundary with a newline in it is preferred;
  * else the first boundary found. buf has GUESS_BUF bytes. */
 static uint64_t guess_element(int fd, uint64_t from, char *buf) {
-    uint64_t first = NO_OFFSET;
     for (uint64_t at = from; at - from < GUESS_SPAN;) {
         ssize_t got = pread(fd, buf, GUESS_BUF, (off_t)at);
         if (got <= 0) break;
-        size_t n = (size_t)got, i = 0;
-        for (; i < n; i++) {
-            if (buf[i] != '}') continue;
-            bool newline;
-            size_t q = boundary_at(buf, i, n, &newline);
-            if (q == SIZE_MAX) break; /* cut by the buffer's end: read again from this '}' */
-            if (q && newline) return at + q;
-            if (q && first == NO_OFFSET) first = at + q;
-        }
-        if (first != NO_OFFSET) break;
-        at += i ? i : n;
+        size_t first = SIZE_MAX, scanned;
+        size_t q = scan_boundaries(buf, (size_t)got, &first, &scanned);
+        if (q != SIZE_MAX) return at + q;
+        if (first != SIZE_MAX) return at + first;
+        at += scanned;
     }
-    return first;
+    return NO_OFFSET;
+}
+
+size_t sc__slice_guess(const char *buf, size_t n) {
+    size_t first = SIZE_MAX, scanned;
+    size_t q = scan_boundaries(buf, n < GUESS_BUF ? n : GUESS_BUF, &first, &scanned);
+    if (q != SIZE_MAX || first != SIZE_MAX) return q != SIZE_MAX ? q : first;
+    q = scan_boundaries(buf + scanned, n - scanned, &first, &n);
+    if (first == SIZE_MAX && q == SIZE_MAX) return SIZE_MAX;
+    return scanned + (first != SIZE_MAX ? first : q);
 }
 
 /* The steps of a slice; each is one retryable unit (json.h). */
@@ -118,7 +124,9 @@ static int slice_step(void *ctx, int *state) {
         }
         if (sc__jp_peek(jp) == '\0' && jp->p >= jp->end) return SC__J_MORE;
         uint64_t at = sc__jp_offset(jp, jp->p);
-        if (at >= s->limit) {
+        /* Relaxed: a limit is set before the bytes at it can be read (the
+         * gzip reader publishes it with the chunk it lies in). */
+        if (at >= atomic_load_explicit(&s->limit, memory_order_relaxed)) {
             s->stop = at;
             *state = SL_DONE;
             return SC__J_OK;
@@ -133,36 +141,46 @@ static int slice_step(void *ctx, int *state) {
     return SC__J_ERR;
 }
 
-/* Parses the slice's elements from `state` until it reaches its limit or
- * the array's end. */
-static void run_slice(slice *s, int state) {
+void sc__slice_parse(slice *s) {
+    int state = s->first ? SL_FIRST : SL_EVENT;
+    s->first = false;
+    s->stop = NO_OFFSET;
     s->rc = sc__jp_run(&s->r.jp, slice_step, s, &state, SL_DONE);
 }
 
 static void *read_slice(void *arg) {
-    slice *s = arg;
-    run_slice(s, s->first ? SL_FIRST : SL_EVENT);
+    sc__slice_parse(arg);
     return NULL;
 }
 
-/* Opens a window on the file at `offset` for slice s, reading into t. */
-static bool open_slice(slice *s, const char *path, uint64_t offset, const sc_load_options *opts,
-                       uint64_t budget) {
-    if (sc__source_open_at(&s->src, path, offset, &s->err) != SC_OK) return false;
+bool sc__slice_open(slice *s, const char *path, uint64_t offset, const sc_load_options *opts,
+                    uint64_t budget) {
     if (sc__kr_open(&s->r, &s->w, &s->src, s->t, path, opts, budget, true, &s->err) != SC_OK) {
-        sc__source_close(&s->src);
+        sc__slice_close(s);
         return false;
     }
     s->w.base = offset; /* before the first refill: offsets are the file's */
     return (s->ready = true);
 }
 
-static void close_slice(slice *s) {
-    if (s->ready) {
-        sc__kr_close(&s->r, &s->w);
-        sc__source_close(&s->src);
-    }
-    s->ready = false;
+void sc__slice_close(slice *s) {
+    if (s->ready) sc__kr_close(&s->r, &s->w);
+    if (s->has_src) sc__source_close(&s->src);
+    s->ready = s->has_src = false;
+}
+
+bool sc__slice_head(slice *s) {
+    int st = ST_START;
+    if (sc__jp_run(&s->r.jp, sc__kr_step, &s->r, &st, ST_EVENTS_FIRST) != SC__J_OK) return false;
+    return (s->first = true);
+}
+
+/* Opens a window on the plain file at `offset` for slice s. */
+static bool open_slice(slice *s, const char *path, uint64_t offset, const sc_load_options *opts,
+                       uint64_t budget) {
+    if (sc__source_open_at(&s->src, path, offset, &s->err) != SC_OK) return false;
+    s->has_src = true;
+    return sc__slice_open(s, path, offset, opts, budget);
 }
 
 /* Cuts the bytes from `from` to the file's end into at most n slices at
@@ -198,8 +216,7 @@ static int merge_slices(slice *sl, unsigned n) {
         }
         sl[j].dropped = true;
         sl[k].limit = sl[j].limit;
-        sl[k].stop = NO_OFFSET;
-        run_slice(&sl[k], SL_EVENT);
+        sc__slice_parse(&sl[k]);
     }
     unsigned last = k;
     /* The merged sizes are known: reserving them exactly, instead of
@@ -217,7 +234,7 @@ static int merge_slices(slice *sl, unsigned n) {
         !sc__vec_reserve_exact(&t0->shapes, shapes))
         return -1;
     for (k = 1; k <= last; k++) {
-        close_slice(&sl[k]);
+        if (k < last) sc__slice_close(&sl[k]); /* the last one's window reads the tail */
         if (!sl[k].dropped && !sc__trace_append(t0, sl[k].t)) return -1;
         sc_trace_free(sl[k].t);
         sl[k].t = NULL;
@@ -225,19 +242,21 @@ static int merge_slices(slice *sl, unsigned n) {
     return (int)last;
 }
 
-/* Reads the top-level members after the array, from `offset`, on a fresh
- * window, keeping slice 0's walk state (which keys were seen). */
-static bool read_tail(slice *s0, const char *path, uint64_t offset, const sc_load_options *opts,
-                      uint64_t budget) {
-    bool bare = s0->r.bare_array, first = s0->r.first_member;
-    unsigned seen = s0->r.top_seen;
-    close_slice(s0);
-    if (!open_slice(s0, path, offset, opts, budget)) return false;
-    s0->r.saw_events = true;
-    s0->r.bare_array = bare;
-    s0->r.first_member = first;
-    s0->r.top_seen = seen;
-    int from = bare ? ST_END : ST_MEMBER;
+bool sc__slice_tail(slice *s0, slice *last) {
+    if (last != s0) { /* s0 takes over last's window, just past the ']' */
+        size_t at = (size_t)(last->r.jp.p - last->w.buf);
+        sc__jwin_free(&s0->w);
+        if (s0->has_src) sc__source_close(&s0->src);
+        s0->src = last->src;
+        s0->w = last->w;
+        s0->w.src = &s0->src;
+        s0->has_src = true;
+        s0->r.jp.p = s0->w.buf + at;
+        s0->r.jp.end = s0->w.buf + s0->w.len;
+        last->has_src = false;
+        memset(&last->w, 0, sizeof last->w); /* closing last leaves them alone */
+    }
+    int from = s0->r.bare_array ? ST_END : ST_MEMBER;
     return sc__jp_drive(&s0->r.jp, sc__kr_step, &s0->r, from, ST_END, "trace object") == SC__J_OK;
 }
 
@@ -261,14 +280,15 @@ bool sc__kineto_load_split(const char *path, const sc_load_options *opts, unsign
     pthread_t tids[SPLIT_MAX];
     unsigned n = 0, started = 0;
     if (!sl || !buf || !t0) goto out;
-    for (unsigned k = 0; k < threads; k++) sl[k].after = sl[k].stop = sl[k].limit = NO_OFFSET;
+    for (unsigned k = 0; k < threads; k++) {
+        sl[k].after = sl[k].stop = NO_OFFSET;
+        sl[k].limit = NO_OFFSET;
+    }
 
     /* The members before the events, as the sequential reader reads them. */
     sl[0].t = t0;
     if (!open_slice(&sl[0], path, 0, opts, budget)) goto out;
-    int st = ST_START;
-    if (sc__jp_run(&sl[0].r.jp, sc__kr_step, &sl[0].r, &st, ST_EVENTS_FIRST) != SC__J_OK) goto out;
-    sl[0].first = true;
+    if (!sc__slice_head(&sl[0])) goto out;
     uint64_t events = sc__jp_offset(&sl[0].r.jp, sl[0].r.jp.p);
 
     uint64_t most = (size - events) / min_slice;
@@ -286,7 +306,7 @@ bool sc__kineto_load_split(const char *path, const sc_load_options *opts, unsign
     for (unsigned k = 1; k < started; k++) pthread_join(tids[k], NULL);
 
     int last = merge_slices(sl, n);
-    if (last < 0 || !read_tail(&sl[0], path, sl[last].after, opts, budget)) goto out;
+    if (last < 0 || !sc__slice_tail(&sl[0], &sl[last])) goto out;
     if (sc_trace_memory(t0) > budget) goto out;
     t0->input_bytes = size;
     sc_error e;
@@ -294,7 +314,7 @@ bool sc__kineto_load_split(const char *path, const sc_load_options *opts, unsign
     ok = true;
 out:
     for (unsigned k = 0; sl && k < threads; k++) {
-        close_slice(&sl[k]);
+        sc__slice_close(&sl[k]);
         if (k > 0) sc_trace_free(sl[k].t);
     }
     free(sl);
