@@ -15,6 +15,8 @@
 #include "io/source.h"
 #include "trace/trace.h"
 
+#include <pthread.h>
+
 static sc_trace *load_opts(const char *rel, const sc_load_options *opts) {
     sc_trace *t = NULL;
     sc_error err;
@@ -643,42 +645,99 @@ static void test_bare_array(void **state) {
     sc_trace_free(t);
 }
 
-/* gzip read ahead on a second thread (src/io/readahead.c): the same bytes
- * as a direct read, the same trace, and a damaged file fails with the same
- * message and offset (sc_trace_load re-reads it directly). */
-static unsigned char *read_source(const char *path, bool ahead, size_t *n) {
-    sc__source s;
+/* Chunks (src/io/chunks.c): cursors opened at odd offsets of chunks as
+ * they are decoded, each read to the end on a thread of its own, in odd
+ * read sizes, while the decoder keeps only a few chunks: every cursor gets
+ * exactly the bytes a direct read has from its offset on. */
+#define CURSORS 6
+typedef struct cursor_test {
+    pthread_mutex_t mu;
+    pthread_cond_t opened;
+    sc__source cur[CURSORS];
+    uint64_t from[CURSORS];
+    bool open[CURSORS];
+    unsigned char *got[CURSORS];
+    size_t len[CURSORS];
+    unsigned next; /* the next cursor a reader thread takes */
+    size_t chunk;
+} cursor_test;
+
+static void open_cursor(void *ctx, sc__chunks *c, const char *bytes, size_t len, uint64_t offset) {
+    cursor_test *ct = ctx;
+    if (!bytes || offset / ct->chunk >= CURSORS) return; /* cursor k in chunk k */
+    unsigned k = (unsigned)(offset / ct->chunk);
+    ct->from[k] = offset + (k * 7919) % len;
     sc_error err;
-    assert_int_equal(sc__source_open_file(&s, path, &err), SC_OK);
-    if (ahead) assert_true(sc__ahead_start(&s));
+    assert_int_equal(sc__source_open_chunks(&ct->cur[k], c, ct->from[k], &err), SC_OK);
+    pthread_mutex_lock(&ct->mu);
+    ct->open[k] = true;
+    pthread_cond_broadcast(&ct->opened);
+    pthread_mutex_unlock(&ct->mu);
+}
+
+static void *read_cursor(void *arg) {
+    cursor_test *ct = arg;
+    pthread_mutex_lock(&ct->mu);
+    unsigned k = ct->next++;
+    while (!ct->open[k]) pthread_cond_wait(&ct->opened, &ct->mu);
+    pthread_mutex_unlock(&ct->mu);
     size_t cap = 1 << 20, len = 0;
     unsigned char *buf = malloc(cap);
     for (;;) {
         if (len == cap) buf = realloc(buf, cap *= 2);
         assert_non_null(buf);
-        size_t got, want = 1 + (len * 7919) % 300000; /* odd sizes, across slots */
+        size_t got, want = 1 + (len * 7919) % 30000;
         if (want > cap - len) want = cap - len;
-        assert_int_equal(sc__source_read(&s, buf + len, want, &got, &err), SC_OK);
+        sc_error err;
+        assert_int_equal(sc__source_read(&ct->cur[k], buf + len, want, &got, &err), SC_OK);
         if (!got) break;
         len += got;
     }
-    sc__source_close(&s);
-    *n = len;
-    return buf;
+    ct->got[k] = buf;
+    ct->len[k] = len;
+    return NULL;
 }
 
-static void test_gzip_read_ahead(void **state) {
+static void test_gzip_chunk_cursors(void **state) {
+    (void)state;
+    const char *path = sc_test_trace("megatron-tp8-a100/megatron_kineto_2.json.gz");
+    size_t n;
+    unsigned char *direct = sc_test_read_file(path, &n); /* gunzipped */
+    assert_non_null(direct);
+    sc__source src;
+    sc_error err;
+    assert_int_equal(sc__source_open_file(&src, path, &err), SC_OK);
+    cursor_test ct = {.chunk = n / 40}; /* 40 chunks, 3 kept at a time */
+    pthread_mutex_init(&ct.mu, NULL);
+    pthread_cond_init(&ct.opened, NULL);
+    sc__chunks *c = sc__chunks_start(&src, ct.chunk, 3, open_cursor, &ct);
+    assert_non_null(c);
+    pthread_t tid[CURSORS];
+    for (unsigned k = 0; k < CURSORS; k++) assert_int_equal(pthread_create(&tid[k], NULL, read_cursor, &ct), 0);
+    for (unsigned k = 0; k < CURSORS; k++) pthread_join(tid[k], NULL);
+    for (unsigned k = 0; k < CURSORS; k++) {
+        assert_int_equal(ct.len[k], n - ct.from[k]);
+        assert_memory_equal(ct.got[k], direct + ct.from[k], ct.len[k]);
+        free(ct.got[k]);
+        sc__source_close(&ct.cur[k]);
+    }
+    sc__chunks_free(c);
+    sc__source_close(&src);
+    pthread_mutex_destroy(&ct.mu);
+    pthread_cond_destroy(&ct.opened);
+    free(direct);
+}
+
+/* A gzip file read with threads to spare (kineto_stream.c) gives the same
+ * trace, and a damaged one fails with the same message and offset
+ * (sc_trace_load reads it again sequentially). */
+static void test_gzip_threads_same_result(void **state) {
     (void)state;
     const char *gz[] = {"megatron-tp8-a100/megatron_kineto_2.json.gz",
                         "hta-testdata/trace_filter/sampled_rank-0.json.gz"};
     for (size_t k = 0; k < 2; k++) {
         char path[4096];
         snprintf(path, sizeof path, "%s", sc_test_trace(gz[k]));
-        size_t n1, n2;
-        unsigned char *a = read_source(path, false, &n1), *b = read_source(path, true, &n2);
-        assert_int_equal(n1, n2);
-        assert_memory_equal(a, b, n1);
-        free(b);
         sc_load_options one = {.threads = 1}, two = {.threads = 2};
         sc_trace *t1 = load_opts(gz[k], &one), *t2 = load_opts(gz[k], &two);
         same_trace(t1, t2);
@@ -705,7 +764,6 @@ static void test_gzip_read_ahead(void **state) {
             assert_int_equal(e1.offset, e2.offset);
             unlink(bad);
         }
-        free(a);
     }
 }
 
@@ -725,7 +783,8 @@ int main(void) {
         cmocka_unit_test(test_metadata_after_events),
         cmocka_unit_test(test_args_before_ph),
         cmocka_unit_test(test_bare_array),
-        cmocka_unit_test(test_gzip_read_ahead),
+        cmocka_unit_test(test_gzip_chunk_cursors),
+        cmocka_unit_test(test_gzip_threads_same_result),
     };
     return cmocka_run_group_tests_name("kineto reader", tests, NULL, NULL);
 }

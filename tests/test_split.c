@@ -1,10 +1,12 @@
 /*
- * test_split.c - one plain Kineto file read by several threads
- * (src/readers/kineto_split.c) gives the very trace the sequential reader
- * gives: the same events, extras, shapes, tracks and strings, id for id.
+ * test_split.c - one Kineto file read by several threads gives the very
+ * trace the sequential reader gives: the same events, extras, shapes,
+ * tracks and strings, id for id. Plain files are cut into slices up front
+ * (src/readers/kineto_split.c), gzip files are sliced as they are inflated
+ * (src/readers/kineto_stream.c); every check runs both.
  *
  * Every shared Kineto trace of every vintage is read split at several slice
- * sizes and thread counts (compressed ones are first written out plain).
+ * sizes and thread counts, written out both plain and compressed.
  * Hostile layouts - `},{` inside strings, arrays of objects in args, cuts,
  * members after the array, bare arrays, a second traceEvents - must either
  * split correctly or make the splitter give up, never change the result; and
@@ -64,15 +66,49 @@ static unsigned split_all_ways(const char *path, const sc_trace *seq) {
     return taken;
 }
 
-/* A plain copy of a shared trace in a temporary file. */
-static char *plain_copy(const char *rel) {
-    size_t n;
-    unsigned char *data = sc_test_read_file(sc_test_trace(rel), &n);
-    assert_non_null(data);
-    const char *tmp = sc_test_tmpfile(data, n, ".json");
-    free(data);
+/* Streams the gzip file at path with each thread count and chunk size;
+ * every read that is taken must be identical to the sequential one.
+ * Returns how many were. */
+static unsigned stream_all_ways(const char *path, const sc_trace *seq, size_t smallest) {
+    static const unsigned threads[] = {2, 3};
+    static const size_t chunks[] = {512, 4096, 65536};
+    unsigned taken = 0;
+    for (size_t i = 0; i < sizeof threads / sizeof *threads; i++) {
+        for (size_t j = 0; j < sizeof chunks / sizeof *chunks; j++) {
+            if (chunks[j] < smallest) continue;
+            sc_trace *t = NULL;
+            if (!sc__kineto_load_stream(path, NULL, threads[i], chunks[j], &t)) {
+                assert_null(t);
+                continue;
+            }
+            identical(seq, t);
+            sc_trace_free(t);
+            taken++;
+        }
+    }
+    return taken;
+}
+
+/* A copy of n bytes of text in a temporary file, gzip'ed or not; returns
+ * its path (malloc'ed). */
+static char *tmp_copy(const void *text, size_t n, bool gzip) {
+    const char *tmp;
+    if (gzip) {
+        size_t zn;
+        unsigned char *z = sc_test_gzip(text, n, &zn);
+        assert_non_null(z);
+        tmp = sc_test_tmpfile(z, zn, ".json.gz");
+        free(z);
+    } else {
+        tmp = sc_test_tmpfile(text, n, ".json");
+    }
     assert_non_null(tmp);
     return strdup(tmp);
+}
+
+static void remove_tmp(char *path) {
+    unlink(path);
+    free(path);
 }
 
 static void test_shared_traces(void **state) {
@@ -80,15 +116,24 @@ static void test_shared_traces(void **state) {
     size_t count = sizeof shared_kineto / sizeof *shared_kineto;
     if (!sc_test_big_ok()) count = 4; /* valgrind: the small ones */
     for (size_t k = 0; k < count; k++) {
-        char *path = plain_copy(shared_kineto[k]);
-        sc_trace *seq = load_seq(path);
-        unsigned taken = split_all_ways(path, seq);
+        size_t n;
+        unsigned char *text = sc_test_read_file(sc_test_trace(shared_kineto[k]), &n);
+        assert_non_null(text);
+        char *plain = tmp_copy(text, n, false), *gz = tmp_copy(text, n, true);
+        free(text);
+        sc_trace *seq = load_seq(plain);
         /* well-formed traces split every way but where a slice would be
          * smaller than an element */
+        unsigned taken = split_all_ways(plain, seq);
         if (taken < 6) fail_msg("%s: split only %u of 9 ways", shared_kineto[k], taken);
+        /* Small chunks only where they make few slices. An element
+         * larger than a chunk makes the stream give up, so only the largest
+         * chunks must work on every trace. */
+        taken = stream_all_ways(gz, seq, n < (1u << 20) ? 0 : n < (4u << 20) ? 4096 : 65536);
+        if (taken < 2) fail_msg("%s: streamed only %u ways", shared_kineto[k], taken);
         sc_trace_free(seq);
-        unlink(path);
-        free(path);
+        remove_tmp(plain);
+        remove_tmp(gz);
     }
 }
 
@@ -121,30 +166,29 @@ static char *hostile_text(size_t events, const char *head, const char *tail) {
     return s;
 }
 
-/* Writes text to a temporary file; returns the path (malloc'ed). */
-static char *write_tmp(const char *text) {
-    const char *tmp = sc_test_tmpfile(text, strlen(text), ".json");
-    assert_non_null(tmp);
-    return strdup(tmp);
-}
-
 static void check_text(const char *text, bool must_split) {
-    char *path = write_tmp(text);
+    char *path = tmp_copy(text, strlen(text), false), *gz = tmp_copy(text, strlen(text), true);
     sc_trace *seq = load_seq(path);
-    unsigned taken = 0;
+    unsigned taken = 0, streamed = 0;
     for (size_t slice = 64; slice < 4096; slice = slice * 3 / 2) {
         for (unsigned threads = 2; threads <= 5; threads += 3) {
             sc_trace *t = NULL;
-            if (!sc__kineto_load_split(path, NULL, threads, slice, &t)) continue;
-            identical(seq, t);
-            sc_trace_free(t);
-            taken++;
+            if (sc__kineto_load_split(path, NULL, threads, slice, &t)) {
+                identical(seq, t);
+                sc_trace_free(t);
+                taken++;
+            }
+            if (sc__kineto_load_stream(gz, NULL, threads, slice, &t)) {
+                identical(seq, t);
+                sc_trace_free(t);
+                streamed++;
+            }
         }
     }
-    if (must_split && taken == 0) fail_msg("never split: %s", path);
+    if (must_split && (taken == 0 || streamed == 0)) fail_msg("never split: %s", path);
     sc_trace_free(seq);
-    unlink(path);
-    free(path);
+    remove_tmp(path);
+    remove_tmp(gz);
 }
 
 static void test_hostile_boundaries(void **state) {
@@ -171,20 +215,22 @@ static void test_members_after_events(void **state) {
 /* Broken files: the splitter gives up and sc_trace_load reports the
  * sequential reader's error, byte offset and all. */
 static void same_error(const char *text) {
-    char *path = write_tmp(text);
-    sc_load_options one = {.threads = 1}, many = {.threads = 4};
-    sc_trace *t = NULL;
-    sc_error e1, e2;
-    assert_false(sc__kineto_load_split(path, NULL, 4, 64, &t));
-    assert_null(t);
-    sc_status s1 = sc_trace_load(path, &one, &t, &e1);
-    assert_int_not_equal(s1, SC_OK);
-    sc_status s2 = sc_trace_load(path, &many, &t, &e2);
-    assert_int_equal(s1, s2);
-    assert_string_equal(e1.message, e2.message);
-    assert_int_equal(e1.offset, e2.offset);
-    unlink(path);
-    free(path);
+    for (int gzip = 0; gzip < 2; gzip++) {
+        char *path = tmp_copy(text, strlen(text), gzip);
+        sc_load_options one = {.threads = 1}, many = {.threads = 4};
+        sc_trace *t = NULL;
+        sc_error e1, e2;
+        assert_false(gzip ? sc__kineto_load_stream(path, NULL, 4, 64, &t)
+                          : sc__kineto_load_split(path, NULL, 4, 64, &t));
+        assert_null(t);
+        sc_status s1 = sc_trace_load(path, &one, &t, &e1);
+        assert_int_not_equal(s1, SC_OK);
+        sc_status s2 = sc_trace_load(path, &many, &t, &e2);
+        assert_int_equal(s1, s2);
+        assert_string_equal(e1.message, e2.message);
+        assert_int_equal(e1.offset, e2.offset);
+        remove_tmp(path);
+    }
 }
 
 static void test_errors_as_sequential(void **state) {

@@ -109,7 +109,7 @@ sc_status sc__source_open_mem(sc__source *s, const void *data, size_t size, cons
 }
 
 void sc__source_close(sc__source *s) {
-    sc__ahead_stop(s);
+    if (s->cursor) sc__chunks_close_cursor(s);
     if (s->zinit) inflateEnd(&s->zs);
     free(s->isal);
     if (s->fd >= 0) close(s->fd);
@@ -303,7 +303,8 @@ static sc_status isal_read(sc__source *s, unsigned char *dst, size_t cap, size_t
 }
 
 sc_status sc__source_read(sc__source *s, void *dst, size_t cap, size_t *got, sc_error *err) {
-    return s->ahead ? sc__ahead_read(s, dst, cap, got, err) : sc__source_decode(s, dst, cap, got, err);
+    if (s->cursor) return sc__chunks_read(s, dst, cap, got, err);
+    return sc__source_decode(s, dst, cap, got, err);
 }
 
 sc_status sc__source_decode(sc__source *s, void *dst, size_t cap, size_t *got, sc_error *err) {

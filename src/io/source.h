@@ -22,7 +22,8 @@ typedef struct sc__source {
     unsigned char *zin; /* compressed input chunk */
     size_t zin_cap;
     uint64_t raw_read; /* bytes read from the file (compressed size for gzip) */
-    struct sc__ahead *ahead; /* decoding ahead on a thread (readahead.c), or NULL */
+    struct sc__chunks *chunks; /* a cursor into decoded chunks (chunks.c) ... */
+    struct sc__cursor *cursor; /* ... or NULL */
 } sc__source;
 
 sc_status sc__source_open_file(sc__source *s, const char *path, sc_error *err);
@@ -30,22 +31,37 @@ sc_status sc__source_open_mem(sc__source *s, const void *data, size_t size, cons
                               sc_error *err);
 /* Reads up to cap decompressed bytes; *got == 0 only at the end of input. */
 sc_status sc__source_read(sc__source *s, void *dst, size_t cap, size_t *got, sc_error *err);
-/* The same, always decoding in the calling thread (what a read-ahead
- * thread runs). */
+/* The same, always decoding in the calling thread (what the chunks'
+ * decoder thread runs). */
 sc_status sc__source_decode(sc__source *s, void *dst, size_t cap, size_t *got, sc_error *err);
-
-/* Read-ahead (readahead.c): a gzip source decoded on a thread of its own,
- * a few MiB ahead of the reader, so that inflating and parsing overlap.
- * The bytes are the same; an error comes after the bytes before it, but
- * may surface at another point of a reader's window refills than without
- * read-ahead, so a caller that wants the exact error of a direct read
- * re-reads the input without it; so only a regular file is read ahead.
- * false: not a regular gzip file, or no thread could be started (the
- * source then stays as it was). sc__source_close stops the thread. */
-bool sc__ahead_start(sc__source *s);
-sc_status sc__ahead_read(sc__source *s, void *dst, size_t cap, size_t *got, sc_error *err);
-void sc__ahead_stop(sc__source *s);
 void sc__source_close(sc__source *s);
+
+/* Chunks (chunks.c): a source decoded on a thread of its own into chunks
+ * of `size` bytes, which any number of cursors read at offsets of their
+ * own. on_chunk runs on the decoder thread for each chunk (bytes, len, and
+ * its offset in the decoded stream) before any cursor can read it, and once
+ * more at the end with bytes NULL, len 0 and the stream's length. The
+ * decoder waits while `held` chunks are kept: a chunk is kept until every
+ * open cursor has read past it. */
+typedef struct sc__chunks sc__chunks;
+typedef void (*sc__chunk_fn)(void *ctx, sc__chunks *c, const char *bytes, size_t len,
+                             uint64_t offset);
+/* NULL: no memory or no thread. src stays the caller's; it must outlive
+ * the chunks and not be read while they decode. */
+sc__chunks *sc__chunks_start(sc__source *src, size_t size, unsigned held, sc__chunk_fn on_chunk,
+                             void *ctx);
+/* Stops the decoder and waits for it: reads of cursors then fail, and
+ * on_chunk runs no more. */
+void sc__chunks_stop(sc__chunks *c);
+/* Stops the decoder and frees everything; all cursors must be closed. */
+void sc__chunks_free(sc__chunks *c);
+/* Opens s as a cursor reading c's decoded bytes from `offset` on (an
+ * offset not yet recycled). Its reads wait for the decoder; at the end of
+ * the stream they return the end, or the decoder's error. Closed by
+ * sc__source_close. */
+sc_status sc__source_open_chunks(sc__source *s, sc__chunks *c, uint64_t offset, sc_error *err);
+sc_status sc__chunks_read(sc__source *s, void *dst, size_t cap, size_t *got, sc_error *err);
+void sc__chunks_close_cursor(sc__source *s);
 
 /* Reads the whole (decompressed) input into a malloc'ed buffer; for small
  * inputs such as Chakra files. */

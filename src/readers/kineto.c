@@ -10,9 +10,9 @@
  * shapes go to an sc__event_shapes and the few other arguments later stages
  * need to an sc__event_ext. Object keys are turned into ids once (read_key:
  * the common ones straight from their raw bytes) and dispatched by switch.
- * A large plain file with threads to spare is read in slices by
- * kineto_split.c, which uses this file's pieces (kineto.h); a gzip file with
- * a thread to spare is inflated ahead (src/io/readahead.c).
+ * With threads to spare, a large plain file is read in slices by
+ * kineto_split.c and a gzip file is inflated on one thread while others
+ * parse it (kineto_stream.c); both use this file's pieces (kineto.h).
  */
 #include "kineto.h"
 
@@ -780,32 +780,20 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
     return SC_OK;
 }
 
-/* Reads the file at path; with try_ahead a gzip file is inflated on a
- * second thread while it is parsed (*ahead says whether it was). */
-static sc_status load_file(const char *path, const sc_load_options *opts, bool try_ahead, bool *ahead,
-                           sc_trace **out, sc_error *err) {
-    sc__source src;
-    *ahead = false;
-    sc_status st = sc__source_open_file(&src, path, err);
-    if (st != SC_OK) return st;
-    *ahead = try_ahead && src.gzip && sc__ahead_start(&src);
-    st = read_trace(&src, path, opts, true, NULL, out, err);
-    sc__source_close(&src);
-    return st;
-}
-
 sc_status sc_trace_load(const char *path, const sc_load_options *opts, sc_trace **out,
                         sc_error *err) {
     if (!path || !out) return sc__fail(err, SC_E_USAGE, path, SC_NO_OFFSET, "no path given");
     unsigned threads = sc__load_threads(opts);
-    if (threads > 1 && sc__kineto_load_split(path, opts, threads, 0, out)) {
+    if (threads > 1 && (sc__kineto_load_split(path, opts, threads, 0, out) ||
+                        sc__kineto_load_stream(path, opts, threads, 0, out))) {
         sc__error_clear(err);
         return SC_OK;
     }
-    bool ahead;
-    sc_status st = load_file(path, opts, threads > 1, &ahead, out, err);
-    if (st != SC_OK && ahead) /* the exact error is a direct read's */
-        st = load_file(path, opts, false, &ahead, out, err);
+    sc__source src;
+    sc_status st = sc__source_open_file(&src, path, err);
+    if (st != SC_OK) return st;
+    st = read_trace(&src, path, opts, true, NULL, out, err);
+    sc__source_close(&src);
     return st;
 }
 

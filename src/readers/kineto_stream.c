@@ -1,0 +1,288 @@
+/*
+ * kineto_stream.c - one large gzip Kineto file parsed on several threads
+ * (issue 5: gzip input limited only by decompression).
+ *
+ * A gzip stream can only be inflated from its start, and a decoded file is
+ * too large to hold whole, so the plain split (kineto_split.c: cut the file
+ * up front, one slice per thread) does not apply. Instead one thread
+ * inflates the file into chunks (src/io/chunks.c). As each chunk is
+ * decoded, before any reader can reach it, a slice is opened at the
+ * chunk's first guessed element start (sc__slice_guess); that start is
+ * also the limit of the slice before. A pool of threads parses the slices
+ * in order of their starts as they come. The calling thread verifies them
+ * in the same order as the plain split does (a slice must stop exactly at
+ * the next one's start), appends each verified slice's trace to the result
+ * and closes it, which lets the decoder recycle the chunks behind it. After
+ * a wrong guess the slice before reads on through the dropped slice's
+ * bytes, on the calling thread; the slice that ends the array reads the
+ * members after it.
+ *
+ * Why the bounded chunk store cannot stall for good: the decoder waits only
+ * while HELD chunks from the lowest open cursor on are kept. A slice's
+ * window holds one element of at most one chunk (max_event_bytes below)
+ * plus at most one refill, so a slice never reads more than two chunks past
+ * its limit, which is the next slice's start. So whichever cursor is
+ * lowest, every slice that runs needs only chunks within three of it, all
+ * of them decoded once HELD >= 4: the running slices finish, the pool takes
+ * the next, the calling thread verifies and closes, and the lowest cursor
+ * moves on. Memory: HELD chunks, one window per open slice, and each open
+ * slice's trace until it is appended.
+ *
+ * Any surprise (a parse error, a decoder error, the memory budget) returns
+ * false and the caller reads the file sequentially, which reports every
+ * error exactly as before.
+ */
+#include "../io/source.h"
+#include "kineto.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#define STREAM_CHUNK ((size_t)8 << 20)
+#define STREAM_WINDOW ((size_t)1 << 20)
+#define STREAM_MAX_THREADS 64
+
+typedef struct sslice {
+    sc__slice s;
+    bool done; /* parsed (or skipped): the pool is through with it */
+} sslice;
+
+typedef struct stream {
+    const char *path;
+    sc_load_options opts; /* the caller's, with the slices' window */
+    uint64_t budget;
+    sc_trace *t0;
+    pthread_mutex_t mu;
+    pthread_cond_t changed; /* a slice was added or done, or the decoder ended */
+    sslice **sl;            /* by start; sl[0] starts the file */
+    size_t n, cap;
+    size_t next_run; /* the next slice the pool takes */
+    bool ended;      /* the decoder is through: no slice will be added */
+    bool quit;       /* the pool takes no more slices */
+} stream;
+
+static void free_slice(stream *st, sslice *s) {
+    sc__slice_close(&s->s);
+    if (s->s.t != st->t0) sc_trace_free(s->s.t);
+    s->s.t = NULL;
+}
+
+/* Runs on the decoder thread for each chunk before any cursor can read
+ * it: opens a slice at its first likely element (chunk 0: at its start)
+ * and makes that the limit of the slice before. */
+static void on_chunk(void *ctx, sc__chunks *c, const char *bytes, size_t len, uint64_t offset) {
+    stream *st = ctx;
+    if (!bytes) {
+        pthread_mutex_lock(&st->mu);
+        st->ended = true;
+        pthread_cond_broadcast(&st->changed);
+        pthread_mutex_unlock(&st->mu);
+        return;
+    }
+    size_t q = offset ? sc__slice_guess(bytes, len) : 0;
+    if (q == SIZE_MAX) return; /* no slice starts here: the one before reads on */
+    sslice *s = calloc(1, sizeof *s);
+    if (!s) return;
+    s->s.start = offset + q;
+    s->s.after = s->s.stop = SC__NO_OFFSET;
+    s->s.limit = SC__NO_OFFSET;
+    if (sc__source_open_chunks(&s->s.src, c, s->s.start, &s->s.err) != SC_OK) {
+        free(s);
+        return;
+    }
+    s->s.has_src = true;
+    pthread_mutex_lock(&st->mu);
+    if (st->n == st->cap) {
+        size_t cap = st->cap ? st->cap * 2 : 64;
+        sslice **grown = realloc(st->sl, cap * sizeof *grown);
+        if (!grown) {
+            pthread_mutex_unlock(&st->mu);
+            free_slice(st, s);
+            free(s);
+            return;
+        }
+        st->sl = grown;
+        st->cap = cap;
+    }
+    if (st->n) { /* the slice before, past any dropped since */
+        size_t i = st->n - 1;
+        while (i > 0 && st->sl[i]->s.dropped) i--;
+        atomic_store_explicit(&st->sl[i]->s.limit, s->s.start, memory_order_relaxed);
+    }
+    st->sl[st->n++] = s;
+    pthread_cond_broadcast(&st->changed);
+    pthread_mutex_unlock(&st->mu);
+}
+
+/* Sets up slice `index` and parses it to its limit. */
+static void run_slice(stream *st, sslice *s, size_t index) {
+    s->s.rc = SC__J_ERR;
+    s->s.t = index == 0 ? st->t0 : sc__trace_new(st->path);
+    if (!s->s.t || !sc__slice_open(&s->s, st->path, s->s.start, &st->opts, st->budget)) return;
+    if (index == 0 && !sc__slice_head(&s->s)) return;
+    sc__slice_parse(&s->s);
+}
+
+static void *pool_thread(void *arg) {
+    stream *st = arg;
+    pthread_mutex_lock(&st->mu);
+    for (;;) {
+        while (!st->quit && st->next_run >= st->n && !st->ended) pthread_cond_wait(&st->changed, &st->mu);
+        if (st->quit || st->next_run >= st->n) break;
+        size_t index = st->next_run++;
+        sslice *s = st->sl[index];
+        bool skip = s->s.dropped;
+        pthread_mutex_unlock(&st->mu);
+        if (!skip) run_slice(st, s, index);
+        pthread_mutex_lock(&st->mu);
+        s->done = true;
+        /* Dropped while it ran, or past the array's end: nobody will read
+         * it, and its cursor would hold chunks back. Freed under the lock,
+         * as stop_pool frees the done ones. */
+        if (s->s.dropped || st->quit) free_slice(st, s);
+        pthread_cond_broadcast(&st->changed);
+    }
+    pthread_mutex_unlock(&st->mu);
+    return NULL;
+}
+
+/* Appends a verified slice's events to the result (slice 0 holds them
+ * already) and frees its trace. */
+static bool append_slice(stream *st, sslice *s) {
+    if (s->s.t == st->t0) return true;
+    bool ok = sc__trace_append(st->t0, s->s.t) && sc_trace_memory(st->t0) <= st->budget;
+    sc_trace_free(s->s.t);
+    s->s.t = NULL;
+    return ok;
+}
+
+/* A verified slice that the next one follows: it is done with its window
+ * and cursor (slice 0 keeps its reader for the tail). */
+static bool accept_slice(stream *st, sslice *s) {
+    if (s->s.t == st->t0) {
+        sc__jwin_free(&s->s.w);
+        sc__source_close(&s->s.src);
+        s->s.has_src = false;
+    } else {
+        sc__slice_close(&s->s);
+    }
+    return append_slice(st, s);
+}
+
+/* Verifies the slices in order as the pool finishes them, appending each
+ * to the result; returns the slice that ended the array, or NULL to give
+ * up. Where a slice did not stop at the next one's start, that one is
+ * dropped and this one reads on, here. */
+static sslice *merge_in_order(stream *st) {
+    size_t v = 0;
+    pthread_mutex_lock(&st->mu);
+    for (;;) {
+        while (!(v < st->n && st->sl[v]->done) && !(st->ended && v >= st->n))
+            pthread_cond_wait(&st->changed, &st->mu);
+        if (v >= st->n) break;
+        sslice *cur = st->sl[v];
+        if ((v == 0 && cur->s.start != 0) || cur->s.rc != SC__J_OK) break;
+        if (cur->s.after != SC__NO_OFFSET) { /* its window reads the tail */
+            pthread_mutex_unlock(&st->mu);
+            return append_slice(st, cur) ? cur : NULL;
+        }
+        size_t j = v + 1; /* cur stopped at its limit: some later slice set it */
+        while (j < st->n && st->sl[j]->s.dropped) j++;
+        if (j >= st->n) break;
+        sslice *next = st->sl[j];
+        if (cur->s.stop == next->s.start) {
+            pthread_mutex_unlock(&st->mu);
+            if (!accept_slice(st, cur)) return NULL;
+            pthread_mutex_lock(&st->mu);
+            v = j;
+            continue;
+        }
+        next->s.dropped = true;
+        atomic_store_explicit(&cur->s.limit, atomic_load_explicit(&next->s.limit, memory_order_relaxed),
+                              memory_order_relaxed);
+        bool close = next->done; /* else its pool thread closes it */
+        pthread_mutex_unlock(&st->mu);
+        if (close) free_slice(st, next);
+        sc__slice_parse(&cur->s);
+        pthread_mutex_lock(&st->mu);
+    }
+    pthread_mutex_unlock(&st->mu);
+    return NULL;
+}
+
+/* The pool takes no more slices. Those after `last` (the slice that ended
+ * the array; NULL: giving up) that are done are closed here, so that their
+ * cursors hold no chunks back; the running ones their threads close. */
+static void stop_pool(stream *st, const sslice *last) {
+    pthread_mutex_lock(&st->mu);
+    st->quit = true;
+    pthread_cond_broadcast(&st->changed);
+    bool after = false;
+    for (size_t k = 0; last && k < st->n; k++) {
+        sslice *s = st->sl[k];
+        if (after && s->done) free_slice(st, s);
+        after |= s == last;
+    }
+    pthread_mutex_unlock(&st->mu);
+}
+
+bool sc__kineto_load_stream(const char *path, const sc_load_options *opts, unsigned threads,
+                            size_t chunk_bytes, sc_trace **out) {
+    *out = NULL;
+    if (threads < 2 || (opts && opts->window_bytes)) return false; /* a set window: stream */
+    if (threads > STREAM_MAX_THREADS) threads = STREAM_MAX_THREADS;
+    size_t chunk = chunk_bytes ? chunk_bytes : STREAM_CHUNK;
+    /* Only a regular file can be read again, as the sequential read that
+     * follows a failure does. A small file is one slice: then decoding
+     * and parsing still overlap, as fast as a plain read-ahead (measured). */
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return false;
+    stream st = {.path = path, .budget = sc__load_budget(opts)};
+    if (opts) st.opts = *opts;
+    /* Elements of at most one chunk (see the top of the file); a larger
+     * one fails its slice, and the sequential read takes it. */
+    if (!st.opts.max_event_bytes || st.opts.max_event_bytes > chunk) st.opts.max_event_bytes = chunk;
+    st.opts.window_bytes = chunk / 2 < STREAM_WINDOW ? chunk / 2 : STREAM_WINDOW;
+    sc__source src;
+    sc_error e;
+    if (sc__source_open_file(&src, path, &e) != SC_OK) return false;
+    if (!src.gzip || !(st.t0 = sc__trace_new(path))) {
+        sc__source_close(&src);
+        return false;
+    }
+    pthread_mutex_init(&st.mu, NULL);
+    pthread_cond_init(&st.changed, NULL);
+    bool ok = false;
+    pthread_t tids[STREAM_MAX_THREADS];
+    unsigned started = 0;
+    sc__chunks *chunks = sc__chunks_start(&src, chunk, threads + 4, on_chunk, &st);
+    if (chunks)
+        while (started < threads && pthread_create(&tids[started], NULL, pool_thread, &st) == 0) started++;
+    sslice *last = started ? merge_in_order(&st) : NULL;
+    stop_pool(&st, last);
+    pthread_mutex_lock(&st.mu); /* the decoder may still be adding slices */
+    sslice *s0 = st.n ? st.sl[0] : NULL;
+    pthread_mutex_unlock(&st.mu);
+    if (last && sc__slice_tail(&s0->s, &last->s) && sc_trace_memory(st.t0) <= st.budget) {
+        st.t0->input_bytes = s0->s.w.base + s0->s.w.len;
+        ok = sc__kr_finish(st.t0, path, &e) == SC_OK;
+    }
+    if (chunks) sc__chunks_stop(chunks); /* slices past the array stop reading */
+    for (unsigned k = 0; k < started; k++) pthread_join(tids[k], NULL);
+    for (size_t k = 0; k < st.n; k++) {
+        free_slice(&st, st.sl[k]);
+        free(st.sl[k]);
+    }
+    sc__chunks_free(chunks);
+    sc__source_close(&src);
+    free(st.sl);
+    pthread_mutex_destroy(&st.mu);
+    pthread_cond_destroy(&st.changed);
+    if (!ok) {
+        sc_trace_free(st.t0);
+        return false;
+    }
+    *out = st.t0;
+    return true;
+}
