@@ -273,7 +273,7 @@ bool sc__kineto_load_split(const char *path, const sc_load_options *opts, unsign
                            size_t min_slice, sc_trace **out);
 
 /* The same for a gzip file (kineto_stream.c): one thread inflates it into
- * chunks of chunk_bytes (0: 8 MiB; tests set less) while `threads` threads
+ * chunks of chunk_bytes (0: 4 MiB; tests set less) while `threads` threads
  * parse a slice from each chunk, merged in order as they are verified.
  * Same promise: false, with nothing in *out, whenever it cannot give the
  * sequential reader's trace; the caller then reads the file sequentially. */

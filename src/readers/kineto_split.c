@@ -17,8 +17,10 @@
  * parsed once, in order, as the sequential reader does; slices past the end
  * of the array are dropped. The slices' traces are appended to the first in
  * file order (sc__trace_append), which gives every string and track the id
- * a sequential read gives it, and a last window reads the members after the
- * array.
+ * a sequential read gives it, and the window of the slice that ended the
+ * array reads the members after it. The slice pieces (sc__slice_*) also
+ * serve the gzip reader, kineto_stream.c, which slices a stream as it is
+ * inflated.
  *
  * Memory: one read window per slice; events as in a sequential read, plus
  * the slices' own arrays until each is appended.
