@@ -86,10 +86,11 @@ typedef struct sc_load_options {
     /* Threads a load may use (issue 5, `-j N`); 0 means $STEPCAST_THREADS,
      * else every online core. sc_traceset_load reads files in parallel, one
      * per thread, and gives threads left over to the files; sc_trace_load
-     * reads a plain file of 32 MiB or more in slices on that many threads
-     * (the trace is the same as with 1) and inflates a gzip regular file
-     * ahead on a second one. A trace set's graph (replay, graph, export) is built with the
-     * same cap. Set 1 to keep the work on the calling thread. */
+     * reads a plain file of 32 MiB or more in slices on that many threads,
+     * and a gzip regular file by inflating it on one more thread while
+     * they parse it (the trace is the same as with 1). A trace set's graph
+     * (replay, graph, export) is built with the same cap. Set 1 to keep the
+     * work on the calling thread. */
     uint32_t threads;
     /* Memory the readers may hold for the whole load (issue 6); a trace set
      * gives each file an equal share. Over it, loading fails with SC_E_LIMIT
