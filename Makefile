@@ -5,11 +5,13 @@
 #   make test       install missing packages, build, run the test suite
 #   make check      the test suite under ASan + UBSan (build-asan/; with
 #                   CC=clang, clang's sanitizers in build-asan-clang/)
+#   make tsan       the tests that run threads under ThreadSanitizer
 #   make bench      throughput and memory figures
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS per target
 #   make valgrind   the CLI over the shared traces and the tests under valgrind
 #
-# Variables: CC, BUILD (output folder), SAN=1 (sanitizers), WERROR=1.
+# Variables: CC, BUILD (output folder), SAN=1 (ASan + UBSan) or SAN=thread,
+# WERROR=1.
 
 CC      ?= cc
 BUILD   ?= build
@@ -22,6 +24,10 @@ endif
 ifeq ($(SAN),1)
 OPT      = -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 LDSAN    = -fsanitize=address,undefined
+endif
+ifeq ($(SAN),thread)
+OPT      = -O1 -fno-omit-frame-pointer -fsanitize=thread
+LDSAN    = -fsanitize=thread
 endif
 CFLAGS  ?=
 CFLAGS  += $(CSTD) $(OPT) -g $(WARN) -Iinclude -fvisibility=hidden -pthread
@@ -36,7 +42,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps demo test check bench fuzz clean
+.PHONY: all deps demo test check tsan bench fuzz clean
 all: $(BUILD)/stepcast
 
 $(BUILD)/obj/%.o: %.c
@@ -82,6 +88,14 @@ check: deps
 	  $(TEST_SRC:tests/%.c=$(CHECK_BUILD)/tests/%)
 	@sh tests/run.sh $(CHECK_BUILD)
 
+# The tests whose code runs threads: the split and gzip stream readers,
+# the chunk store, parallel loading and the parallel graph build.
+TSAN_TESTS := test_split test_kineto test_graph
+tsan: deps
+	@$(MAKE) --no-print-directory BUILD=build-tsan SAN=thread all \
+	  $(TSAN_TESTS:%=build-tsan/tests/%)
+	@sh tests/run.sh build-tsan
+
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BIN)
 	@sh bench/run.sh $(BUILD)
@@ -119,6 +133,6 @@ valgrind: deps
 # ---- end of hardening block ------------------------------------------------
 
 clean:
-	rm -rf build build-asan build-asan-clang build-clang build-fuzz
+	rm -rf build build-asan build-asan-clang build-clang build-fuzz build-tsan
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -45,39 +45,25 @@ static void identical(const sc_trace *a, const sc_trace *b) {
     if (!sc__trace_same(a, b)) fail_msg("the split read differs from the sequential one");
 }
 
-/* Splits path with each thread count and slice size; every split that is
- * taken must be identical to the sequential read. Returns how many were. */
-static unsigned split_all_ways(const char *path, const sc_trace *seq) {
-    static const unsigned threads[] = {2, 3, 8};
-    static const size_t slices[] = {512, 4096, 65536};
-    unsigned taken = 0;
-    for (size_t i = 0; i < sizeof threads / sizeof *threads; i++) {
-        for (size_t j = 0; j < sizeof slices / sizeof *slices; j++) {
-            sc_trace *t = NULL;
-            if (!sc__kineto_load_split(path, NULL, threads[i], slices[j], &t)) {
-                assert_null(t);
-                continue;
-            }
-            identical(seq, t);
-            sc_trace_free(t);
-            taken++;
-        }
-    }
-    return taken;
+/* One read of path on several threads: the plain splitter, or the gzip
+ * stream with chunks of `size`. */
+static bool split_read(const char *path, bool gzip, unsigned threads, size_t size, sc_trace **t) {
+    return gzip ? sc__kineto_load_stream(path, NULL, threads, size, t)
+                : sc__kineto_load_split(path, NULL, threads, size, t);
 }
 
-/* Streams the gzip file at path with each thread count and chunk size;
- * every read that is taken must be identical to the sequential one.
- * Returns how many were. */
-static unsigned stream_all_ways(const char *path, const sc_trace *seq, size_t smallest) {
-    static const unsigned threads[] = {2, 3};
-    static const size_t chunks[] = {512, 4096, 65536};
+/* Reads path split with each thread count and slice (or chunk) size of at
+ * least `smallest`; every read that is taken must be identical to the
+ * sequential one. Returns how many were. */
+static unsigned split_all_ways(const char *path, bool gzip, const sc_trace *seq, size_t smallest) {
+    static const unsigned threads[] = {2, 3, 8};
+    static const size_t sizes[] = {512, 4096, 65536};
     unsigned taken = 0;
     for (size_t i = 0; i < sizeof threads / sizeof *threads; i++) {
-        for (size_t j = 0; j < sizeof chunks / sizeof *chunks; j++) {
-            if (chunks[j] < smallest) continue;
+        for (size_t j = 0; j < sizeof sizes / sizeof *sizes; j++) {
+            if (sizes[j] < smallest) continue;
             sc_trace *t = NULL;
-            if (!sc__kineto_load_stream(path, NULL, threads[i], chunks[j], &t)) {
+            if (!split_read(path, gzip, threads[i], sizes[j], &t)) {
                 assert_null(t);
                 continue;
             }
@@ -124,13 +110,13 @@ static void test_shared_traces(void **state) {
         sc_trace *seq = load_seq(plain);
         /* well-formed traces split every way but where a slice would be
          * smaller than an element */
-        unsigned taken = split_all_ways(plain, seq);
+        unsigned taken = split_all_ways(plain, false, seq, 0);
         if (taken < 6) fail_msg("%s: split only %u of 9 ways", shared_kineto[k], taken);
         /* Small chunks only where they make few slices. An element
          * larger than a chunk makes the stream give up, so only the largest
          * chunks must work on every trace. */
-        taken = stream_all_ways(gz, seq, n < (1u << 20) ? 0 : n < (4u << 20) ? 4096 : 65536);
-        if (taken < 2) fail_msg("%s: streamed only %u ways", shared_kineto[k], taken);
+        taken = split_all_ways(gz, true, seq, n < (1u << 20) ? 0 : n < (4u << 20) ? 4096 : 65536);
+        if (taken < 3) fail_msg("%s: streamed only %u ways", shared_kineto[k], taken);
         sc_trace_free(seq);
         remove_tmp(plain);
         remove_tmp(gz);
@@ -172,16 +158,12 @@ static void check_text(const char *text, bool must_split) {
     unsigned taken = 0, streamed = 0;
     for (size_t slice = 64; slice < 4096; slice = slice * 3 / 2) {
         for (unsigned threads = 2; threads <= 5; threads += 3) {
-            sc_trace *t = NULL;
-            if (sc__kineto_load_split(path, NULL, threads, slice, &t)) {
+            for (int gzip = 0; gzip < 2; gzip++) {
+                sc_trace *t = NULL;
+                if (!split_read(gzip ? gz : path, gzip, threads, slice, &t)) continue;
                 identical(seq, t);
                 sc_trace_free(t);
-                taken++;
-            }
-            if (sc__kineto_load_stream(gz, NULL, threads, slice, &t)) {
-                identical(seq, t);
-                sc_trace_free(t);
-                streamed++;
+                *(gzip ? &streamed : &taken) += 1;
             }
         }
     }
@@ -220,8 +202,7 @@ static void same_error(const char *text) {
         sc_load_options one = {.threads = 1}, many = {.threads = 4};
         sc_trace *t = NULL;
         sc_error e1, e2;
-        assert_false(gzip ? sc__kineto_load_stream(path, NULL, 4, 64, &t)
-                          : sc__kineto_load_split(path, NULL, 4, 64, &t));
+        assert_false(split_read(path, gzip, 4, 64, &t));
         assert_null(t);
         sc_status s1 = sc_trace_load(path, &one, &t, &e1);
         assert_int_not_equal(s1, SC_OK);
@@ -249,6 +230,78 @@ static void test_errors_as_sequential(void **state) {
     free(text);
     text = hostile_text(200, "{\"traceEvents\":[", "]} trailing");
     same_error(text);
+    free(text);
+}
+
+/* The gzip stream's own edges: elements larger than a chunk (its slices
+ * refuse them, so it gives up, or reads them whole when chunks are
+ * larger), a file of several gzip members, and a memory budget. */
+static void test_stream_edges(void **state) {
+    (void)state;
+    char *text = hostile_text(400, "{\"traceEvents\":[\n", "\n]}\n");
+    size_t n = strlen(text);
+    char big_name[6001];
+    memset(big_name, 'x', sizeof big_name - 1);
+    big_name[sizeof big_name - 1] = '\0';
+    size_t cap = n + 20 * 6100;
+    char *wide = malloc(cap);
+    assert_non_null(wide);
+    size_t w = (size_t)snprintf(wide, cap, "%.*s", (int)(n - 4), text); /* without "\n]}\n" */
+    for (int i = 0; i < 20; i++)
+        w += (size_t)snprintf(wide + w, cap - w, ",\n{\"ph\":\"X\",\"name\":\"%s%d\",\"ts\":%d,\"dur\":1}",
+                              big_name, i, 1000 + i);
+    snprintf(wide + w, cap - w, "\n]}\n");
+    char *plain = tmp_copy(wide, strlen(wide), false), *gz = tmp_copy(wide, strlen(wide), true);
+    sc_trace *seq = load_seq(plain), *t = NULL;
+    if (sc__kineto_load_stream(gz, NULL, 3, 4096, &t)) { /* may give up, never differ */
+        identical(seq, t);
+        sc_trace_free(t);
+    }
+    assert_true(sc__kineto_load_stream(gz, NULL, 3, 65536, &t));
+    identical(seq, t);
+    sc_trace_free(t);
+    sc_trace_free(seq);
+    remove_tmp(plain);
+    remove_tmp(gz);
+    free(wide);
+
+    /* three gzip members, cut anywhere in the text */
+    plain = tmp_copy(text, n, false);
+    seq = load_seq(plain);
+    size_t cut1 = n / 3 + 7, cut2 = 2 * n / 3 + 3, zn[3];
+    unsigned char *z[3] = {sc_test_gzip(text, cut1, &zn[0]), sc_test_gzip(text + cut1, cut2 - cut1, &zn[1]),
+                           sc_test_gzip(text + cut2, n - cut2, &zn[2])};
+    unsigned char *all = malloc(zn[0] + zn[1] + zn[2]);
+    assert_non_null(all);
+    size_t an = 0;
+    for (int i = 0; i < 3; i++) {
+        assert_non_null(z[i]);
+        memcpy(all + an, z[i], zn[i]);
+        an += zn[i];
+        free(z[i]);
+    }
+    const char *members = sc_test_tmpfile(all, an, ".json.gz");
+    assert_non_null(members);
+    assert_true(sc__kineto_load_stream(members, NULL, 3, 4096, &t));
+    identical(seq, t);
+    sc_trace_free(t);
+    unlink(members);
+    free(all);
+    sc_trace_free(seq);
+    remove_tmp(plain);
+
+    /* over the memory budget: the stream gives up and the error is the
+     * sequential read's */
+    gz = tmp_copy(text, n, true);
+    sc_load_options small = {.max_memory_bytes = 20000, .threads = 1};
+    assert_false(sc__kineto_load_stream(gz, &small, 3, 4096, &t));
+    assert_null(t);
+    sc_error e1, e4;
+    assert_int_equal(sc_trace_load(gz, &small, &t, &e1), SC_E_LIMIT);
+    small.threads = 4;
+    assert_int_equal(sc_trace_load(gz, &small, &t, &e4), SC_E_LIMIT);
+    assert_string_equal(e1.message, e4.message);
+    remove_tmp(gz);
     free(text);
 }
 
@@ -295,6 +348,7 @@ int main(void) {
         cmocka_unit_test(test_hostile_boundaries),
         cmocka_unit_test(test_members_after_events),
         cmocka_unit_test(test_errors_as_sequential),
+        cmocka_unit_test(test_stream_edges),
         cmocka_unit_test(test_append_empty_arrays),
         cmocka_unit_test(test_threads_shared_out),
     };
