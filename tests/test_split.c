@@ -305,6 +305,54 @@ static void test_stream_edges(void **state) {
     free(text);
 }
 
+/* Members made of `},{` arrays, count of them, joined by "," - e.g.
+ * "m0":[{"a":1},\n{"b":2}],"m1":... */
+static char *boundary_members(int count) {
+    size_t cap = (size_t)count * 40 + 1, n = 0;
+    char *s = malloc(cap);
+    assert_non_null(s);
+    for (int i = 0; i < count; i++)
+        n += (size_t)snprintf(s + n, cap - n, "%s\"m%d\":[{\"a\":1},\n{\"b\":2}]", i ? "," : "", i);
+    return s;
+}
+
+/* Regression (review): members before or after the array, full of `},{`
+ * and longer than the chunks the stream keeps, hung it. Guesses in the
+ * head opened slices whose parked cursors held back the chunks slice 0
+ * still had to read; after the array, slices never run held back the
+ * chunks of the tail. alarm() turns a hang into a failure. */
+static void test_stream_long_head_and_tail(void **state) {
+    (void)state;
+    char *members = boundary_members(3000); /* ~100 KB: 25 chunks of 4 KiB */
+    size_t cap = strlen(members) + 64;
+    char *head = malloc(cap), *tail = malloc(cap);
+    assert_non_null(head);
+    assert_non_null(tail);
+    snprintf(head, cap, "{\"schemaVersion\":1,%s,\"traceEvents\":[\n", members);
+    snprintf(tail, cap, "\n],%s}\n", members);
+    char *texts[2] = {hostile_text(200, head, "\n]}\n"), hostile_text(200, "{\"traceEvents\":[\n", tail)};
+    alarm(600); /* minutes under valgrind; milliseconds here */
+    for (int k = 0; k < 2; k++) {
+        char *plain = tmp_copy(texts[k], strlen(texts[k]), false);
+        char *gz = tmp_copy(texts[k], strlen(texts[k]), true);
+        sc_trace *seq = load_seq(plain);
+        for (unsigned threads = 2; threads <= 8; threads *= 2) {
+            sc_trace *t = NULL;
+            assert_true(sc__kineto_load_stream(gz, NULL, threads, 4096, &t));
+            identical(seq, t);
+            sc_trace_free(t);
+        }
+        sc_trace_free(seq);
+        remove_tmp(plain);
+        remove_tmp(gz);
+        free(texts[k]);
+    }
+    alarm(0);
+    free(members);
+    free(head);
+    free(tail);
+}
+
 /* Regression (fuzz_split, clang UBSan): appending traces whose extras or
  * shapes are empty did arithmetic on their NULL arrays. */
 static void test_append_empty_arrays(void **state) {
@@ -349,6 +397,7 @@ int main(void) {
         cmocka_unit_test(test_members_after_events),
         cmocka_unit_test(test_errors_as_sequential),
         cmocka_unit_test(test_stream_edges),
+        cmocka_unit_test(test_stream_long_head_and_tail),
         cmocka_unit_test(test_append_empty_arrays),
         cmocka_unit_test(test_threads_shared_out),
     };

@@ -218,7 +218,9 @@ static int merge_slices(slice *sl, unsigned n) {
         }
         sl[j].dropped = true;
         sl[k].limit = sl[j].limit;
-        sc__slice_parse(&sl[k]);
+        /* Where it stopped may already be the first element past the new
+         * limit; else it reads on to it. */
+        if (sl[k].stop < sl[k].limit) sc__slice_parse(&sl[k]);
     }
     unsigned last = k;
     /* The merged sizes are known: reserving them exactly, instead of

@@ -25,7 +25,11 @@
  * lowest, every slice that runs needs only chunks within three of it, all
  * of them decoded once HELD >= 4: the running slices finish, the pool takes
  * the next, the calling thread verifies and closes, and the lowest cursor
- * moves on. Memory: HELD chunks, one window per open slice, and each open
+ * moves on. Two reads have no limit, so no cursor may sit idle ahead of
+ * them: while slice 0 reads the members before the array no slice is
+ * opened, and before the members after it are read every slice that is
+ * not running is closed and none is opened. A slice that fails is closed
+ * at once. Memory: HELD chunks, one window per open slice, and each open
  * slice's trace until it is appended.
  *
  * Any surprise (a parse error, a decoder error, the memory budget) returns
@@ -66,7 +70,8 @@ typedef struct stream {
     size_t n, cap;
     size_t next_run; /* the next slice the pool takes */
     bool ended;      /* the decoder is through: no slice will be added */
-    bool quit;       /* the pool takes no more slices */
+    bool quit;       /* the pool takes no more slices, and none are added */
+    bool head_read;  /* slice 0 is past the '[' of traceEvents */
     spare *spares;   /* under mu */
     size_t nspares, spares_cap;
 } stream;
@@ -112,48 +117,48 @@ static void free_slice(stream *st, sslice *s) {
 
 /* Runs on the decoder thread for each chunk before any cursor can read
  * it: opens a slice at its first likely element (chunk 0: at its start)
- * and makes that the limit of the slice before. */
+ * and makes that the limit of the slice before. No slice starts while
+ * slice 0 reads the members before the array (a guess there is no element,
+ * and its cursor, parked, would hold chunks that slice 0 needs: the head
+ * has no limit), nor once the array has ended. */
 static void on_chunk(void *ctx, sc__chunks *c, const char *bytes, size_t len, uint64_t offset) {
     stream *st = ctx;
+    pthread_mutex_lock(&st->mu);
     if (!bytes) {
-        pthread_mutex_lock(&st->mu);
         st->ended = true;
         pthread_cond_broadcast(&st->changed);
         pthread_mutex_unlock(&st->mu);
         return;
     }
     size_t q = offset ? sc__slice_guess(bytes, len) : 0;
-    if (q == SIZE_MAX) return; /* no slice starts here: the one before reads on */
-    sslice *s = calloc(1, sizeof *s);
-    if (!s) return;
-    s->s.start = offset + q;
-    s->s.after = s->s.stop = SC__NO_OFFSET;
-    s->s.limit = SC__NO_OFFSET;
-    if (sc__source_open_chunks(&s->s.src, c, s->s.start, &s->s.err) != SC_OK) {
-        free(s);
-        return;
-    }
-    s->s.has_src = true;
-    pthread_mutex_lock(&st->mu);
-    if (st->n == st->cap) {
+    bool wanted = q != SIZE_MAX && !st->quit && (offset == 0 || st->head_read);
+    if (wanted && st->n == st->cap) {
         size_t cap = st->cap ? st->cap * 2 : 64;
         sslice **grown = realloc(st->sl, cap * sizeof *grown);
-        if (!grown) {
-            pthread_mutex_unlock(&st->mu);
-            free_slice(st, s);
-            free(s);
-            return;
+        if (grown) {
+            st->sl = grown;
+            st->cap = cap;
         }
-        st->sl = grown;
-        st->cap = cap;
+        wanted = grown != NULL;
     }
-    if (st->n) { /* the slice before, past any dropped since */
-        size_t i = st->n - 1;
-        while (i > 0 && st->sl[i]->s.dropped) i--;
-        atomic_store_explicit(&st->sl[i]->s.limit, s->s.start, memory_order_relaxed);
+    sslice *s = wanted ? calloc(1, sizeof *s) : NULL;
+    if (s) {
+        s->s.start = offset + q;
+        s->s.after = s->s.stop = SC__NO_OFFSET;
+        s->s.limit = SC__NO_OFFSET;
+        s->s.has_src = sc__source_open_chunks(&s->s.src, c, s->s.start, &s->s.err) == SC_OK;
     }
-    st->sl[st->n++] = s;
-    pthread_cond_broadcast(&st->changed);
+    if (s && s->s.has_src) {
+        if (st->n) { /* the slice before, past any dropped since */
+            size_t i = st->n - 1;
+            while (i > 0 && st->sl[i]->s.dropped) i--;
+            atomic_store_explicit(&st->sl[i]->s.limit, s->s.start, memory_order_relaxed);
+        }
+        st->sl[st->n++] = s;
+        pthread_cond_broadcast(&st->changed);
+    } else {
+        free(s); /* no slice here: the one before reads on */
+    }
     pthread_mutex_unlock(&st->mu);
 }
 
@@ -162,7 +167,12 @@ static void run_slice(stream *st, sslice *s, size_t index) {
     s->s.rc = SC__J_ERR;
     s->s.t = index == 0 ? st->t0 : slice_trace(st);
     if (!s->s.t || !sc__slice_open(&s->s, st->path, s->s.start, &st->opts, st->budget)) return;
-    if (index == 0 && !sc__slice_head(&s->s)) return;
+    if (index == 0) {
+        if (!sc__slice_head(&s->s)) return;
+        pthread_mutex_lock(&st->mu);
+        st->head_read = true;
+        pthread_mutex_unlock(&st->mu);
+    }
     sc__slice_parse(&s->s);
 }
 
@@ -179,10 +189,11 @@ static void *pool_thread(void *arg) {
         if (!skip) run_slice(st, s, index);
         pthread_mutex_lock(&st->mu);
         s->done = true;
-        /* Dropped while it ran, or past the array's end: nobody will read
-         * it, and its cursor would hold chunks back. Freed under the lock,
-         * as stop_pool frees the done ones. */
-        if (s->s.dropped || st->quit) free_slice(st, s);
+        /* Dropped while it ran, failed (it is dropped, or the read gives
+         * up, when it is reached), or past the array's end: nobody will
+         * read on in it, and its cursor would hold chunks back. Freed under
+         * the lock, as stop_pool frees the done ones. */
+        if (s->s.dropped || s->s.rc != SC__J_OK || st->quit) free_slice(st, s);
         pthread_cond_broadcast(&st->changed);
     }
     pthread_mutex_unlock(&st->mu);
@@ -242,21 +253,24 @@ static sslice *merge_in_order(stream *st) {
             continue;
         }
         next->s.dropped = true;
-        atomic_store_explicit(&cur->s.limit, atomic_load_explicit(&next->s.limit, memory_order_relaxed),
-                              memory_order_relaxed);
+        uint64_t limit = atomic_load_explicit(&next->s.limit, memory_order_relaxed);
+        atomic_store_explicit(&cur->s.limit, limit, memory_order_relaxed);
         bool close = next->done; /* else its pool thread closes it */
         pthread_mutex_unlock(&st->mu);
         if (close) free_slice(st, next);
-        sc__slice_parse(&cur->s);
+        /* Where it stopped may already be the first element past the new
+         * limit; else it reads on to it. */
+        if (cur->s.stop < limit) sc__slice_parse(&cur->s);
         pthread_mutex_lock(&st->mu);
     }
     pthread_mutex_unlock(&st->mu);
     return NULL;
 }
 
-/* The pool takes no more slices. Those after `last` (the slice that ended
- * the array; NULL: giving up) that are done are closed here, so that their
- * cursors hold no chunks back; the running ones their threads close. */
+/* The pool takes no more slices and none are added. The ones after
+ * `last` (the slice that ended the array; NULL: giving up) that are done
+ * or were never taken are freed here, so that their cursors hold no chunks
+ * back from the tail read; the running ones their threads free. */
 static void stop_pool(stream *st, const sslice *last) {
     pthread_mutex_lock(&st->mu);
     st->quit = true;
@@ -264,7 +278,7 @@ static void stop_pool(stream *st, const sslice *last) {
     bool after = false;
     for (size_t k = 0; last && k < st->n; k++) {
         sslice *s = st->sl[k];
-        if (after && s->done) free_slice(st, s);
+        if (after && (s->done || k >= st->next_run)) free_slice(st, s);
         after |= s == last;
     }
     pthread_mutex_unlock(&st->mu);
