@@ -100,10 +100,11 @@ static uint64_t guess_element(int fd, uint64_t from, char *buf) {
 }
 
 size_t sc__slice_guess(const char *buf, size_t n) {
-    size_t first = SIZE_MAX, scanned;
+    size_t first = SIZE_MAX, scanned, rest;
     size_t q = scan_boundaries(buf, n < GUESS_BUF ? n : GUESS_BUF, &first, &scanned);
     if (q != SIZE_MAX || first != SIZE_MAX) return q != SIZE_MAX ? q : first;
-    q = scan_boundaries(buf + scanned, n - scanned, &first, &n);
+    /* none near the start: the first boundary anywhere in the chunk */
+    q = scan_boundaries(buf + scanned, n - scanned, &first, &rest);
     if (first == SIZE_MAX && q == SIZE_MAX) return SIZE_MAX;
     return scanned + (first != SIZE_MAX ? first : q);
 }
