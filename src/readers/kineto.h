@@ -256,6 +256,10 @@ bool sc__slice_head(sc__slice *s);
  * end (stop or after set, rc SC__J_OK), or fails (rc). Called again after
  * its limit moved on, it carries on from the element it stopped at. */
 void sc__slice_parse(sc__slice *s);
+/* Frees the slice's window and source but keeps its reader (its walk
+ * state), which must not parse again until sc__slice_tail gives it a
+ * window: slice 0 once the slice after it is verified. */
+void sc__slice_release_input(sc__slice *s);
 /* Reads the top-level members after the array with slice 0's reader (its
  * walk state: which keys were seen), taking over the window of the slice
  * `last` that ended the array (last may be s0). */

@@ -247,11 +247,16 @@ static int merge_slices(slice *sl, unsigned n) {
     return (int)last;
 }
 
+void sc__slice_release_input(slice *s) {
+    sc__jwin_free(&s->w);
+    if (s->has_src) sc__source_close(&s->src);
+    s->has_src = false;
+}
+
 bool sc__slice_tail(slice *s0, slice *last) {
     if (last != s0) { /* s0 takes over last's window, just past the ']' */
         size_t at = (size_t)(last->r.jp.p - last->w.buf);
-        sc__jwin_free(&s0->w);
-        if (s0->has_src) sc__source_close(&s0->src);
+        sc__slice_release_input(s0);
         s0->src = last->src;
         s0->w = last->w;
         s0->w.src = &s0->src;

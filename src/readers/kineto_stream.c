@@ -123,6 +123,8 @@ static void free_slice(stream *st, sslice *s) {
  * has no limit), nor once the array has ended. */
 static void on_chunk(void *ctx, sc__chunks *c, const char *bytes, size_t len, uint64_t offset) {
     stream *st = ctx;
+    /* The guess scans up to a whole chunk: outside the lock the pool waits on. */
+    size_t q = !bytes ? SIZE_MAX : offset ? sc__slice_guess(bytes, len) : 0;
     pthread_mutex_lock(&st->mu);
     if (!bytes) {
         st->ended = true;
@@ -130,7 +132,6 @@ static void on_chunk(void *ctx, sc__chunks *c, const char *bytes, size_t len, ui
         pthread_mutex_unlock(&st->mu);
         return;
     }
-    size_t q = offset ? sc__slice_guess(bytes, len) : 0;
     bool wanted = q != SIZE_MAX && !st->quit && (offset == 0 || st->head_read);
     if (wanted && st->n == st->cap) {
         size_t cap = st->cap ? st->cap * 2 : 64;
@@ -214,13 +215,8 @@ static bool append_slice(stream *st, sslice *s) {
 /* A verified slice that the next one follows: it is done with its window
  * and cursor (slice 0 keeps its reader for the tail). */
 static bool accept_slice(stream *st, sslice *s) {
-    if (s->s.t == st->t0) {
-        sc__jwin_free(&s->s.w);
-        sc__source_close(&s->s.src);
-        s->s.has_src = false;
-    } else {
-        sc__slice_close(&s->s);
-    }
+    if (s->s.t == st->t0) sc__slice_release_input(&s->s);
+    else sc__slice_close(&s->s);
     return append_slice(st, s);
 }
 
