@@ -15,6 +15,7 @@
  */
 #include "base.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -55,6 +56,12 @@ uint64_t sc__default_memory_budget(void) {
 uint64_t sc__load_budget(const sc_load_options *opts) {
     if (opts && opts->max_memory_bytes) return opts->max_memory_bytes;
     return sc__default_memory_budget();
+}
+
+const char *sc__budget_text(uint64_t bytes, char *buf) {
+    if (bytes >= (1u << 20)) snprintf(buf, 32, "%llu MiB", (unsigned long long)(bytes >> 20));
+    else snprintf(buf, 32, "%llu KiB", (unsigned long long)(bytes >> 10));
+    return buf;
 }
 
 unsigned sc__load_threads(const sc_load_options *opts) {

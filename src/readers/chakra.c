@@ -144,10 +144,11 @@ static sc_status slurp_bounded(const char *path, uint64_t budget, unsigned char 
         }
         if (len == cap) {
             if ((uint64_t)cap * 2 > budget) {
+                char text[32];
                 st = sc__fail(err, SC_E_LIMIT, path, len,
-                              "the Chakra file needs more than its memory budget of %llu MiB "
+                              "the Chakra file needs more than its memory budget of %s "
                               "(raise it with --max-memory or STEPCAST_MAX_MEMORY)",
-                              (unsigned long long)(budget >> 20));
+                              sc__budget_text(budget, text));
                 break;
             }
             unsigned char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);

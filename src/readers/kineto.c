@@ -337,10 +337,11 @@ static int check_budget(kreader *r) {
     if (!grow && (t->events.len & 0xFFFF) != 0) return SC__J_OK;
     uint64_t need = (uint64_t)sc_trace_memory(t) + r->jp.w->cap + grow;
     if (need <= r->budget) return SC__J_OK;
+    char text[32];
     sc__jp_error_at(&r->jp, r->jp.p, SC_E_LIMIT,
-                    "the trace needs more than its memory budget of %llu MiB after %zu events "
+                    "the trace needs more than its memory budget of %s after %zu events "
                     "(raise it with --max-memory or STEPCAST_MAX_MEMORY)",
-                    (unsigned long long)(r->budget >> 20), t->events.len);
+                    sc__budget_text(r->budget, text), t->events.len);
     return SC__J_ERR;
 }
 
