@@ -80,7 +80,7 @@ typedef struct sc_load_options {
     uint64_t max_string_bytes; /* default 256 MiB */
     uint32_t max_depth;        /* default 512 */
     uint64_t max_event_bytes;  /* one traceEvents element; default 1 GiB */
-    /* Initial size of the read window; 0 means 4 MiB. Tests set a tiny one
+    /* Initial size of the read window; 0 means 256 KiB. Tests set a tiny one
      * (e.g. 64) so that every unit straddles a refill. */
     uint32_t window_bytes;
     /* Threads a load may use (issue 5, `-j N`); 0 means $STEPCAST_THREADS,

@@ -13,7 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define SC__JWIN_INITIAL (4u << 20)
+/* 256 KiB: small enough to stay in a core's L2 cache between the read()
+ * that copies bytes in and the parse that reads them, large enough that a
+ * read costs nothing per byte. Against 4 MiB it saved 4% of the CPU time of
+ * a 513 MB load (15 alternated runs); a unit larger than half the window
+ * grows it. */
+#define SC__JWIN_INITIAL (256u << 10)
 #define SC__JWIN_PAD 16
 
 sc_status sc__jwin_init(sc__jwin *w, sc__source *src, size_t initial, size_t max_unit,
@@ -76,6 +81,29 @@ int sc__jwin_refill(sc__jp *jp, const char *keep_from) {
     jp->p = w->buf;
     jp->end = w->buf + w->len;
     return SC__J_OK;
+}
+
+/* Output inflated past a reader's error to look for damage in the stream
+ * (sc__jwin_blame_source): more than a deflate block, which is where
+ * igzip finds damage. */
+#define SC__JWIN_BLAME ((uint64_t)16 << 20)
+
+void sc__jwin_blame_source(sc__jwin *w, sc_error *err) {
+    if (!err || !w->src || !w->src->gzip || w->eof ||
+        (err->status != SC_E_PARSE && err->status != SC_E_FORMAT))
+        return;
+    char *scratch = malloc(1u << 16);
+    for (uint64_t n = 0; scratch && n < SC__JWIN_BLAME;) {
+        size_t got;
+        sc_error e;
+        if (sc__source_read(w->src, scratch, 1u << 16, &got, &e) != SC_OK) {
+            *err = e;
+            break;
+        }
+        if (got == 0) break;
+        n += got;
+    }
+    free(scratch);
 }
 
 /* The unit-and-retry loop: steps from *state until it is `stop`, refilling

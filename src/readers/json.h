@@ -53,13 +53,18 @@ typedef struct sc__jstr {
     size_t n;
 } sc__jstr;
 
-/* initial: first window size (0: 4 MiB); max_unit: the largest unit kept. */
+/* initial: first window size (0: 256 KiB); max_unit: the largest unit kept. */
 sc_status sc__jwin_init(sc__jwin *w, sc__source *src, size_t initial, size_t max_unit,
                         sc_error *err);
 void sc__jwin_free(sc__jwin *w);
 /* Keeps bytes from keep_from on, reads more; moves jp->p along. Returns
  * SC__J_ERR at the end of input (truncated) or on read errors. */
 int sc__jwin_refill(sc__jp *jp, const char *keep_from);
+/* After a reader's parse or format error in gzip input: inflates on (up to
+ * 16 MiB) and, where the stream turns out damaged, puts that error in *err
+ * instead. A damaged stream can inflate to garbage that the parser reaches
+ * before the decoder notices; the damage is the cause worth naming. */
+void sc__jwin_blame_source(sc__jwin *w, sc_error *err);
 
 bool sc__jp_init(sc__jp *jp, sc__jwin *w, const char *name, const sc_load_options *opts,
                  sc_error *err);

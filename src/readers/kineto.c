@@ -765,6 +765,7 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
                              "no \"traceEvents\" array: not a Kineto / Chrome trace");
     t->input_bytes = w.base + w.len;
     if (matched) *matched = r.matched;
+    if (rc != SC__J_OK) sc__jwin_blame_source(&w, err);
     sc__kr_close(&r, &w);
     if (rc != SC__J_OK) {
         sc_trace_free(t);

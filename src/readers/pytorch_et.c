@@ -473,6 +473,7 @@ sc_status sc_et_load(const char *path, sc_et **out, sc_error *err) {
         rc = sc__jp_error_at(&r.jp, r.jp.p, SC_E_FORMAT,
                              "no \"nodes\" array: not a PyTorch Execution Trace");
     et->bytes = w.base + w.len;
+    if (rc != SC__J_OK) sc__jwin_blame_source(&w, err);
     sc__jp_free(&r.jp);
     sc__jwin_free(&w);
     sc__source_close(&src);
