@@ -29,7 +29,9 @@ int sc_cmd_info(int argc, char **argv) {
     if (n == 0) return sc_cli_usage("info", "no trace files given");
     sc_error err;
     sc_traceset *set;
-    if (sc_traceset_load(paths, n, &lo, &set, &err) != SC_OK) return sc_cli_fail(&err);
+    /* Each rank is summed up as it is read: memory for the files being
+     * read, not for the whole job. */
+    if (sc_traceset_load_for_info(paths, n, &lo, &set, &err) != SC_OK) return sc_cli_fail(&err);
     sc_cli_print_warnings(set);
     int rc = SC_EXIT_OK;
     if (sc_report_info(set, stdout, json, &err) != SC_OK) rc = sc_cli_fail(&err);

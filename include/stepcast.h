@@ -136,6 +136,15 @@ SC_API const char *sc_traceset_warning(const sc_traceset *set, size_t i);
 
 /* `stepcast info`: per-rank summary, as text or JSON, written to out. */
 SC_API sc_status sc_report_info(const sc_traceset *set, FILE *out, int json, sc_error *err);
+/* sc_traceset_load for sc_report_info alone, in bounded memory: each rank's
+ * report is worked out as soon as its file is read, and its events are then
+ * freed. A job then needs the memory of the files read at once (one per
+ * thread), not of all its files, and each file gets the memory budget
+ * divided by the threads instead of by the files. The set's traces have no
+ * events: it is for sc_report_info and the accessors above only. */
+SC_API sc_status sc_traceset_load_for_info(const char *const *paths, size_t npaths,
+                                           const sc_load_options *opts, sc_traceset **out,
+                                           sc_error *err);
 
 /* -------------------------------------------------- 5 safe output (issue 6) */
 

@@ -143,11 +143,17 @@ static void put_counter_json(sc__buf *b, const counter *c) {
     sc__buf_puts(b, "}");
 }
 
-static void put_rank_json(sc__buf *b, const sc_trace *t, const rank_info *ri) {
+/* A rank's report opens with its rank, which a set assigns after every
+ * file is read (from the file name or argument order where the trace has
+ * none); the rest, its body, comes from the trace alone. */
+static void put_head_json(sc__buf *b, const sc_trace *t) {
     sc__buf_puts(b, "    {\"file\": ");
     sc__buf_json_str(b, t->path, strlen(t->path));
-    sc__buf_printf(b, ", \"rank\": %lld, \"world_size\": %lld, ", (long long)t->rank,
-                   (long long)t->world_size);
+    sc__buf_printf(b, ", \"rank\": %lld, ", (long long)t->rank);
+}
+
+static void put_body_json(sc__buf *b, const sc_trace *t, const rank_info *ri) {
+    sc__buf_printf(b, "\"world_size\": %lld, ", (long long)t->world_size);
     const char *gpu = sc__trace_gpu_name(t);
     sc__buf_puts(b, "\"gpu\": ");
     sc__buf_json_str(b, gpu, strlen(gpu));
@@ -180,8 +186,11 @@ static void put_counter_text(sc__buf *b, const char *label, const counter *c) {
     sc__buf_puts(b, c->count ? "\n" : "-\n");
 }
 
-static void put_rank_text(sc__buf *b, const sc_trace *t, const rank_info *ri) {
+static void put_head_text(sc__buf *b, const sc_trace *t) {
     sc__buf_printf(b, "rank %lld of %lld  %s\n", (long long)t->rank, (long long)t->world_size, t->path);
+}
+
+static void put_body_text(sc__buf *b, const sc_trace *t, const rank_info *ri) {
     const char *gpu = sc__trace_gpu_name(t);
     sc__buf_printf(b, "  %-20s%s\n", "gpu", gpu[0] ? gpu : "(unknown)");
     sc__buf_printf(b, "  %-20s%zu (%.1f MB of JSON)\n", "events", t->events.len,
@@ -202,6 +211,49 @@ static void put_rank_text(sc__buf *b, const sc_trace *t, const rank_info *ri) {
     sc__buf_printf(b, "  %-20s%.3f ms\n", "gpu busy", (double)ri->busy_ns / 1e6);
 }
 
+/* Appends the bodies of t's report, text (json false) or JSON, to b[0]
+ * and b[1] where they are not NULL. */
+static sc_status put_bodies(const sc_trace *t, sc__buf *text, sc__buf *json, sc_error *err) {
+    rank_info ri;
+    sc__arena keys;
+    sc__arena_init(&keys);
+    bool ok = gather(t, &ri, &keys);
+    if (ok && text) put_body_text(text, t, &ri);
+    if (ok && json) put_body_json(json, t, &ri);
+    rank_info_free(&ri);
+    sc__arena_free(&keys);
+    if (!ok || (text && text->oom) || (json && json->oom))
+        return sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
+    return SC_OK;
+}
+
+/* sc__traceset_load_each's step for sc_traceset_load_for_info: both
+ * bodies of a Kineto rank's report; then all but the trace's header goes. */
+static sc_status summarize(void *ctx, sc_trace *t, sc_error *err) {
+    (void)ctx;
+    if (t->format == SC__FMT_CHAKRA) return SC_OK; /* its report reads the kept file */
+    sc__buf text, json;
+    sc__buf_init(&text);
+    sc__buf_init(&json);
+    sc_status st = put_bodies(t, &text, &json, err);
+    if (st == SC_OK && (!text.data || !json.data)) /* a body always has lines */
+        st = sc__fail(err, SC_E_INTERNAL, t->path, SC_NO_OFFSET, "empty info report");
+    if (st != SC_OK) {
+        sc__buf_free(&text);
+        sc__buf_free(&json);
+        return st;
+    }
+    t->info_body[0] = text.data;
+    t->info_body[1] = json.data;
+    sc__trace_keep_header(t); /* its strings too: 256 KiB and more a rank */
+    return SC_OK;
+}
+
+sc_status sc_traceset_load_for_info(const char *const *paths, size_t npaths,
+                                    const sc_load_options *opts, sc_traceset **out, sc_error *err) {
+    return sc__traceset_load_each(paths, npaths, opts, summarize, NULL, out, err);
+}
+
 sc_status sc_report_info(const sc_traceset *set, FILE *out, int json, sc_error *err) {
     sc__buf b;
     sc__buf_init(&b);
@@ -216,24 +268,20 @@ sc_status sc_report_info(const sc_traceset *set, FILE *out, int json, sc_error *
             if (json) sc__buf_puts(&b, i + 1 < set->count ? ",\n" : "\n");
             continue;
         }
-        rank_info ri;
-        sc__arena keys;
-        sc__arena_init(&keys);
-        bool ok = gather(set->traces[i], &ri, &keys);
-        if (!ok) {
-            rank_info_free(&ri);
-            sc__arena_free(&keys);
-            sc__buf_free(&b);
-            return sc__fail(err, SC_E_NOMEM, set->traces[i]->path, SC_NO_OFFSET, "out of memory");
-        }
-        if (json) {
-            put_rank_json(&b, set->traces[i], &ri);
-            sc__buf_puts(&b, i + 1 < set->count ? ",\n" : "\n");
+        const sc_trace *t = set->traces[i];
+        if (json) put_head_json(&b, t);
+        else put_head_text(&b, t);
+        const char *body = t->info_body[json ? 1 : 0];
+        if (body) {
+            sc__buf_puts(&b, body);
         } else {
-            put_rank_text(&b, set->traces[i], &ri);
+            sc_status bst = put_bodies(t, json ? NULL : &b, json ? &b : NULL, err);
+            if (bst != SC_OK) {
+                sc__buf_free(&b);
+                return bst;
+            }
         }
-        rank_info_free(&ri);
-        sc__arena_free(&keys);
+        if (json) sc__buf_puts(&b, i + 1 < set->count ? ",\n" : "\n");
     }
     if (json) {
         sc__buf_puts(&b, "  ],\n  \"warnings\": [");

@@ -13,6 +13,7 @@
  *     uses durations and dependencies, not absolute times, so its answer does
  *     not move, but measured cross-rank waits in the trace are meaningless;
  * Ranks without events (Chakra inputs) only take part in the rank rules.
+ * A set loaded for `info` alone (header_only traces) is refused outright.
  *
  * Apart, sc__traceset_collective_counts_differ(): ranks whose whole traces
  * ran different numbers of NCCL collectives (send/recv not counted). The
@@ -144,6 +145,11 @@ sc_status sc__traceset_check_job(const sc_traceset *set, sc__warn_fn warn, void 
                                  sc_error *err) {
     if (!set || set->count == 0)
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "no traces given");
+    for (size_t i = 0; i < set->count; i++)
+        if (set->traces[i]->header_only)
+            return sc__fail(err, SC_E_USAGE, set->traces[i]->path, SC_NO_OFFSET,
+                            "this trace was loaded for info only (sc_traceset_load_for_info): "
+                            "its events are gone; load it with sc_traceset_load");
     sc_status st = check_ranks(set, err);
     if (st != SC_OK) return st;
     int64_t ws = -1;

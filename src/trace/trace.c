@@ -40,6 +40,8 @@ void sc_trace_free(sc_trace *t) {
     sc__vec_free(&t->devices);
     free(t->track_slots);
     free(t->chakra_data);
+    free(t->info_body[0]);
+    free(t->info_body[1]);
     free(t->path);
     free(t);
 }
@@ -49,6 +51,18 @@ void sc__trace_release_events(sc_trace *t) {
     sc__vec_free(&t->events);
     sc__vec_free(&t->exts);
     sc__vec_free(&t->shapes);
+}
+
+void sc__trace_keep_header(sc_trace *t) {
+    if (!t) return;
+    sc__trace_release_events(t);
+    sc__intern_free(&t->strings);
+    sc__vec_free(&t->tracks);
+    sc__vec_free(&t->devices);
+    free(t->track_slots);
+    t->track_slots = NULL;
+    t->track_nslots = 0;
+    t->header_only = true;
 }
 
 /* Maps the string ids of an extras record through map. */

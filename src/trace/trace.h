@@ -134,6 +134,12 @@ struct sc_trace {
     uint8_t *chakra_data;  /* malloc'ed, freed by sc_trace_free */
     size_t chakra_size;
     uint64_t chakra_nodes; /* Node messages in the file */
+
+    /* A rank's `info` report after its header, as text and as JSON,
+     * rendered before its events were freed (sc_traceset_load_for_info,
+     * report/info.c); NULL otherwise. */
+    char *info_body[2];
+    bool header_only; /* sc__trace_keep_header: nothing else is left */
 };
 
 enum { SC__FMT_KINETO = 0, SC__FMT_CHAKRA = 1 };
@@ -150,6 +156,11 @@ sc_trace *sc__trace_new(const char *path);
  * metadata, strings and tracks: for a caller done with the events (the graph
  * builder's release_traces). The trace then has no events. */
 void sc__trace_release_events(sc_trace *t);
+/* Frees everything but the header - path, rank, world size, format, byte
+ * and event counts - strings and tracks included, for a caller that has
+ * taken what it needs from a trace of a large set (`info`). Builders and
+ * reports that read events refuse such a trace (header_only). */
+void sc__trace_keep_header(sc_trace *t);
 /* Appends src's events (with their extras and shapes) to dst, mapping
  * src's string and track ids into dst's. Ids are interned in src's id
  * order, which is the order they first occur in src: a trace read in slices
@@ -207,5 +218,16 @@ struct sc_traceset {
 
 /* Threads for file i of a set of `files` loaded with `threads` (traceset.c). */
 unsigned sc__file_threads(unsigned threads, size_t files, size_t i);
+
+/* sc_traceset_load, calling each(ctx, t) on the loading thread as soon as
+ * file t is read, before the next file: a caller that needs only figures
+ * of each trace works them out there and frees the events, so that a job
+ * holds the files being read at once, not all of them. Each file then gets
+ * the memory budget divided by the files read at once instead of by all
+ * files. A failing each() fails the load as a reader's error would. */
+typedef sc_status (*sc__trace_fn)(void *ctx, sc_trace *t, sc_error *err);
+sc_status sc__traceset_load_each(const char *const *paths, size_t npaths,
+                                 const sc_load_options *opts, sc__trace_fn each, void *ctx,
+                                 sc_traceset **out, sc_error *err);
 
 #endif /* SC_TRACE_H */

@@ -185,6 +185,8 @@ typedef struct load_job {
     sc_error *errors;
     sc_status *status;
     atomic_size_t next;
+    sc__trace_fn each; /* NULL, or run on each trace as it is read */
+    void *ctx;
 } load_job;
 
 /* Threads left over when there are fewer files than threads split each
@@ -208,6 +210,8 @@ static void *load_worker(void *arg) {
             job->status[i] = sc__chakra_load(job->paths[i], &o, &job->traces[i], &job->errors[i]);
         else
             job->status[i] = sc_trace_load(job->paths[i], &o, &job->traces[i], &job->errors[i]);
+        if (job->status[i] == SC_OK && job->each)
+            job->status[i] = job->each(job->ctx, job->traces[i], &job->errors[i]);
     }
     return NULL;
 }
@@ -221,13 +225,16 @@ static int cmp_trace(const void *a, const void *b) {
 /* Reads every path with a pool of set->threads threads; the first error
  * (in path order) wins so that messages are deterministic. */
 static sc_status load_all(sc_traceset *set, pathlist *files, const sc_load_options *opts,
-                          sc_error *err) {
+                          sc__trace_fn each, void *ctx, sc_error *err) {
     unsigned threads = set->threads;
     /* Each file gets an equal share of the memory budget (issue 6): the
-     * guard then fails the same way whatever order the threads run in. */
+     * guard then fails the same way whatever order the threads run in.
+     * With `each`, only the files being read are held at once. */
     sc_load_options share = opts ? *opts : (sc_load_options){0};
-    share.max_memory_bytes = sc__load_budget(opts) / (files->count ? files->count : 1);
-    load_job job = {.paths = files->items, .count = files->count, .opts = &share, .threads = threads};
+    size_t held = each && threads < files->count ? threads : files->count;
+    share.max_memory_bytes = sc__load_budget(opts) / (held ? held : 1);
+    load_job job = {.paths = files->items, .count = files->count, .opts = &share, .threads = threads,
+                    .each = each, .ctx = ctx};
     atomic_init(&job.next, 0);
     job.traces = calloc(files->count, sizeof *job.traces);
     job.errors = calloc(files->count, sizeof *job.errors);
@@ -266,6 +273,12 @@ out:
 
 sc_status sc_traceset_load(const char *const *paths, size_t npaths, const sc_load_options *opts,
                            sc_traceset **out, sc_error *err) {
+    return sc__traceset_load_each(paths, npaths, opts, NULL, NULL, out, err);
+}
+
+sc_status sc__traceset_load_each(const char *const *paths, size_t npaths,
+                                 const sc_load_options *opts, sc__trace_fn each, void *ctx,
+                                 sc_traceset **out, sc_error *err) {
     sc__error_clear(err);
     *out = NULL;
     if (npaths == 0) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "no trace files given");
@@ -302,7 +315,7 @@ sc_status sc_traceset_load(const char *const *paths, size_t npaths, const sc_loa
         pathlist_free(&found);
     }
     set->threads = sc__load_threads(opts);
-    if (st == SC_OK) st = load_all(set, &files, opts, err);
+    if (st == SC_OK) st = load_all(set, &files, opts, each, ctx, err);
     if (st != SC_OK) {
         pathlist_free(&files);
         sc_traceset_free(set);

@@ -1,0 +1,122 @@
+/*
+ * test_info.c - `stepcast info` in bounded memory (sc_traceset_load_for_info).
+ *
+ * A set loaded for info sums each rank up as it is read and keeps only the
+ * trace's header. Its report must be the report of a full load, byte for
+ * byte, text and JSON, on every shared folder (Kineto of every vintage,
+ * Chakra, ranks from names and argument order with their warnings), with 1
+ * and 2 threads; its memory budget is shared by the files read at once, not
+ * by all of them; and what needs events refuses its traces by name.
+ */
+#include "testutil.h"
+
+#include "trace/trace.h"
+
+/* The report of set as text (json 0) or JSON, malloc'ed. */
+static char *report(const sc_traceset *set, int json) {
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    assert_non_null(f);
+    sc_error err;
+    if (sc_report_info(set, f, json, &err) != SC_OK) fail_msg("info: %s", err.message);
+    fclose(f);
+    return text;
+}
+
+/* Loads paths both ways with `threads` threads: the same reports, the same
+ * warnings, and nothing but headers left in the set loaded for info. */
+static void same_report(const char *const *paths, size_t n, unsigned threads) {
+    sc_load_options o = {.threads = threads};
+    sc_traceset *full, *lean;
+    sc_error err;
+    if (sc_traceset_load(paths, n, &o, &full, &err) != SC_OK) fail_msg("load: %s", err.message);
+    if (sc_traceset_load_for_info(paths, n, &o, &lean, &err) != SC_OK) fail_msg("load for info: %s", err.message);
+    assert_int_equal(sc_traceset_count(full), sc_traceset_count(lean));
+    assert_int_equal(sc_traceset_warning_count(full), sc_traceset_warning_count(lean));
+    for (size_t i = 0; i < sc_traceset_warning_count(full); i++)
+        assert_string_equal(sc_traceset_warning(full, i), sc_traceset_warning(lean, i));
+    for (int json = 0; json <= 1; json++) {
+        char *a = report(full, json), *b = report(lean, json);
+        if (strcmp(a, b) != 0) fail_msg("%s (json %d, %u threads): the reports differ", paths[0], json, threads);
+        free(a);
+        free(b);
+    }
+    for (size_t i = 0; i < sc_traceset_count(lean); i++) {
+        const sc_trace *t = sc_traceset_trace(lean, i);
+        if (t->format == SC__FMT_CHAKRA) continue; /* its report reads the kept file */
+        assert_true(t->header_only);
+        assert_int_equal(t->events.len, 0);
+        assert_int_equal(t->strings.count, 0);
+    }
+    sc_traceset_free(full);
+    sc_traceset_free(lean);
+}
+
+static void test_same_report_as_a_full_load(void **state) {
+    (void)state;
+    static const char *const folders[] = {"megatron-tp8-a100", "hta-testdata", "param-dlrm-8rank",
+                                          "chakra-et"};
+    for (size_t k = 0; k < sizeof folders / sizeof *folders; k++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s", sc_test_trace(folders[k]));
+        const char *p = path;
+        same_report(&p, 1, 1);
+        same_report(&p, 1, 2);
+    }
+    /* ranks from file names, and from argument order, with their warnings */
+    const char *mini = "tests/corpus/mini";
+    same_report(&mini, 1, 2);
+    static const char text[] = "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", "
+                               "\"pid\": 0, \"tid\": 7, \"ts\": 5, \"dur\": 2, \"args\": {\"stream\": 7}}]}";
+    char nameless[512];
+    snprintf(nameless, sizeof nameless, "%s", sc_test_tmpfile(text, sizeof text - 1, ".json"));
+    const char *two[] = {"tests/corpus/mini/rank1.json", nameless};
+    same_report(two, 2, 2);
+    unlink(nameless);
+}
+
+/* The eight ranks of the bundled example need about 1.5 MiB each, plus a
+ * read window. A budget of 8 MiB is too small for all eight at once (1 MiB
+ * each) but not for the two read at once when info loads them on two
+ * threads (4 MiB each). */
+static void test_budget_is_shared_by_the_files_read_at_once(void **state) {
+    (void)state;
+    const char *p = "examples/megatron-tp8";
+    sc_load_options o = {.threads = 2, .max_memory_bytes = (uint64_t)8 << 20};
+    sc_traceset *set = NULL;
+    sc_error err;
+    assert_int_equal(sc_traceset_load(&p, 1, &o, &set, &err), SC_E_LIMIT);
+    assert_non_null(strstr(err.message, "memory budget of 1 MiB"));
+    assert_int_equal(sc_traceset_load_for_info(&p, 1, &o, &set, &err), SC_OK);
+    assert_int_equal(sc_traceset_count(set), 8);
+    sc_traceset_free(set);
+    o.threads = 8; /* eight at once: 1 MiB each again */
+    assert_int_equal(sc_traceset_load_for_info(&p, 1, &o, &set, &err), SC_E_LIMIT);
+}
+
+/* What reads events refuses a set loaded for info, naming the file. */
+static void test_graph_refuses_header_only_traces(void **state) {
+    (void)state;
+    const char *p = "tests/corpus/mini";
+    sc_traceset *set;
+    sc_error err;
+    assert_int_equal(sc_traceset_load_for_info(&p, 1, NULL, &set, &err), SC_OK);
+    FILE *f = fopen("/dev/null", "w");
+    assert_non_null(f);
+    assert_int_equal(sc_report_replay(set, NULL, f, 0, &err), SC_E_USAGE);
+    assert_non_null(strstr(err.message, "loaded for info only"));
+    assert_non_null(strstr(err.file, "rank0.json"));
+    assert_int_equal(sc_report_graph(set, NULL, f, 0, &err), SC_E_USAGE);
+    fclose(f);
+    sc_traceset_free(set);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_report_as_a_full_load),
+        cmocka_unit_test(test_budget_is_shared_by_the_files_read_at_once),
+        cmocka_unit_test(test_graph_refuses_header_only_traces),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
