@@ -6,7 +6,8 @@
  * byte, text and JSON, on every shared folder (Kineto of every vintage,
  * Chakra, ranks from names and argument order with their warnings), with 1
  * and 2 threads; its memory budget is shared by the files read at once, not
- * by all of them; and what needs events refuses its traces by name.
+ * by all of them; and what needs events (graphs, replays, linking an
+ * execution trace) refuses its traces by name.
  */
 #include "testutil.h"
 
@@ -108,8 +109,24 @@ static void test_graph_refuses_header_only_traces(void **state) {
     assert_non_null(strstr(err.message, "loaded for info only"));
     assert_non_null(strstr(err.file, "rank0.json"));
     assert_int_equal(sc_report_graph(set, NULL, f, 0, &err), SC_E_USAGE);
-    fclose(f);
     sc_traceset_free(set);
+
+    /* and so does linking an execution trace to one of its ranks */
+    char et_path[4096], kineto_path[4096];
+    snprintf(et_path, sizeof et_path, "%s", sc_test_trace("megatron-tp8-a100/megatron_et_0.json.gz"));
+    snprintf(kineto_path, sizeof kineto_path, "%s",
+             sc_test_trace("megatron-tp8-a100/megatron_kineto_0.json.gz"));
+    sc_et *et;
+    assert_int_equal(sc_et_load(et_path, &et, &err), SC_OK);
+    p = kineto_path;
+    assert_int_equal(sc_traceset_load_for_info(&p, 1, NULL, &set, &err), SC_OK);
+    const sc_trace *k = sc_traceset_trace(set, 0);
+    assert_int_equal(sc_report_et(et, k, f, 0, &err), SC_E_USAGE);
+    assert_non_null(strstr(err.message, "loaded for info only"));
+    assert_int_equal(sc_report_et_ops(et, k, 10, f, 0, &err), SC_E_USAGE);
+    sc_traceset_free(set);
+    sc_et_free(et);
+    fclose(f);
 }
 
 int main(void) {
