@@ -1004,7 +1004,17 @@ sc_status sc__graph_build_chakra(const sc_traceset *set, sc__graph **out, sc_err
 
 /* ------------------------------------------------------------ info */
 
-sc_status sc__chakra_info(const sc_trace *t, sc__buf *b, bool json, sc_error *err) {
+void sc__chakra_info_head(const sc_trace *t, sc__buf *b, bool json) {
+    if (json) {
+        sc__buf_puts(b, "    {\"file\": ");
+        sc__buf_json_str(b, t->path, strlen(t->path));
+        sc__buf_printf(b, ", \"format\": \"chakra\", \"rank\": %lld, ", (long long)t->rank);
+    } else {
+        sc__buf_printf(b, "rank %lld  ", (long long)t->rank);
+    }
+}
+
+sc_status sc__chakra_info_body(const sc_trace *t, sc__buf *b, bool json, sc_error *err) {
     static const char *type_names[SC__CK_NTYPES] = {"invalid", "metadata", "mem_load", "mem_store",
                                                     "comp",    "send",     "recv",     "coll"};
     static const char *comm_names[10] = {"all_reduce", "reduce",    "all_gather", "gather",
@@ -1050,9 +1060,7 @@ sc_status sc__chakra_info(const sc_trace *t, sc__buf *b, bool json, sc_error *er
     snprintf(version, sizeof version, "%.*s", (int)(meta.version_len < 64 ? meta.version_len : 64),
              meta.version ? meta.version : "");
     if (json) {
-        sc__buf_puts(b, "    {\"file\": ");
-        sc__buf_json_str(b, t->path, strlen(t->path));
-        sc__buf_printf(b, ", \"format\": \"chakra\", \"rank\": %lld, \"version\": ", (long long)t->rank);
+        sc__buf_puts(b, "\"version\": ");
         sc__buf_json_str(b, version, strlen(version));
         sc__buf_printf(b, ", \"bytes\": %zu, \"nodes\": %llu, \"nodes_by_type\": {", t->chakra_size,
                        (unsigned long long)t->chakra_nodes);
@@ -1075,8 +1083,7 @@ sc_status sc__chakra_info(const sc_trace *t, sc__buf *b, bool json, sc_error *er
         sc__buf_printf(b, "}, \"duration_us_sum\": %llu}", (unsigned long long)dur_us);
         return SC_OK;
     }
-    sc__buf_printf(b, "rank %lld  %s (Chakra ET, version %s)\n", (long long)t->rank, t->path,
-                   version[0] ? version : "(none)");
+    sc__buf_printf(b, "%s (Chakra ET, version %s)\n", t->path, version[0] ? version : "(none)");
     sc__buf_printf(b, "  %-20s%llu (%zu bytes)\n", "nodes", (unsigned long long)t->chakra_nodes, t->chakra_size);
     sc__buf_printf(b, "  %-20s", "nodes by type");
     bool any = false;

@@ -11,8 +11,11 @@
 #include "../trace/trace.h"
 
 /* Appends the summary of one Chakra rank (node counts by type, CPU nodes,
- * dependencies, GPU collectives by comm_type) as text or as one JSON object. */
-sc_status sc__chakra_info(const sc_trace *t, sc__buf *b, bool json, sc_error *err);
+ * dependencies, GPU collectives by comm_type) as text or as one JSON
+ * object, in two parts: the head, which holds the rank (a set assigns it
+ * after every file is read), and the body, worked out from the file. */
+void sc__chakra_info_head(const sc_trace *t, sc__buf *b, bool json);
+sc_status sc__chakra_info_body(const sc_trace *t, sc__buf *b, bool json, sc_error *err);
 
 typedef struct sc__chakra_export_stats {
     uint64_t nodes, deps, bytes, files;

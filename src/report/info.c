@@ -211,9 +211,15 @@ static void put_body_text(sc__buf *b, const sc_trace *t, const rank_info *ri) {
     sc__buf_printf(b, "  %-20s%.3f ms\n", "gpu busy", (double)ri->busy_ns / 1e6);
 }
 
-/* Appends the bodies of t's report, text (json false) or JSON, to b[0]
- * and b[1] where they are not NULL. */
+/* Appends the bodies of t's report, as text and as JSON, to `text` and
+ * `json` where they are not NULL. */
 static sc_status put_bodies(const sc_trace *t, sc__buf *text, sc__buf *json, sc_error *err) {
+    if (t->format == SC__FMT_CHAKRA) { /* issue 7: a Chakra rank */
+        sc_status st = SC_OK;
+        if (text) st = sc__chakra_info_body(t, text, false, err);
+        if (st == SC_OK && json) st = sc__chakra_info_body(t, json, true, err);
+        return st;
+    }
     rank_info ri;
     sc__arena keys;
     sc__arena_init(&keys);
@@ -231,7 +237,6 @@ static sc_status put_bodies(const sc_trace *t, sc__buf *text, sc__buf *json, sc_
  * bodies of a Kineto rank's report; then all but the trace's header goes. */
 static sc_status summarize(void *ctx, sc_trace *t, sc_error *err) {
     (void)ctx;
-    if (t->format == SC__FMT_CHAKRA) return SC_OK; /* its report reads the kept file */
     sc__buf text, json;
     sc__buf_init(&text);
     sc__buf_init(&json);
@@ -245,7 +250,7 @@ static sc_status summarize(void *ctx, sc_trace *t, sc_error *err) {
     }
     t->info_body[0] = text.data;
     t->info_body[1] = json.data;
-    sc__trace_keep_header(t); /* its strings too: 256 KiB and more a rank */
+    sc__trace_keep_header(t); /* strings too (256 KiB and more a rank), and a Chakra file */
     return SC_OK;
 }
 
@@ -259,17 +264,9 @@ sc_status sc_report_info(const sc_traceset *set, FILE *out, int json, sc_error *
     sc__buf_init(&b);
     if (json) sc__buf_puts(&b, "{\n  \"ranks\": [\n");
     for (size_t i = 0; i < set->count; i++) {
-        if (set->traces[i]->format == SC__FMT_CHAKRA) { /* issue 7: a Chakra rank */
-            sc_status cst = sc__chakra_info(set->traces[i], &b, json, err);
-            if (cst != SC_OK) {
-                sc__buf_free(&b);
-                return cst;
-            }
-            if (json) sc__buf_puts(&b, i + 1 < set->count ? ",\n" : "\n");
-            continue;
-        }
         const sc_trace *t = set->traces[i];
-        if (json) put_head_json(&b, t);
+        if (t->format == SC__FMT_CHAKRA) sc__chakra_info_head(t, &b, json);
+        else if (json) put_head_json(&b, t);
         else put_head_text(&b, t);
         const char *body = t->info_body[json ? 1 : 0];
         if (body) {

@@ -62,6 +62,8 @@ void sc__trace_keep_header(sc_trace *t) {
     free(t->track_slots);
     t->track_slots = NULL;
     t->track_nslots = 0;
+    free(t->chakra_data);
+    t->chakra_data = NULL; /* chakra_size stays: it is the file's size */
     t->header_only = true;
 }
 

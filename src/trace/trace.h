@@ -157,7 +157,8 @@ sc_trace *sc__trace_new(const char *path);
  * builder's release_traces). The trace then has no events. */
 void sc__trace_release_events(sc_trace *t);
 /* Frees everything but the header - path, rank, world size, format, byte
- * and event counts - strings and tracks included, for a caller that has
+ * and node counts - strings, tracks and a Chakra file's bytes included, for
+ * a caller that has
  * taken what it needs from a trace of a large set (`info`). Builders and
  * reports that read events refuse such a trace (header_only). */
 void sc__trace_keep_header(sc_trace *t);
