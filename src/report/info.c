@@ -5,6 +5,12 @@
  * per stream, NCCL collectives by kind, iterations (ProfilerStep#N) and GPU
  * busy time (the union of kernel/memcpy/memset intervals). Text for people,
  * JSON for scripts; both are built in memory and written at once.
+ *
+ * A rank's report is a head that holds its rank, which a set assigns only
+ * once every file is read, and a body worked out from the trace. A set
+ * loaded with sc_traceset_load_for_info (the CLI's way) renders both
+ * bodies as each file is read and keeps only the trace's header, so `info`
+ * on a job of thousands of ranks holds the files being read, not the job.
  */
 #include "../readers/chakra.h"
 #include "../trace/trace.h"
@@ -214,27 +220,29 @@ static void put_body_text(sc__buf *b, const sc_trace *t, const rank_info *ri) {
 /* Appends the bodies of t's report, as text and as JSON, to `text` and
  * `json` where they are not NULL. */
 static sc_status put_bodies(const sc_trace *t, sc__buf *text, sc__buf *json, sc_error *err) {
+    bool ok = true;
     if (t->format == SC__FMT_CHAKRA) { /* issue 7: a Chakra rank */
         sc_status st = SC_OK;
         if (text) st = sc__chakra_info_body(t, text, false, err);
         if (st == SC_OK && json) st = sc__chakra_info_body(t, json, true, err);
-        return st;
+        if (st != SC_OK) return st;
+    } else {
+        rank_info ri;
+        sc__arena keys;
+        sc__arena_init(&keys);
+        ok = gather(t, &ri, &keys);
+        if (ok && text) put_body_text(text, t, &ri);
+        if (ok && json) put_body_json(json, t, &ri);
+        rank_info_free(&ri);
+        sc__arena_free(&keys);
     }
-    rank_info ri;
-    sc__arena keys;
-    sc__arena_init(&keys);
-    bool ok = gather(t, &ri, &keys);
-    if (ok && text) put_body_text(text, t, &ri);
-    if (ok && json) put_body_json(json, t, &ri);
-    rank_info_free(&ri);
-    sc__arena_free(&keys);
     if (!ok || (text && text->oom) || (json && json->oom))
         return sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
     return SC_OK;
 }
 
 /* sc__traceset_load_each's step for sc_traceset_load_for_info: both
- * bodies of a Kineto rank's report; then all but the trace's header goes. */
+ * bodies of the rank's report; then all but the trace's header goes. */
 static sc_status summarize(void *ctx, sc_trace *t, sc_error *err) {
     (void)ctx;
     sc__buf text, json;
