@@ -376,6 +376,7 @@ typedef struct fifo_feed {
     int fd; /* the FIFO's write end, open before the reader comes */
     const unsigned char *data;
     size_t n;
+    int hold; /* -1, or a pipe to wait on before closing: a live writer */
 } fifo_feed;
 
 static void *feed_fifo(void *arg) {
@@ -385,23 +386,32 @@ static void *feed_fifo(void *arg) {
         if (k <= 0) break;
         done += (size_t)k;
     }
+    char c;
+    if (f->hold >= 0 && read(f->hold, &c, 1) < 0) c = 0;
     close(f->fd);
     return NULL;
 }
 
-/* Loads data written into a FIFO by another thread; it must fail. */
-static sc_error fail_through_fifo(const unsigned char *data, size_t n, unsigned threads) {
+/* Loads data written into a FIFO by another thread; it must fail. With
+ * `hold`, the writer keeps its end open until the load has returned. */
+static sc_error fail_through_fifo_held(const unsigned char *data, size_t n, unsigned threads, bool hold) {
     char fifo[256];
     snprintf(fifo, sizeof fifo, "%s/stepcast-gzfifo-%ld.json.gz", sc_test_tmpdir(), (long)getpid());
     assert_int_equal(mkfifo(fifo, 0600), 0);
     /* O_RDWR opens a FIFO without waiting for a reader (Linux), so the
      * data is there however the threads run */
-    fifo_feed feed = {open(fifo, O_RDWR), data, n};
+    int release[2] = {-1, -1};
+    if (hold) assert_int_equal(pipe(release), 0);
+    fifo_feed feed = {open(fifo, O_RDWR), data, n, release[0]};
     assert_true(feed.fd >= 0);
     pthread_t writer;
     assert_int_equal(pthread_create(&writer, NULL, feed_fifo, &feed), 0);
     sc_load_options o = {.threads = threads};
     sc_error err = expect_fail_file(fifo, &o, SC_E_PARSE);
+    if (hold) {
+        assert_int_equal(write(release[1], "x", 1), 1);
+        close(release[1]);
+    }
     /* The reader stops at the damage and leaves the rest: drain it, or the
      * writer waits on a full pipe for good. */
     int drain = open(fifo, O_RDONLY | O_NONBLOCK);
@@ -413,8 +423,13 @@ static sc_error fail_through_fifo(const unsigned char *data, size_t n, unsigned 
     }
     close(drain);
     pthread_join(writer, NULL);
+    if (hold) close(release[0]);
     unlink(fifo);
     return err;
+}
+
+static sc_error fail_through_fifo(const unsigned char *data, size_t n, unsigned threads) {
+    return fail_through_fifo_held(data, n, threads, false);
 }
 
 /* Regression: a corrupt gzip trace read from a pipe with threads to spare
@@ -439,9 +454,38 @@ static void test_corrupt_gzip_from_pipe(void **state) {
     for (size_t i = gz_n / 2; i < gz_n / 2 + 64; i++) gz[i] ^= 0x5a; /* corrupt the middle */
     sc_error one = fail_through_fifo(gz, gz_n, 1), four = fail_through_fifo(gz, gz_n, 4);
     assert_true(one.offset > 0);
-    if (!strstr(one.message, "corrupt gzip data")) fail_msg("%s at %llu", one.message, (unsigned long long)one.offset);
     assert_string_equal(four.message, one.message);
     assert_int_equal(four.offset, one.offset);
+    /* From a regular file the reader inflates on past the garbage the
+     * damage inflates to, and names the damage (sc__jwin_blame_source) */
+    char *path = tmp_copy(gz, gz_n, ".json.gz");
+    sc_load_options o = {.threads = 1};
+    sc_error file = expect_fail_file(path, &o, SC_E_PARSE);
+    if (!strstr(file.message, "corrupt gzip data")) fail_msg("%s at %llu", file.message, (unsigned long long)file.offset);
+    unlink(path);
+    free(path);
+    free(gz);
+}
+
+/* Regression: after a parse error in gzip from a pipe, the reader read on
+ * to look for damage - and waited for good on a writer that stays. The
+ * parse error is reported at once instead. */
+static void test_parse_error_from_live_pipe(void **state) {
+    (void)state;
+    size_t len = 1u << 20;
+    char *text = malloc(len);
+    assert_non_null(text);
+    memset(text, ' ', len);
+    memcpy(text, "{\"traceEvents\": [ x", 19);
+    size_t gz_n;
+    unsigned char *gz = sc_test_gzip(text, len, &gz_n);
+    free(text);
+    assert_non_null(gz);
+    alarm(120); /* a hang fails instead of stalling the suite */
+    sc_error err = fail_through_fifo_held(gz, gz_n, 1, true);
+    alarm(0);
+    assert_int_equal(err.offset, 18);
+    assert_non_null(strstr(err.message, "expected '{'"));
     free(gz);
 }
 
@@ -479,6 +523,7 @@ int main(void) {
         cmocka_unit_test(test_unreadable),
         cmocka_unit_test(test_bad_file_in_set),
         cmocka_unit_test(test_corrupt_gzip_from_pipe),
+        cmocka_unit_test(test_parse_error_from_live_pipe),
     };
     return cmocka_run_group_tests_name("bad input", tests, NULL, NULL);
 }

@@ -94,6 +94,12 @@ static void test_budget_is_shared_by_the_files_read_at_once(void **state) {
     sc_traceset_free(set);
     o.threads = 8; /* eight at once: 1 MiB each again */
     assert_int_equal(sc_traceset_load_for_info(&p, 1, &o, &set, &err), SC_E_LIMIT);
+    /* A budget smaller than the files: each share is 1 byte, not 0, which
+     * would mean the default (80% of RAM) */
+    o.max_memory_bytes = 3;
+    assert_int_equal(sc_traceset_load_for_info(&p, 1, &o, &set, &err), SC_E_LIMIT);
+    assert_non_null(strstr(err.message, "memory budget of 1 bytes"));
+    assert_int_equal(sc_traceset_load(&p, 1, &o, &set, &err), SC_E_LIMIT);
 }
 
 /* What reads events refuses a set loaded for info, naming the file. */

@@ -44,7 +44,8 @@ void sc__error_clear(sc_error *err);
 uint64_t sc__default_memory_budget(void);
 uint64_t sc__load_budget(const sc_load_options *opts);
 /* A budget for an error message: "3 MiB", or "512 KiB" below 1 MiB (a set
- * of many files divides it). buf has at least 32 bytes; returns buf. */
+ * of many files divides it), or "100 bytes". buf has at least 32 bytes;
+ * returns buf. */
 const char *sc__budget_text(uint64_t bytes, char *buf);
 /* Threads a load may use: opts->threads, else $STEPCAST_THREADS, else
  * every online core; at most 64. With NULL: the job's thread cap. */

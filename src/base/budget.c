@@ -60,7 +60,8 @@ uint64_t sc__load_budget(const sc_load_options *opts) {
 
 const char *sc__budget_text(uint64_t bytes, char *buf) {
     if (bytes >= (1u << 20)) snprintf(buf, 32, "%llu MiB", (unsigned long long)(bytes >> 20));
-    else snprintf(buf, 32, "%llu KiB", (unsigned long long)(bytes >> 10));
+    else if (bytes >= 1024) snprintf(buf, 32, "%llu KiB", (unsigned long long)(bytes >> 10));
+    else snprintf(buf, 32, "%llu bytes", (unsigned long long)bytes);
     return buf;
 }
 

@@ -108,6 +108,12 @@ sc_status sc__source_open_mem(sc__source *s, const void *data, size_t size, cons
     return source_start(s, err);
 }
 
+bool sc__source_cannot_block(const sc__source *s) {
+    struct stat sb;
+    if (s->cursor) return false; /* a cursor waits for its decoder */
+    return s->fd < 0 || (fstat(s->fd, &sb) == 0 && S_ISREG(sb.st_mode));
+}
+
 void sc__source_close(sc__source *s) {
     if (s->cursor) sc__chunks_close_cursor(s);
     if (s->zinit) inflateEnd(&s->zs);

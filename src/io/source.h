@@ -35,6 +35,9 @@ sc_status sc__source_read(sc__source *s, void *dst, size_t cap, size_t *got, sc_
  * decoder thread runs). */
 sc_status sc__source_decode(sc__source *s, void *dst, size_t cap, size_t *got, sc_error *err);
 void sc__source_close(sc__source *s);
+/* Memory or a regular file: a read returns at once, where a pipe's may wait
+ * for a writer for good. */
+bool sc__source_cannot_block(const sc__source *s);
 
 /* Chunks (chunks.c): a source decoded on a thread of its own into chunks
  * of `size` bytes, which any number of cursors read at offsets of their

@@ -68,6 +68,7 @@ int sc__jwin_refill(sc__jp *jp, const char *keep_from) {
         sc_error e;
         if (sc__source_read(w->src, w->buf + w->len, w->cap - w->len, &got, &e) != SC_OK) {
             if (jp->err) *jp->err = e;
+            w->failed = true;
             return SC__J_ERR;
         }
         if (got == 0) {
@@ -89,7 +90,7 @@ int sc__jwin_refill(sc__jp *jp, const char *keep_from) {
 #define SC__JWIN_BLAME ((uint64_t)16 << 20)
 
 void sc__jwin_blame_source(sc__jwin *w, sc_error *err) {
-    if (!err || !w->src || !w->src->gzip || w->eof ||
+    if (!err || !w->src || !w->src->gzip || w->eof || w->failed || !sc__source_cannot_block(w->src) ||
         (err->status != SC_E_PARSE && err->status != SC_E_FORMAT))
         return;
     char *scratch = malloc(1u << 16);

@@ -34,6 +34,7 @@ typedef struct sc__jwin {
     size_t max_cap;   /* the largest unit we accept */
     uint64_t base;    /* stream offset of buf[0] */
     bool eof;
+    bool failed;      /* a read of src failed: its error is the load's */
 } sc__jwin;
 
 typedef struct sc__jp {
@@ -63,7 +64,8 @@ int sc__jwin_refill(sc__jp *jp, const char *keep_from);
 /* After a reader's parse or format error in gzip input: inflates on (up to
  * 16 MiB) and, where the stream turns out damaged, puts that error in *err
  * instead. A damaged stream can inflate to garbage that the parser reaches
- * before the decoder notices; the damage is the cause worth naming. */
+ * before the decoder notices; the damage is the cause worth naming. Only a
+ * regular file or memory is read on: a pipe may block for good. */
 void sc__jwin_blame_source(sc__jwin *w, sc_error *err);
 
 bool sc__jp_init(sc__jp *jp, sc__jwin *w, const char *name, const sc_load_options *opts,

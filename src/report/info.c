@@ -256,8 +256,10 @@ static sc_status summarize(void *ctx, sc_trace *t, sc_error *err) {
         sc__buf_free(&json);
         return st;
     }
-    t->info_body[0] = text.data;
-    t->info_body[1] = json.data;
+    /* Kept for the whole set: no buffer slack (4 KiB each for ~500 B). */
+    char *a = realloc(text.data, text.len + 1), *b = realloc(json.data, json.len + 1);
+    t->info_body[0] = a ? a : text.data;
+    t->info_body[1] = b ? b : json.data;
     sc__trace_keep_header(t); /* strings too (256 KiB and more a rank), and a Chakra file */
     return SC_OK;
 }

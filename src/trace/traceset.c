@@ -233,6 +233,7 @@ static sc_status load_all(sc_traceset *set, pathlist *files, const sc_load_optio
     sc_load_options share = opts ? *opts : (sc_load_options){0};
     size_t held = each && threads < files->count ? threads : files->count;
     share.max_memory_bytes = sc__load_budget(opts) / (held ? held : 1);
+    if (!share.max_memory_bytes) share.max_memory_bytes = 1; /* 0 would mean the default */
     load_job job = {.paths = files->items, .count = files->count, .opts = &share, .threads = threads,
                     .each = each, .ctx = ctx};
     atomic_init(&job.next, 0);
