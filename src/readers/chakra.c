@@ -1014,13 +1014,20 @@ void sc__chakra_info_head(const sc_trace *t, sc__buf *b, bool json) {
     }
 }
 
-sc_status sc__chakra_info_body(const sc_trace *t, sc__buf *b, bool json, sc_error *err) {
-    static const char *type_names[SC__CK_NTYPES] = {"invalid", "metadata", "mem_load", "mem_store",
-                                                    "comp",    "send",     "recv",     "coll"};
-    static const char *comm_names[10] = {"all_reduce", "reduce",    "all_gather", "gather",
-                                         "scatter",    "broadcast", "all_to_all", "reduce_scatter",
-                                         "reduce_scatter_block", "barrier"};
-    uint64_t by_type[SC__CK_NTYPES + 1] = {0}, cpu = 0, gpu_coll[11] = {0}, deps = 0, dur_us = 0;
+/* What a Chakra rank's info body says, gathered in one pass over its nodes. */
+typedef struct ck_info {
+    uint64_t by_type[SC__CK_NTYPES + 1], cpu, gpu_coll[11], deps, dur_us;
+    char version[80];
+} ck_info;
+
+static const char *const ck_type_names[SC__CK_NTYPES] = {"invalid", "metadata", "mem_load", "mem_store",
+                                                         "comp",    "send",     "recv",     "coll"};
+static const char *const ck_comm_names[10] = {"all_reduce", "reduce",    "all_gather", "gather",
+                                              "scatter",    "broadcast", "all_to_all", "reduce_scatter",
+                                              "reduce_scatter_block", "barrier"};
+
+static sc_status ck_gather(const sc_trace *t, ck_info *ci, sc_error *err) {
+    memset(ci, 0, sizeof *ci);
     sc__chakra_meta meta = {0};
     sc__vec ctrl, dd;
     sc__vec_init(&ctrl, sizeof(uint64_t));
@@ -1043,66 +1050,65 @@ sc_status sc__chakra_info_body(const sc_trace *t, sc__buf *b, bool json, sc_erro
             st = sc__fail(err, oom ? SC_E_NOMEM : SC_E_PARSE, t->path, SC_NO_OFFSET, "malformed Chakra node");
             break;
         }
-        by_type[n.type < SC__CK_NTYPES ? n.type : SC__CK_NTYPES]++;
+        ci->by_type[n.type < SC__CK_NTYPES ? n.type : SC__CK_NTYPES]++;
         bool is_cpu = sc__ck_has(&n, SC__CA_IS_CPU_OP) && n.attr[SC__CA_IS_CPU_OP];
-        cpu += is_cpu;
-        deps += n.ctrl_count + n.data_count;
-        dur_us += n.dur_us;
+        ci->cpu += is_cpu;
+        ci->deps += n.ctrl_count + n.data_count;
+        ci->dur_us += n.dur_us;
         if (n.type == SC__CK_COLL && !is_cpu) {
             int64_t ct = sc__ck_has(&n, SC__CA_COMM_TYPE) ? n.attr[SC__CA_COMM_TYPE] : 10;
-            gpu_coll[ct >= 0 && ct < 10 ? ct : 10]++;
+            ci->gpu_coll[ct >= 0 && ct < 10 ? ct : 10]++;
         }
     }
     sc__vec_free(&ctrl);
     sc__vec_free(&dd);
     if (st != SC_OK) return st;
-    char version[80];
-    snprintf(version, sizeof version, "%.*s", (int)(meta.version_len < 64 ? meta.version_len : 64),
+    snprintf(ci->version, sizeof ci->version, "%.*s", (int)(meta.version_len < 64 ? meta.version_len : 64),
              meta.version ? meta.version : "");
-    if (json) {
-        sc__buf_puts(b, "\"version\": ");
-        sc__buf_json_str(b, version, strlen(version));
-        sc__buf_printf(b, ", \"bytes\": %zu, \"nodes\": %llu, \"nodes_by_type\": {", t->chakra_size,
-                       (unsigned long long)t->chakra_nodes);
-        bool any = false;
-        for (int i = 0; i <= SC__CK_NTYPES; i++) {
-            if (!by_type[i]) continue;
-            sc__buf_printf(b, "%s\"%s\": %llu", any ? ", " : "", i < SC__CK_NTYPES ? type_names[i] : "unknown",
-                           (unsigned long long)by_type[i]);
-            any = true;
-        }
-        sc__buf_printf(b, "}, \"cpu_nodes\": %llu, \"dependencies\": %llu, \"collectives_by_kind\": {",
-                       (unsigned long long)cpu, (unsigned long long)deps);
-        any = false;
-        for (int i = 0; i <= 10; i++) {
-            if (!gpu_coll[i]) continue;
-            sc__buf_printf(b, "%s\"%s\": %llu", any ? ", " : "", i < 10 ? comm_names[i] : "unknown",
-                           (unsigned long long)gpu_coll[i]);
-            any = true;
-        }
-        sc__buf_printf(b, "}, \"duration_us_sum\": %llu}", (unsigned long long)dur_us);
-        return SC_OK;
+    return SC_OK;
+}
+/* Appends the nonzero counts v[0..n] (v[n]: "unknown") as "a=1, b=2" or
+ * as JSON members; false when all are zero. */
+static bool put_counts(sc__buf *b, const uint64_t *v, int n, const char *const *names, bool json) {
+    bool any = false;
+    for (int i = 0; i <= n; i++) {
+        if (!v[i]) continue;
+        sc__buf_printf(b, json ? "%s\"%s\": %llu" : "%s%s=%llu", any ? ", " : "", i < n ? names[i] : "unknown",
+                       (unsigned long long)v[i]);
+        any = true;
     }
-    sc__buf_printf(b, "%s (Chakra ET, version %s)\n", t->path, version[0] ? version : "(none)");
+    return any;
+}
+
+static void ck_put_json(sc__buf *b, const sc_trace *t, const ck_info *ci) {
+    sc__buf_puts(b, "\"version\": ");
+    sc__buf_json_str(b, ci->version, strlen(ci->version));
+    sc__buf_printf(b, ", \"bytes\": %zu, \"nodes\": %llu, \"nodes_by_type\": {", t->chakra_size,
+                   (unsigned long long)t->chakra_nodes);
+    put_counts(b, ci->by_type, SC__CK_NTYPES, ck_type_names, true);
+    sc__buf_printf(b, "}, \"cpu_nodes\": %llu, \"dependencies\": %llu, \"collectives_by_kind\": {",
+                   (unsigned long long)ci->cpu, (unsigned long long)ci->deps);
+    put_counts(b, ci->gpu_coll, 10, ck_comm_names, true);
+    sc__buf_printf(b, "}, \"duration_us_sum\": %llu}", (unsigned long long)ci->dur_us);
+}
+
+static void ck_put_text(sc__buf *b, const sc_trace *t, const ck_info *ci) {
+    sc__buf_printf(b, "%s (Chakra ET, version %s)\n", t->path, ci->version[0] ? ci->version : "(none)");
     sc__buf_printf(b, "  %-20s%llu (%zu bytes)\n", "nodes", (unsigned long long)t->chakra_nodes, t->chakra_size);
     sc__buf_printf(b, "  %-20s", "nodes by type");
-    bool any = false;
-    for (int i = 0; i <= SC__CK_NTYPES; i++) {
-        if (!by_type[i]) continue;
-        sc__buf_printf(b, "%s%s=%llu", any ? ", " : "", i < SC__CK_NTYPES ? type_names[i] : "unknown",
-                       (unsigned long long)by_type[i]);
-        any = true;
-    }
+    bool any = put_counts(b, ci->by_type, SC__CK_NTYPES, ck_type_names, false);
     sc__buf_printf(b, "%s\n  %-20s%llu\n  %-20s%llu\n", any ? "" : "-", "cpu nodes",
-                   (unsigned long long)cpu, "dependencies", (unsigned long long)deps);
+                   (unsigned long long)ci->cpu, "dependencies", (unsigned long long)ci->deps);
     sc__buf_printf(b, "  %-20s", "collectives");
-    any = false;
-    for (int i = 0; i <= 10; i++) {
-        if (!gpu_coll[i]) continue;
-        sc__buf_printf(b, "%s%s=%llu", any ? ", " : "", i < 10 ? comm_names[i] : "unknown",
-                       (unsigned long long)gpu_coll[i]);
-        any = true;
-    }
-    sc__buf_printf(b, "%s\n  %-20s%.3f ms\n", any ? "" : "-", "sum of durations", (double)dur_us / 1e3);
+    any = put_counts(b, ci->gpu_coll, 10, ck_comm_names, false);
+    sc__buf_printf(b, "%s\n  %-20s%.3f ms\n", any ? "" : "-", "sum of durations", (double)ci->dur_us / 1e3);
+}
+
+sc_status sc__chakra_info_body(const sc_trace *t, sc__buf *text, sc__buf *json, sc_error *err) {
+    ck_info ci;
+    sc_status st = ck_gather(t, &ci, err);
+    if (st != SC_OK) return st;
+    if (text) ck_put_text(text, t, &ci);
+    if (json) ck_put_json(json, t, &ci);
     return SC_OK;
 }

@@ -15,7 +15,9 @@
  * object, in two parts: the head, which holds the rank (a set assigns it
  * after every file is read), and the body, worked out from the file. */
 void sc__chakra_info_head(const sc_trace *t, sc__buf *b, bool json);
-sc_status sc__chakra_info_body(const sc_trace *t, sc__buf *b, bool json, sc_error *err);
+/* The body as text and as JSON, to whichever of the two is not NULL: the
+ * file's nodes are decoded once for both. */
+sc_status sc__chakra_info_body(const sc_trace *t, sc__buf *text, sc__buf *json, sc_error *err);
 
 typedef struct sc__chakra_export_stats {
     uint64_t nodes, deps, bytes, files;

@@ -93,18 +93,17 @@ void sc__jwin_blame_source(sc__jwin *w, sc_error *err) {
     if (!err || !w->src || !w->src->gzip || w->eof || w->failed || !sc__source_cannot_block(w->src) ||
         (err->status != SC_E_PARSE && err->status != SC_E_FORMAT))
         return;
-    char *scratch = malloc(1u << 16);
-    for (uint64_t n = 0; scratch && n < SC__JWIN_BLAME;) {
+    /* The window's bytes are of no more use: it is the scratch. */
+    for (uint64_t n = 0; n < SC__JWIN_BLAME;) {
         size_t got;
         sc_error e;
-        if (sc__source_read(w->src, scratch, 1u << 16, &got, &e) != SC_OK) {
+        if (sc__source_read(w->src, w->buf, w->cap, &got, &e) != SC_OK) {
             *err = e;
             break;
         }
         if (got == 0) break;
         n += got;
     }
-    free(scratch);
 }
 
 /* The unit-and-retry loop: steps from *state until it is `stop`, refilling

@@ -706,17 +706,9 @@ static bool et_link(const sc_et *et, const sc_trace *k, link_stats *ls, sc__vec 
     return true;
 }
 
-/* A Kineto trace to link with must still have its events. */
-static sc_status check_kineto(const sc_et *et, const sc_trace *kineto, sc_error *err) {
-    if (kineto && kineto->header_only)
-        return sc__fail(err, SC_E_USAGE, kineto->path, SC_NO_OFFSET,
-                        "this trace was loaded for info only: its events are gone (linking %s)",
-                        et->path);
-    return SC_OK;
-}
-
 sc_status sc_report_et(const sc_et *et, const sc_trace *kineto, FILE *out, int json, sc_error *err) {
-    if (check_kineto(et, kineto, err) != SC_OK) return err ? err->status : SC_E_USAGE;
+    sc_status whole = sc__trace_check_whole(kineto, err); /* the Kineto side needs its events */
+    if (whole != SC_OK) return whole;
     link_stats ls;
     if (!et_link(et, kineto, &ls, NULL)) return sc__fail(err, SC_E_NOMEM, et->path, SC_NO_OFFSET, "out of memory");
     const char *schema = et->schema == SC__NONE ? "" : sc__intern_str(&et->strings, et->schema);
@@ -792,7 +784,8 @@ static int cmp_pair_event(const void *a, const void *b) {
 sc_status sc_report_et_ops(const sc_et *et, const sc_trace *kineto, size_t max, FILE *out, int json,
                            sc_error *err) {
     if (!kineto) return sc__fail(err, SC_E_USAGE, et->path, SC_NO_OFFSET, "listing ops needs a Kineto trace");
-    if (check_kineto(et, kineto, err) != SC_OK) return err ? err->status : SC_E_USAGE;
+    sc_status whole = sc__trace_check_whole(kineto, err);
+    if (whole != SC_OK) return whole;
     sc__vec pairs;
     sc__vec_init(&pairs, sizeof(link_pair_rec));
     link_stats ls;

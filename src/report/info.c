@@ -222,9 +222,7 @@ static void put_body_text(sc__buf *b, const sc_trace *t, const rank_info *ri) {
 static sc_status put_bodies(const sc_trace *t, sc__buf *text, sc__buf *json, sc_error *err) {
     bool ok = true;
     if (t->format == SC__FMT_CHAKRA) { /* issue 7: a Chakra rank */
-        sc_status st = SC_OK;
-        if (text) st = sc__chakra_info_body(t, text, false, err);
-        if (st == SC_OK && json) st = sc__chakra_info_body(t, json, true, err);
+        sc_status st = sc__chakra_info_body(t, text, json, err);
         if (st != SC_OK) return st;
     } else {
         rank_info ri;

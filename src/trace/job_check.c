@@ -145,11 +145,10 @@ sc_status sc__traceset_check_job(const sc_traceset *set, sc__warn_fn warn, void 
                                  sc_error *err) {
     if (!set || set->count == 0)
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "no traces given");
-    for (size_t i = 0; i < set->count; i++)
-        if (set->traces[i]->header_only)
-            return sc__fail(err, SC_E_USAGE, set->traces[i]->path, SC_NO_OFFSET,
-                            "this trace was loaded for info only (sc_traceset_load_for_info): "
-                            "its events are gone; load it with sc_traceset_load");
+    for (size_t i = 0; i < set->count; i++) {
+        sc_status whole = sc__trace_check_whole(set->traces[i], err);
+        if (whole != SC_OK) return whole;
+    }
     sc_status st = check_ranks(set, err);
     if (st != SC_OK) return st;
     int64_t ws = -1;

@@ -67,6 +67,13 @@ void sc__trace_keep_header(sc_trace *t) {
     t->header_only = true;
 }
 
+sc_status sc__trace_check_whole(const sc_trace *t, sc_error *err) {
+    if (!t || !t->header_only) return SC_OK;
+    return sc__fail(err, SC_E_USAGE, t->path, SC_NO_OFFSET,
+                    "this trace was loaded for info only (sc_traceset_load_for_info): its events "
+                    "are gone; load it with sc_traceset_load or sc_trace_load");
+}
+
 /* Maps the string ids of an extras record through map. */
 static void remap_ext(sc__event_ext *x, const uint32_t *map) {
     uint32_t *ids[] = {&x->coll_name, &x->dtype, &x->pg_name, &x->pg_desc, &x->pg_ranks, &x->label};

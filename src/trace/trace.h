@@ -158,10 +158,11 @@ sc_trace *sc__trace_new(const char *path);
 void sc__trace_release_events(sc_trace *t);
 /* Frees everything but the header - path, rank, world size, format, byte
  * and node counts - strings, tracks and a Chakra file's bytes included, for
- * a caller that has
- * taken what it needs from a trace of a large set (`info`). Builders and
- * reports that read events refuse such a trace (header_only). */
+ * a caller that has taken what it needs from a trace of a large set
+ * (`info`). What reads events refuses such a trace (sc__trace_check_whole). */
 void sc__trace_keep_header(sc_trace *t);
+/* SC_E_USAGE, naming the file, for a trace cut to its header; else SC_OK. */
+sc_status sc__trace_check_whole(const sc_trace *t, sc_error *err);
 /* Appends src's events (with their extras and shapes) to dst, mapping
  * src's string and track ids into dst's. Ids are interned in src's id
  * order, which is the order they first occur in src: a trace read in slices
