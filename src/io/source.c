@@ -120,6 +120,7 @@ void sc__source_close(sc__source *s) {
     free(s->isal);
     if (s->fd >= 0) close(s->fd);
     free(s->zin);
+    free(s->peek);
     memset(s, 0, sizeof *s);
     s->fd = -1;
 }
@@ -313,8 +314,41 @@ sc_status sc__source_read(sc__source *s, void *dst, size_t cap, size_t *got, sc_
     return sc__source_decode(s, dst, cap, got, err);
 }
 
+sc_status sc__source_peek(sc__source *s, size_t want, const unsigned char **bytes, size_t *len,
+                          sc_error *err) {
+    *bytes = NULL;
+    *len = 0;
+    if (s->peek || s->cursor)
+        return sc__fail(err, SC_E_INTERNAL, s->name, SC_NO_OFFSET, "peeking at a source twice");
+    unsigned char *buf = malloc(want ? want : 1);
+    if (!buf) return sc__fail(err, SC_E_NOMEM, s->name, SC_NO_OFFSET, "out of memory");
+    size_t have = 0, got = 1;
+    while (have < want && got) {
+        sc_status st = sc__source_decode(s, buf + have, want - have, &got, err);
+        if (st != SC_OK) {
+            free(buf);
+            return st;
+        }
+        have += got;
+    }
+    s->peek = buf;
+    s->peek_len = have;
+    s->peek_pos = 0;
+    *bytes = buf;
+    *len = have;
+    return SC_OK;
+}
+
 sc_status sc__source_decode(sc__source *s, void *dst, size_t cap, size_t *got, sc_error *err) {
     *got = 0;
+    if (s->peek_pos < s->peek_len && cap) { /* bytes sc__source_peek read ahead */
+        size_t n = s->peek_len - s->peek_pos;
+        if (n > cap) n = cap;
+        memcpy(dst, s->peek + s->peek_pos, n);
+        s->peek_pos += n;
+        *got = n;
+        return SC_OK;
+    }
     if (s->eof || cap == 0) return SC_OK;
     if (s->gzip) return s->zinit ? gz_read(s, dst, cap, got, err) : isal_read(s, dst, cap, got, err);
     if (s->fd >= 0) {

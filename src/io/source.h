@@ -24,6 +24,8 @@ typedef struct sc__source {
     uint64_t raw_read; /* bytes read from the file (compressed size for gzip) */
     struct sc__chunks *chunks; /* a cursor into decoded chunks (chunks.c) ... */
     struct sc__cursor *cursor; /* ... or NULL */
+    unsigned char *peek;       /* decoded bytes read ahead (sc__source_peek), */
+    size_t peek_len, peek_pos; /* served again before any further bytes */
 } sc__source;
 
 sc_status sc__source_open_file(sc__source *s, const char *path, sc_error *err);
@@ -35,6 +37,12 @@ sc_status sc__source_read(sc__source *s, void *dst, size_t cap, size_t *got, sc_
  * decoder thread runs). */
 sc_status sc__source_decode(sc__source *s, void *dst, size_t cap, size_t *got, sc_error *err);
 void sc__source_close(sc__source *s);
+/* Decodes up to `want` bytes ahead and shows them (*bytes, *len; fewer at
+ * the end of input) without consuming them: reads return them first. A
+ * pipe can be read only once, so its format is told from bytes that the
+ * reader then reads again. Once per source, before any read. */
+sc_status sc__source_peek(sc__source *s, size_t want, const unsigned char **bytes, size_t *len,
+                          sc_error *err);
 /* Memory or a regular file: a read returns at once, where a pipe's may wait
  * for a writer for good. */
 bool sc__source_cannot_block(const sc__source *s);

@@ -126,15 +126,13 @@ static sc_status check_file(const char *path, const uint8_t *data, size_t size,
  * memory guard, not an exact count. */
 #define CK_BYTES_PER_NODE 256
 
-/* Reads the whole decompressed file, failing with SC_E_LIMIT past budget
+/* Reads the rest of s, decompressed, failing with SC_E_LIMIT past budget
  * (a gzip bomb stops at the budget, not at the machine's memory). */
-static sc_status slurp_bounded(const char *path, uint64_t budget, unsigned char **data, size_t *size,
-                               sc_error *err) {
-    sc__source s;
+static sc_status slurp_bounded(sc__source *s, const char *path, uint64_t budget, unsigned char **data,
+                               size_t *size, sc_error *err) {
+    sc_status st = SC_OK;
     *data = NULL;
     *size = 0;
-    sc_status st = sc__source_open_file(&s, path, err);
-    if (st != SC_OK) return st;
     size_t cap = 1u << 16, len = 0;
     unsigned char *buf = malloc(cap);
     for (;;) {
@@ -160,11 +158,10 @@ static sc_status slurp_bounded(const char *path, uint64_t budget, unsigned char 
             cap *= 2;
         }
         size_t got;
-        st = sc__source_read(&s, buf + len, cap - len, &got, err);
+        st = sc__source_read(s, buf + len, cap - len, &got, err);
         if (st != SC_OK || got == 0) break;
         len += got;
     }
-    sc__source_close(&s);
     if (st != SC_OK) {
         free(buf);
         return st;
@@ -177,10 +174,21 @@ static sc_status slurp_bounded(const char *path, uint64_t budget, unsigned char 
 sc_status sc__chakra_load(const char *path, const sc_load_options *opts, sc_trace **out,
                           sc_error *err) {
     *out = NULL;
+    sc__source src;
+    sc_status st = sc__source_open_file(&src, path, err);
+    if (st != SC_OK) return st;
+    st = sc__chakra_load_source(&src, path, opts, out, err);
+    sc__source_close(&src);
+    return st;
+}
+
+sc_status sc__chakra_load_source(sc__source *src, const char *path, const sc_load_options *opts,
+                                 sc_trace **out, sc_error *err) {
+    *out = NULL;
     unsigned char *data = NULL;
     size_t size = 0;
     uint64_t budget = sc__load_budget(opts);
-    sc_status st = slurp_bounded(path, budget, &data, &size, err);
+    sc_status st = slurp_bounded(src, path, budget, &data, &size, err);
     if (st != SC_OK) return st;
     sc__chakra_meta meta;
     uint64_t nodes = 0;

@@ -799,6 +799,11 @@ sc_status sc_trace_load(const char *path, const sc_load_options *opts, sc_trace 
     return st;
 }
 
+sc_status sc__kineto_load_source(sc__source *src, const char *path, const sc_load_options *opts,
+                                 sc_trace **out, sc_error *err) {
+    return read_trace(src, path, opts, true, NULL, out, err);
+}
+
 sc_status sc__kineto_load_buffer(const void *data, size_t size, const char *name,
                                  const sc_load_options *opts, bool templates, uint64_t *matched,
                                  sc_trace **out, sc_error *err) {

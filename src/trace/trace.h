@@ -151,6 +151,15 @@ enum { SC__FMT_KINETO = 0, SC__FMT_CHAKRA = 1 };
 sc_status sc__chakra_load(const char *path, const sc_load_options *opts, sc_trace **out,
                           sc_error *err);
 
+/* The Chakra and Kineto readers on a source already open, named path: a
+ * pipe, which can be read only once, after its first bytes were peeked to
+ * tell its format (traceset.c). The source stays the caller's. */
+struct sc__source;
+sc_status sc__chakra_load_source(struct sc__source *src, const char *path,
+                                 const sc_load_options *opts, sc_trace **out, sc_error *err);
+sc_status sc__kineto_load_source(struct sc__source *src, const char *path,
+                                 const sc_load_options *opts, sc_trace **out, sc_error *err);
+
 sc_trace *sc__trace_new(const char *path);
 /* Frees the events and their args (the bulk of a trace), keeping its
  * metadata, strings and tracks: for a caller done with the events (the graph

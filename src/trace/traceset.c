@@ -139,10 +139,19 @@ static sniff_kind sniff(const char *path) {
 
 /* A Chakra file: binary content (the first decompressed byte that is not
  * whitespace opens no JSON value) under a name that does not claim JSON, so
- * a corrupt .json still gets the JSON reader's diagnosis. Reads a few bytes
+ * a corrupt .json still gets the JSON reader's diagnosis. */
+static bool names_json(const char *path) { return has_suffix(path, ".json") || has_suffix(path, ".json.gz"); }
+
+static bool opens_no_json(const unsigned char *head, size_t n) {
+    size_t i = 0;
+    while (i < n && isspace(head[i])) i++;
+    return i < n && head[i] != '{' && head[i] != '[';
+}
+
+/* is_chakra_file for a file that can be opened twice; reads a few bytes
  * only (called per file). */
 static bool is_chakra_file(const char *path) {
-    if (has_suffix(path, ".json") || has_suffix(path, ".json.gz")) return false;
+    if (names_json(path)) return false;
     sc__source src;
     sc_error e;
     if (sc__source_open_file(&src, path, &e) != SC_OK) return false;
@@ -150,9 +159,34 @@ static bool is_chakra_file(const char *path) {
     size_t got = 0;
     if (sc__source_read(&src, buf, sizeof buf, &got, &e) != SC_OK) got = 0;
     sc__source_close(&src);
-    size_t i = 0;
-    while (i < got && isspace(buf[i])) i++;
-    return i < got && buf[i] != '{' && buf[i] != '[';
+    return opens_no_json(buf, got);
+}
+
+/* Reads one trace file. A regular file is sniffed by a read of its own and
+ * then read from its start, in parallel where that pays. A pipe or a device
+ * (/dev/stdin, a shell's <(zcat rank0.json.gz)) can be read only once: it
+ * is opened once, its first bytes are peeked to tell its format, and the
+ * reader of that format reads them again and on, sequentially (the
+ * parallel readers need a regular file). Sniffing it by a read of its own
+ * used to eat its first bytes, so a piped trace failed at "byte 0". */
+static sc_status load_one(const char *path, const sc_load_options *o, sc_trace **out, sc_error *err) {
+    struct stat sb;
+    if (stat(path, &sb) != 0 || S_ISREG(sb.st_mode)) {
+        if (is_chakra_file(path)) return sc__chakra_load(path, o, out, err);
+        return sc_trace_load(path, o, out, err);
+    }
+    sc__source src;
+    sc_status st = sc__source_open_file(&src, path, err);
+    if (st != SC_OK) return st;
+    const unsigned char *head;
+    size_t n;
+    st = sc__source_peek(&src, 64, &head, &n, err);
+    if (st == SC_OK && !names_json(path) && opens_no_json(head, n))
+        st = sc__chakra_load_source(&src, path, o, out, err);
+    else if (st == SC_OK)
+        st = sc__kineto_load_source(&src, path, o, out, err);
+    sc__source_close(&src);
+    return st;
 }
 
 /* Rank from a file name: rank-N, rank_N, rankN, worker N, workerN, worker_N. */
@@ -206,10 +240,7 @@ static void *load_worker(void *arg) {
         if (i >= job->count) break;
         sc_load_options o = *job->opts;
         o.threads = sc__file_threads(job->threads, job->count, i);
-        if (is_chakra_file(job->paths[i]))
-            job->status[i] = sc__chakra_load(job->paths[i], &o, &job->traces[i], &job->errors[i]);
-        else
-            job->status[i] = sc_trace_load(job->paths[i], &o, &job->traces[i], &job->errors[i]);
+        job->status[i] = load_one(job->paths[i], &o, &job->traces[i], &job->errors[i]);
         if (job->status[i] == SC_OK && job->each)
             job->status[i] = job->each(job->ctx, job->traces[i], &job->errors[i]);
     }
