@@ -84,7 +84,14 @@ $M e2e "info, 1024 synthetic ranks" -- "$S" info "$SYNTH_DIR" >>"$rows"
 $M e2e "info -j 1, 1024 synthetic ranks" -- "$S" info -j 1 "$SYNTH_DIR" >>"$rows"
 if "$S" help replay >/dev/null 2>&1; then
     $M e2e "replay, 8-rank example" -- "$S" replay "$EXAMPLE_DIR" >>"$rows"
-    $M e2e "replay, 1024 synthetic ranks" -- "$S" replay "$SYNTH_DIR" >>"$rows"
+    # --timings: where that time goes, stage by stage, and the simulator's
+    # rate on this large job (the sim rows above use a 64-rank graph).
+    $M e2e "replay, 1024 synthetic ranks" -- "$S" replay --timings "$SYNTH_DIR" >>"$rows" 2>"$rows.err"
+    grep -v '^stepcast: timings:' "$rows.err" >&2
+    sed -n 's/^stepcast: timings: //p' "$rows.err" | tr ',;(' '\n\n\n' | awk '
+        $1 == "load" || $1 == "build" || $1 == "calibrate" || $1 == "simulate" || $1 == "summarise" ||
+        $1 == "write" { printf "e2e\treplay, 1024 synthetic ranks: %s\t%.2f\ts\n", $1, $2 }
+        $2 == "M" && $3 == "tasks/s)" { printf "sim\tsimulation inside that replay (wall), 1 core\t%.2f\tM tasks/s\n", $1 }' >>"$rows"
 else
     printf 'e2e\treplay (command not built yet)\t-\t-\n' >>"$rows"
 fi

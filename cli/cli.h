@@ -9,6 +9,7 @@
 #include "stepcast.h"
 
 #include <stdbool.h>
+#include <time.h>
 
 /* Exit codes, the same for every command (documented in `stepcast help`). */
 enum {
@@ -33,6 +34,13 @@ int sc_cli_exit_code(sc_status status);
 /* Prints the trace set's warnings to stderr. */
 void sc_cli_print_warnings(const sc_traceset *set);
 const sc_cli_command *sc_cli_find(const char *name);
+
+/* Seconds on the monotonic clock, for the times commands report. */
+static inline double sc_cli_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 int sc_cmd_info(int argc, char **argv);
 int sc_cmd_export(int argc, char **argv); /* issue 7 */

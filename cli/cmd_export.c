@@ -9,13 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static bool parse_i64(const char *s, int64_t *out) {
     char *end;
@@ -62,9 +55,9 @@ int sc_cmd_export(int argc, char **argv) {
     if (sc_traceset_load(paths, n, NULL, &set, &err) != SC_OK) return sc_cli_fail(&err);
     sc_cli_print_warnings(set);
     sc_export_stats st;
-    double t0 = now_s();
+    double t0 = sc_cli_now();
     sc_status s = sc_export_chakra(set, prefix, flags, iteration, &st, &err);
-    double dt = now_s() - t0;
+    double dt = sc_cli_now() - t0;
     sc_traceset_free(set);
     if (s != SC_OK) return sc_cli_fail(&err);
     fprintf(stderr,

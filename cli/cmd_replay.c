@@ -1,7 +1,8 @@
 /*
  * cmd_replay.c - `stepcast replay [--json] [--chrome FILE] [--force]
- * [--iteration N] [--comm coupled|traced] [--scale CLASS=FACTOR]... TRACE...`:
- * parses the options and hands everything to sc_report_replay().
+ * [--iteration N] [--comm coupled|traced] [--scale CLASS=FACTOR]... [--timings]
+ * TRACE...`: parses the options and hands everything to sc_report_replay();
+ * --timings then says on stderr where the time went, stage by stage.
  */
 #include "cli.h"
 
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #define MAX_PATHS 4096
 #define MAX_SCALES 64
@@ -23,16 +25,33 @@ static const char *opt_value(int argc, char **argv, int *i, const char *opt) {
     return argv[++*i];
 }
 
+/* One line on stderr: each stage's wall time, the simulator's rate and the
+ * peak memory, for a user asking where a large job's replay time goes. */
+static void print_timings(double load, const sc_replay_timings *t) {
+    struct rusage ru;
+    double rss_mb = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0;
+    double total = load + t->build + t->calibrate + t->simulate + t->summarise + t->write;
+    fprintf(stderr,
+            "stepcast: timings: load %.3f s, build %.3f s, calibrate %.3f s, simulate %.3f s "
+            "(%.2f M tasks/s), summarise %.3f s, write %.3f s; total %.3f s, peak RSS %.0f MB\n",
+            load, t->build, t->calibrate, t->simulate,
+            t->simulate > 0 ? (double)t->tasks / t->simulate / 1e6 : 0.0, t->summarise, t->write, total,
+            rss_mb);
+}
+
 int sc_cmd_replay(int argc, char **argv) {
     static const char *paths[MAX_PATHS];
     static const char *scales[MAX_SCALES];
     size_t n = 0;
     int json = 0;
+    bool timings = false;
     sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
+    sc_replay_timings tm;
     for (int i = 1; i < argc; i++) {
         const char *v;
         if (strcmp(argv[i], "--json") == 0) json = 1;
         else if (strcmp(argv[i], "--force") == 0) o.force = 1;
+        else if (strcmp(argv[i], "--timings") == 0) timings = true;
         else if ((v = opt_value(argc, argv, &i, "--chrome"))) {
             if (!*v) return sc_cli_usage("replay", "--chrome needs a file name");
             o.chrome_path = v;
@@ -65,12 +84,16 @@ int sc_cmd_replay(int argc, char **argv) {
     if (n == 0) return sc_cli_usage("replay", "no trace files given");
     o.scales = scales;
     o.release_traces = 1; /* the set is only freed after the replay */
+    if (timings) o.timings = &tm;
     sc_error err;
     sc_traceset *set;
+    double t0 = sc_cli_now();
     if (sc_traceset_load(paths, n, NULL, &set, &err) != SC_OK) return sc_cli_fail(&err);
+    double load = sc_cli_now() - t0;
     sc_cli_print_warnings(set);
     int rc = SC_EXIT_OK;
     if (sc_report_replay(set, &o, stdout, json, &err) != SC_OK) rc = sc_cli_fail(&err);
+    else if (timings && fflush(stdout) == 0) print_timings(load, &tm);
     sc_traceset_free(set);
     return rc;
 }

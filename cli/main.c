@@ -23,7 +23,7 @@ static const sc_cli_command commands[] = {
     /* replay (issue 4) */
     {"replay", "simulate the traced iteration: measured vs simulated step, breakdown, critical path",
      "stepcast replay [--json] [--chrome FILE [--force]] [--iteration N] [--comm coupled|traced] "
-     "[--scale CLASS=FACTOR]... TRACE|DIR...",
+     "[--scale CLASS=FACTOR]... [--timings] TRACE|DIR...",
      sc_cmd_replay},
     /* Chakra / Execution Trace interop (issue 7) */
     {"export", "write Chakra execution traces (PREFIX.<rank>.et) for ASTRA-sim & co.",

@@ -336,6 +336,30 @@ static void test_jobs_any_command(void **state) {
     expect_usage(neg);
 }
 
+/* replay --timings: the same report on stdout, and one line on stderr
+ * naming every stage with a time, the simulator's rate and the peak RSS. */
+static void test_replay_timings(void **state) {
+    (void)state;
+    const char *plain[] = {"replay", "examples/megatron-tp8", NULL};
+    const char *timed[] = {"replay", "--timings", "examples/megatron-tp8", NULL};
+    outcome a = run_cli(plain), b = run_cli(timed);
+    assert_int_equal(a.code, 0);
+    assert_int_equal(b.code, 0);
+    assert_string_equal(a.out, b.out);
+    assert_string_equal(a.err, "");
+    double load, build, cal, sim, rate, sum, wr, total, rss;
+    if (lines(b.err) != 1 ||
+        sscanf(b.err,
+               "stepcast: timings: load %lf s, build %lf s, calibrate %lf s, simulate %lf s (%lf M "
+               "tasks/s), summarise %lf s, write %lf s; total %lf s, peak RSS %lf MB\n",
+               &load, &build, &cal, &sim, &rate, &sum, &wr, &total, &rss) != 9)
+        fail_msg("not the timings line: %s", b.err);
+    assert_true(load > 0 && build > 0 && sim > 0 && rate > 0 && rss > 0);
+    assert_true(total + 0.005 >= load + build + cal + sim + sum + wr);
+    outcome_free(&a);
+    outcome_free(&b);
+}
+
 static int setup(void **state) {
     (void)state;
     return access(bin, X_OK) == 0 ? 0 : -1;
@@ -367,6 +391,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_2gb_string_exit_1),
         cmocka_unit_test(test_usage_errors_exit_2),
         cmocka_unit_test(test_jobs_any_command),
+        cmocka_unit_test(test_replay_timings),
     };
     return cmocka_run_group_tests_name("stepcast info CLI", tests, setup, NULL);
 }

@@ -300,6 +300,42 @@ static void test_output_is_deterministic(void **state) {
     sc_traceset_free(set);
 }
 
+/* Timings say where the time went without changing the report: every
+ * stage is timed, the simulated tasks are the report's, and a replay that
+ * fails in the build still says how long the build took. */
+static void test_timings(void **state) {
+    (void)state;
+    const char *path = sc_test_trace("param-dlrm-8rank/kineto");
+    sc_traceset *set = load(&path, 1);
+    sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
+    size_t n1, n2;
+    char *plain = report(set, &o, 1, &n1);
+    sc_replay_timings tm;
+    memset(&tm, 0xff, sizeof tm); /* all of it is written */
+    o.timings = &tm;
+    char *timed = report(set, &o, 1, &n2);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(plain, timed, n1);
+    char want[64];
+    snprintf(want, sizeof want, "\"tasks\":%llu,", (unsigned long long)tm.tasks);
+    if (tm.tasks == 0 || !strstr(timed, want)) fail_msg("%llu tasks timed, not the report's", (unsigned long long)tm.tasks);
+    double stages[] = {tm.build, tm.calibrate, tm.simulate, tm.summarise, tm.write};
+    for (size_t i = 0; i < 5; i++)
+        if (!(stages[i] >= 0 && stages[i] < 60)) fail_msg("stage %zu took %g s", i, stages[i]);
+    assert_true(tm.build > 0 && tm.simulate > 0);
+    free(plain);
+    free(timed);
+    o.iteration = 999; /* no such step: the build fails */
+    memset(&tm, 0xff, sizeof tm);
+    sc_error err;
+    FILE *null = fopen("/dev/null", "w");
+    assert_int_equal(sc_report_replay(set, &o, null, 0, &err), SC_E_USAGE);
+    fclose(null);
+    assert_true(tm.build > 0 && tm.build < 60);
+    assert_true(tm.simulate == 0 && tm.tasks == 0);
+    sc_traceset_free(set);
+}
+
 /* --iteration picks the ProfilerStep: ns_resolution_trace has #101 to #105,
  * and #101 (no backlog yet from an earlier step) is much shorter. */
 static void test_iteration_option(void **state) {
@@ -359,6 +395,7 @@ int main(void) {
         cmocka_unit_test(test_output_is_deterministic),
         cmocka_unit_test(test_chrome_timeline),
         cmocka_unit_test(test_iteration_option),
+        cmocka_unit_test(test_timings),
         cmocka_unit_test(test_breakdown_and_critical_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #if defined(__GNUC__)
 #define SC__LIKELY(x) __builtin_expect(!!(x), 1)
@@ -126,6 +127,13 @@ static inline uint32_t sc__intern_len(const sc__intern *in, uint32_t id) {
 size_t sc__intern_memory(const sc__intern *in);
 
 uint32_t sc__hash_bytes(const void *p, size_t n);
+/* Seconds on the monotonic clock, for the timings a caller asks for. */
+static inline double sc__now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static inline uint64_t sc__hash_u64(uint64_t x) {
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdULL;

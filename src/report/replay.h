@@ -55,6 +55,7 @@ typedef struct sc__replay {
     size_t slowest; /* rank index with the longest simulated step */
     size_t slowest_measured;
     sc__cp_summary cp;
+    double calibrate_s, simulate_s, summarise_s; /* wall time of each stage (sc_replay_timings) */
 } sc__replay;
 
 /* Takes ownership of g (finished) even on failure. set: the traces g was

@@ -302,6 +302,7 @@ sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, c
     }
     r->g = g;
     r->coupled = coupled;
+    double t0 = sc__now();
     sc__prune_contradicted(g, r->pruned);
     size_t nr = g->ranks.len ? g->ranks.len : 1;
     r->launch_latency = calloc(nr, sizeof *r->launch_latency);
@@ -335,7 +336,11 @@ sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, c
                         .sync_base = r->sync_base,
                         .rank_offset = r->rank_offset,
                         .proc_backlog = r->backlog};
+    double t1 = sc__now();
+    r->calibrate_s = t1 - t0;
     sc_status st = sc__sim_run(g, &p, &r->sim, err);
+    double t2 = sc__now();
+    r->simulate_s = t2 - t1;
     if (st != SC_OK) {
         sc__replay_free(r);
         return st;
@@ -357,6 +362,7 @@ sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, c
         sc__replay_free(r);
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory summarising the replay");
     }
+    r->summarise_s = sc__now() - t2;
     *out = r;
     return SC_OK;
 }
@@ -548,12 +554,21 @@ sc_status sc_report_replay(const sc_traceset *set, const sc_replay_options *opts
     }
     sc__build_options bo = {.iteration = opts->iteration, .hide_cuda_sync = false,
                             .release_traces = opts->release_traces != 0};
+    sc_replay_timings spare, *tm = opts->timings ? opts->timings : &spare;
+    memset(tm, 0, sizeof *tm);
+    double t0 = sc__now();
     sc__graph *g;
     sc_status st = sc__graph_build(set, &bo, &g, err); /* Kineto or Chakra */
+    tm->build = sc__now() - t0;
     sc__replay *r = NULL;
     if (st == SC_OK) st = sc__replay_graph(g, set, !opts->comm_traced, rules, opts->nscales, &r, err);
     free(rules);
     if (st != SC_OK) return st;
+    tm->calibrate = r->calibrate_s;
+    tm->simulate = r->simulate_s;
+    tm->summarise = r->summarise_s;
+    tm->tasks = r->g->tasks.len;
+    double t1 = sc__now();
     if (opts->chrome_path) {
         sc_output *o;
         st = sc_output_open(opts->chrome_path, opts->force ? SC_OUTPUT_FORCE : 0, &o, err);
@@ -564,6 +579,7 @@ sc_status sc_report_replay(const sc_traceset *set, const sc_replay_options *opts
         }
     }
     if (st == SC_OK) st = sc__replay_write(r, out, json, err);
+    tm->write = sc__now() - t1;
     sc__replay_free(r);
     return st;
 }
