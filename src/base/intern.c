@@ -48,7 +48,9 @@ static bool intern_grow_slots(sc__intern *in) {
 bool sc__intern_init(sc__intern *in) {
     memset(in, 0, sizeof *in);
     sc__arena_init(&in->arena);
-    return sc__intern_put(in, "", 0) == 0;
+    if (sc__intern_put(in, "", 0) == 0) return true;
+    sc__intern_free(in); /* what the failed put had allocated: callers free nothing */
+    return false;
 }
 
 void sc__intern_free(sc__intern *in) {
