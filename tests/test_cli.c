@@ -347,7 +347,7 @@ static void test_replay_timings(void **state) {
     assert_int_equal(b.code, 0);
     assert_string_equal(a.out, b.out);
     assert_string_equal(a.err, "");
-    double load, build, cal, sim, rate, sum, wr, total, rss;
+    double load = 0, build = 0, cal = 0, sim = 0, rate = 0, sum = 0, wr = 0, total = 0, rss = 0;
     if (lines(b.err) != 1 ||
         sscanf(b.err,
                "stepcast: timings: load %lf s, build %lf s, calibrate %lf s, simulate %lf s (%lf M "
