@@ -29,14 +29,14 @@ static const char *opt_value(int argc, char **argv, int *i, const char *opt) {
  * peak memory, for a user asking where a large job's replay time goes. */
 static void print_timings(double load, const sc_replay_timings *t) {
     struct rusage ru;
-    double rss_mb = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0;
+    double rss_mib = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0;
     double total = load + t->build + t->calibrate + t->simulate + t->summarise + t->write;
     fprintf(stderr,
             "stepcast: timings: load %.3f s, build %.3f s, calibrate %.3f s, simulate %.3f s "
-            "(%.2f M tasks/s), summarise %.3f s, write %.3f s; total %.3f s, peak RSS %.0f MB\n",
+            "(%.2f M tasks/s), summarise %.3f s, write %.3f s; total %.3f s, peak RSS %.0f MiB\n",
             load, t->build, t->calibrate, t->simulate,
             t->simulate > 0 ? (double)t->tasks / t->simulate / 1e6 : 0.0, t->summarise, t->write, total,
-            rss_mb);
+            rss_mib);
 }
 
 int sc_cmd_replay(int argc, char **argv) {

@@ -216,17 +216,12 @@ SC_API sc_status sc_report_graph_dot(const sc_traceset *set, const sc_graph_opti
 
 /* ---------------------------------------------------- replay (issue 4) */
 
-/* `stepcast replay`: rebuild one iteration of every rank as an execution
- * graph, simulate it (collectives coupled across ranks unless comm_traced)
- * and print per rank the measured and simulated step time, the error, a
- * breakdown (exposed compute / exposed communication / overlapped / idle,
- * SM-busy per 1 ms window) and the critical path. Text or JSON to out;
- * byte-identical for identical inputs. */
 /* Where a replay's time went, in wall seconds (sc_replay_options.timings):
  * the figures behind `stepcast replay --timings`. */
 typedef struct sc_replay_timings {
     double build;     /* the graph: every rank's tasks and edges, collectives matched, checked */
-    double calibrate; /* launch latencies, sync costs, backlogs, transfers, --scale */
+    double calibrate; /* contradicted edges pruned; launch latencies, sync costs, backlogs,
+                         transfers; --scale */
     double simulate;  /* the simulator: its state set up, then the event loop */
     double summarise; /* per-rank breakdowns and the critical path */
     double write;     /* the report, and the Chrome timeline when asked for */
@@ -243,10 +238,18 @@ typedef struct sc_replay_options {
     int release_traces;        /* 1: free each trace's events once its part of the graph is
                                   built (the set then serves only sc_traceset_free): traces
                                   and graph are never all in memory (issue 5) */
-    sc_replay_timings *timings; /* filled in when not NULL, also when the replay fails part way */
+    sc_replay_timings *timings; /* filled in when not NULL; a replay that fails before its
+                                   report (bad --scale, build, calibration, simulation,
+                                   summary) leaves all 0 but the build's time, if it ran */
 } sc_replay_options;
 #define SC_REPLAY_OPTIONS_INIT {-1, 0, NULL, 0, NULL, 0, 0, NULL}
 
+/* `stepcast replay`: rebuild one iteration of every rank as an execution
+ * graph, simulate it (collectives coupled across ranks unless comm_traced)
+ * and print per rank the measured and simulated step time, the error, a
+ * breakdown (exposed compute / exposed communication / overlapped / idle,
+ * SM-busy per 1 ms window) and the critical path. Text or JSON to out;
+ * byte-identical for identical inputs. */
 SC_API sc_status sc_report_replay(const sc_traceset *set, const sc_replay_options *opts, FILE *out,
                                   int json, sc_error *err);
 

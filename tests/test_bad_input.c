@@ -505,7 +505,9 @@ static sc_traceset *load_through_fifo(const char *from, const char *suffix, char
     unsigned char *data = malloc(cap);
     for (size_t k; data && (k = fread(data + n, 1, cap - n, f)) > 0;) {
         n += k;
-        if (n == cap) data = realloc(data, cap *= 2);
+        unsigned char *more = n == cap ? realloc(data, cap *= 2) : data;
+        if (!more) free(data);
+        data = more;
     }
     fclose(f);
     assert_non_null(data);
@@ -513,6 +515,9 @@ static sc_traceset *load_through_fifo(const char *from, const char *suffix, char
     assert_int_equal(mkfifo(fifo, 0600), 0);
     fifo_feed feed = {open(fifo, O_RDWR), data, n, -1};
     assert_true(feed.fd >= 0);
+    /* More than the pipe holds, so the writer is still there when the
+     * loader opens: a FIFO that both ends have left drops its bytes. */
+    assert_true((long)n > fcntl(feed.fd, F_GETPIPE_SZ));
     pthread_t writer;
     assert_int_equal(pthread_create(&writer, NULL, feed_fifo, &feed), 0);
     const char *paths[] = {fifo};

@@ -351,7 +351,7 @@ static void test_replay_timings(void **state) {
     if (lines(b.err) != 1 ||
         sscanf(b.err,
                "stepcast: timings: load %lf s, build %lf s, calibrate %lf s, simulate %lf s (%lf M "
-               "tasks/s), summarise %lf s, write %lf s; total %lf s, peak RSS %lf MB\n",
+               "tasks/s), summarise %lf s, write %lf s; total %lf s, peak RSS %lf MiB\n",
                &load, &build, &cal, &sim, &rate, &sum, &wr, &total, &rss) != 9)
         fail_msg("not the timings line: %s", b.err);
     assert_true(load > 0 && build > 0 && sim > 0 && rate > 0 && rss > 0);

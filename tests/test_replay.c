@@ -325,10 +325,17 @@ static void test_timings(void **state) {
     assert_true(tm.build > 0 && tm.simulate > 0);
     free(plain);
     free(timed);
-    o.iteration = 999; /* no such step: the build fails */
+    const char *bad[] = {"gemm=abc"}; /* fails before the build: all 0 */
+    o.scales = bad;
+    o.nscales = 1;
     memset(&tm, 0xff, sizeof tm);
     sc_error err;
     FILE *null = fopen("/dev/null", "w");
+    assert_int_equal(sc_report_replay(set, &o, null, 0, &err), SC_E_USAGE);
+    assert_true(tm.build == 0 && tm.simulate == 0 && tm.write == 0 && tm.tasks == 0);
+    o.nscales = 0;
+    o.iteration = 999; /* no such step: the build fails */
+    memset(&tm, 0xff, sizeof tm);
     assert_int_equal(sc_report_replay(set, &o, null, 0, &err), SC_E_USAGE);
     fclose(null);
     assert_true(tm.build > 0 && tm.build < 60);

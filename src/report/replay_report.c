@@ -542,6 +542,8 @@ sc_status sc_report_replay(const sc_traceset *set, const sc_replay_options *opts
                            sc_error *err) {
     sc_replay_options defaults = SC_REPLAY_OPTIONS_INIT;
     if (!opts) opts = &defaults;
+    sc_replay_timings spare, *tm = opts->timings ? opts->timings : &spare;
+    memset(tm, 0, sizeof *tm);
     if (!set || !out) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "replay: no traces or no output");
     sc__scale_rule *rules = sc__alloc_array(opts->nscales ? opts->nscales : 1, sizeof *rules);
     if (!rules) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
@@ -554,8 +556,6 @@ sc_status sc_report_replay(const sc_traceset *set, const sc_replay_options *opts
     }
     sc__build_options bo = {.iteration = opts->iteration, .hide_cuda_sync = false,
                             .release_traces = opts->release_traces != 0};
-    sc_replay_timings spare, *tm = opts->timings ? opts->timings : &spare;
-    memset(tm, 0, sizeof *tm);
     double t0 = sc__now();
     sc__graph *g;
     sc_status st = sc__graph_build(set, &bo, &g, err); /* Kineto or Chakra */
