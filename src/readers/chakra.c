@@ -1012,16 +1012,6 @@ sc_status sc__graph_build_chakra(const sc_traceset *set, sc__graph **out, sc_err
 
 /* ------------------------------------------------------------ info */
 
-void sc__chakra_info_head(const sc_trace *t, sc__buf *b, bool json) {
-    if (json) {
-        sc__buf_puts(b, "    {\"file\": ");
-        sc__buf_json_str(b, t->path, strlen(t->path));
-        sc__buf_printf(b, ", \"format\": \"chakra\", \"rank\": %lld, ", (long long)t->rank);
-    } else {
-        sc__buf_printf(b, "rank %lld  ", (long long)t->rank);
-    }
-}
-
 /* What a Chakra rank's info body says, gathered in one pass over its nodes. */
 typedef struct ck_info {
     uint64_t by_type[SC__CK_NTYPES + 1], cpu, gpu_coll[11], deps, dur_us;

@@ -10,13 +10,11 @@
 #include "../graph/graph.h"
 #include "../trace/trace.h"
 
-/* Appends the summary of one Chakra rank (node counts by type, CPU nodes,
- * dependencies, GPU collectives by comm_type) as text or as one JSON
- * object, in two parts: the head, which holds the rank (a set assigns it
- * after every file is read), and the body, worked out from the file. */
-void sc__chakra_info_head(const sc_trace *t, sc__buf *b, bool json);
-/* The body as text and as JSON, to whichever of the two is not NULL: the
- * file's nodes are decoded once for both. */
+/* The body of one Chakra rank's `info` summary (node counts by type, CPU
+ * nodes, dependencies, GPU collectives by comm_type), after the head that
+ * report/info.c writes for every format (it holds the rank, which a set
+ * assigns after every file is read): as text and as JSON, to whichever of
+ * the two is not NULL; the file's nodes are decoded once for both. */
 sc_status sc__chakra_info_body(const sc_trace *t, sc__buf *text, sc__buf *json, sc_error *err);
 
 typedef struct sc__chakra_export_stats {

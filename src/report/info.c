@@ -155,6 +155,7 @@ static void put_counter_json(sc__buf *b, const counter *c) {
 static void put_head_json(sc__buf *b, const sc_trace *t) {
     sc__buf_puts(b, "    {\"file\": ");
     sc__buf_json_str(b, t->path, strlen(t->path));
+    if (t->format == SC__FMT_CHAKRA) sc__buf_puts(b, ", \"format\": \"chakra\"");
     sc__buf_printf(b, ", \"rank\": %lld, ", (long long)t->rank);
 }
 
@@ -193,7 +194,10 @@ static void put_counter_text(sc__buf *b, const char *label, const counter *c) {
 }
 
 static void put_head_text(sc__buf *b, const sc_trace *t) {
-    sc__buf_printf(b, "rank %lld of %lld  %s\n", (long long)t->rank, (long long)t->world_size, t->path);
+    if (t->format == SC__FMT_CHAKRA) /* its body goes on with the path and the format */
+        sc__buf_printf(b, "rank %lld  ", (long long)t->rank);
+    else
+        sc__buf_printf(b, "rank %lld of %lld  %s\n", (long long)t->rank, (long long)t->world_size, t->path);
 }
 
 static void put_body_text(sc__buf *b, const sc_trace *t, const rank_info *ri) {
@@ -273,8 +277,7 @@ sc_status sc_report_info(const sc_traceset *set, FILE *out, int json, sc_error *
     if (json) sc__buf_puts(&b, "{\n  \"ranks\": [\n");
     for (size_t i = 0; i < set->count; i++) {
         const sc_trace *t = set->traces[i];
-        if (t->format == SC__FMT_CHAKRA) sc__chakra_info_head(t, &b, json);
-        else if (json) put_head_json(&b, t);
+        if (json) put_head_json(&b, t);
         else put_head_text(&b, t);
         const char *body = t->info_body[json ? 1 : 0];
         if (body) {

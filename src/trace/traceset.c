@@ -138,8 +138,8 @@ static sniff_kind sniff(const char *path) {
 }
 
 /* A Chakra file: binary content (the first decompressed byte that is not
- * whitespace opens no JSON value) under a name that does not claim JSON, so
- * a corrupt .json still gets the JSON reader's diagnosis. */
+ * whitespace opens no JSON value, opens_no_json) under a name that does
+ * not claim JSON, so a corrupt .json still gets the JSON reader's diagnosis. */
 static bool names_json(const char *path) { return has_suffix(path, ".json") || has_suffix(path, ".json.gz"); }
 
 static bool opens_no_json(const unsigned char *head, size_t n) {
@@ -148,45 +148,35 @@ static bool opens_no_json(const unsigned char *head, size_t n) {
     return i < n && head[i] != '{' && head[i] != '[';
 }
 
-/* is_chakra_file for a file that can be opened twice; reads a few bytes
- * only (called per file). */
-static bool is_chakra_file(const char *path) {
-    if (names_json(path)) return false;
-    sc__source src;
-    sc_error e;
-    if (sc__source_open_file(&src, path, &e) != SC_OK) return false;
-    unsigned char buf[64];
-    size_t got = 0;
-    if (sc__source_read(&src, buf, sizeof buf, &got, &e) != SC_OK) got = 0;
-    sc__source_close(&src);
-    return opens_no_json(buf, got);
-}
-
-/* Reads one trace file. A regular file is sniffed by a read of its own and
- * then read from its start, in parallel where that pays. A pipe or a device
- * (/dev/stdin, a shell's <(zcat rank0.json.gz)) can be read only once: it
- * is opened once, its first bytes are peeked to tell its format, and the
- * reader of that format reads them again and on, sequentially (the
- * parallel readers need a regular file). Sniffing it by a read of its own
- * used to eat its first bytes, so a piped trace failed at "byte 0". */
+/* Reads one trace file, telling Chakra from Kineto by its first 64
+ * decoded bytes (opens_no_json) unless its name claims JSON. A regular file
+ * is then read again from its start by path, in parallel where that pays.
+ * A pipe or a device (/dev/stdin, a shell's <(zcat rank0.json.gz)) can be
+ * read only once: the reader of its format reads the peeked bytes again
+ * and on, sequentially (the parallel readers need a regular file). Sniffing
+ * it by a read of its own used to eat its first bytes, so a piped trace
+ * failed at "byte 0". */
 static sc_status load_one(const char *path, const sc_load_options *o, sc_trace **out, sc_error *err) {
     struct stat sb;
-    if (stat(path, &sb) != 0 || S_ISREG(sb.st_mode)) {
-        if (is_chakra_file(path)) return sc__chakra_load(path, o, out, err);
-        return sc_trace_load(path, o, out, err);
-    }
+    bool once = stat(path, &sb) == 0 && !S_ISREG(sb.st_mode);
+    if (!once && names_json(path)) return sc_trace_load(path, o, out, err);
     sc__source src;
-    sc_status st = sc__source_open_file(&src, path, err);
-    if (st != SC_OK) return st;
-    const unsigned char *head;
-    size_t n;
-    st = sc__source_peek(&src, 64, &head, &n, err);
-    if (st == SC_OK && !names_json(path) && opens_no_json(head, n))
-        st = sc__chakra_load_source(&src, path, o, out, err);
-    else if (st == SC_OK)
-        st = sc__kineto_load_source(&src, path, o, out, err);
-    sc__source_close(&src);
-    return st;
+    sc_error e;
+    const unsigned char *head = NULL;
+    size_t n = 0;
+    sc_status st = sc__source_open_file(&src, path, &e);
+    bool opened = st == SC_OK;
+    if (opened) st = sc__source_peek(&src, 64, &head, &n, &e);
+    bool chakra = st == SC_OK && !names_json(path) && opens_no_json(head, n);
+    if (once && st == SC_OK)
+        st = chakra ? sc__chakra_load_source(&src, path, o, out, err)
+                    : sc__kineto_load_source(&src, path, o, out, err);
+    else if (once && err)
+        *err = e;
+    if (opened) sc__source_close(&src);
+    if (once) return st;
+    /* A file that failed to open or peek is the Kineto reader's to report. */
+    return chakra ? sc__chakra_load(path, o, out, err) : sc_trace_load(path, o, out, err);
 }
 
 /* Rank from a file name: rank-N, rank_N, rankN, worker N, workerN, worker_N. */
