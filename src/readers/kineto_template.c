@@ -18,9 +18,12 @@
  * input included: the literal bytes are those of a prefix already read key
  * by key, so the reader is in the same state at each value; the inline
  * forms are ones the handlers read to the same result, and anything else
- * goes to the handlers. Any literal that differs is a miss; the event is
- * then read key by key and teaches its layout, replacing the template used
- * least recently.
+ * goes to the handlers. Any literal that differs is a miss. Layouts of one
+ * kind of event often agree on their first members and differ in the last
+ * (an operator with or without "Sequence number"), so a template that
+ * agrees with the missed one up to the miss goes on from there. When none
+ * fits, the event is read key by key and teaches its layout, replacing the
+ * template used least recently.
  *
  * A hole also keeps its last value's bytes and meaning: operators repeat
  * names, shapes and threads, and the next literal must match right after
@@ -256,21 +259,33 @@ static inline int read_value(kreader *r, const kthole *h, ktvalue *m, const char
 }
 
 /* Reads the event at jp->p (its '{', which the template's first literal
- * matched) by template t. */
-static int run(kreader *r, ktmpl *t, kevent *ev) {
+ * matched) by template t from hole `from` on, p being where that hole's
+ * literal should start (the event's '{' for hole 0). On a miss, *at is the
+ * hole whose literal differed (nholes: the tail) and *p_at where. */
+static int run(kreader *r, ktmpl *t, kevent *ev, uint32_t from, const char *p, uint32_t *at,
+               const char **p_at) {
     sc__jp *jp = &r->jp;
-    const char *p = jp->p;
-    sc__kr_event_begin(r, ev);
-    ev->e.ph = t->ph;
-    ev->e.cat = t->cat;
-    ev->e.flags = t->flags;
-    ev->has_ph = t->has_ph;
-    for (uint32_t i = 0; i < t->nholes; i++) {
+    if (from == 0) {
+        sc__kr_event_begin(r, ev);
+        ev->e.ph = t->ph;
+        ev->e.cat = t->cat;
+        ev->e.flags = t->flags;
+        ev->has_ph = t->has_ph;
+    }
+    for (uint32_t i = from; i < t->nholes; i++) {
         const kthole *h = &t->holes[i];
-        if (!lit_at(p, t->bytes + h->lit_off, h->lit_len)) return SC__KT_MISS;
+        if (!lit_at(p, t->bytes + h->lit_off, h->lit_len)) {
+            *at = i;
+            *p_at = p;
+            return SC__KT_MISS;
+        }
         SC__JTRY(read_value(r, h, &t->memo[i], p + h->lit_len, ev, &p));
     }
-    if (!lit_at(p, t->bytes + t->tail_off, t->tail_len)) return SC__KT_MISS;
+    if (!lit_at(p, t->bytes + t->tail_off, t->tail_len)) {
+        *at = t->nholes;
+        *p_at = p;
+        return SC__KT_MISS;
+    }
     jp->p = p + t->tail_len;
     return SC__J_OK;
 }
@@ -285,24 +300,71 @@ static inline const char *first_literal(const ktmpl *t, size_t *n) {
     return t->bytes + t->tail_off;
 }
 
+/* Where the literal before hole i of t starts in t->bytes (i == nholes:
+ * the tail's): the length of everything before it, as literals are laid
+ * out in order from 0. */
+static inline uint32_t prefix_len(const ktmpl *t, uint32_t i) {
+    return i < t->nholes ? t->holes[i].lit_off : t->tail_off;
+}
+
+/* Do a and b agree up to hole i (its literal excluded): the same kind of
+ * event, the same literals and the same holes before it? Then an event
+ * read by a up to there is in the state b would have left it in, and b
+ * can go on from hole i. */
+static bool same_prefix(const ktmpl *a, const ktmpl *b, uint32_t i) {
+    if (b->nholes < i || a->ph != b->ph || a->cat != b->cat || a->flags != b->flags ||
+        a->has_ph != b->has_ph || prefix_len(a, i) != prefix_len(b, i))
+        return false;
+    for (uint32_t k = 0; k < i; k++) {
+        const kthole *x = &a->holes[k], *y = &b->holes[k];
+        if (x->lit_len != y->lit_len || x->level != y->level || x->key != y->key || x->fast != y->fast)
+            return false;
+    }
+    return memcmp(a->bytes, b->bytes, prefix_len(a, i)) == 0;
+}
+
 int sc__kt_match(kreader *r, kevent *ev) {
     ktset *ts = r->tmpl;
     sc__jp *jp = &r->jp;
     const char *open = jp->p;
+    uint32_t tried = 0; /* bit per slot */
     for (uint32_t k = 0; k < ts->n; k++) {
-        uint8_t slot = ts->order[k];
+        uint32_t slot = ts->order[k];
         ktmpl *t = &ts->t[slot];
         size_t n;
         const char *lit = first_literal(t, &n);
-        if (!lit_at(open, lit, n)) continue;
-        int rc = run(r, t, ev);
-        if (rc == SC__KT_MISS) { /* a later literal differs: the next template */
+        if ((tried >> slot & 1) || !lit_at(open, lit, n)) continue;
+        tried |= 1u << slot;
+        uint32_t at;
+        const char *p_at;
+        int rc = run(r, t, ev, 0, open, &at, &p_at);
+        /* A later literal differs: operators of one kind share their first
+         * members and differ in their last args, so a template that agrees
+         * up to the miss goes on from there instead of reading the event
+         * again from its start. */
+        while (rc == SC__KT_MISS) {
+            uint32_t j = 0;
+            for (; j < ts->n; j++) {
+                uint32_t s = ts->order[j];
+                if (!(tried >> s & 1) && same_prefix(t, &ts->t[s], at)) break;
+            }
+            if (j == ts->n) break;
+            slot = ts->order[j];
+            t = &ts->t[slot];
+            tried |= 1u << slot;
+            rc = run(r, t, ev, at, p_at, &at, &p_at);
+        }
+        if (rc == SC__KT_MISS) { /* no template fits beyond the miss: the next one */
             jp->p = open;
             continue;
         }
-        if (rc == SC__J_OK && k > 0) { /* most recently matched first */
-            memmove(ts->order + 1, ts->order, k);
-            ts->order[0] = slot;
+        if (rc == SC__J_OK) { /* most recently matched first */
+            uint32_t pos = 0;
+            while (ts->order[pos] != slot) pos++;
+            if (pos > 0) {
+                memmove(ts->order + 1, ts->order, pos);
+                ts->order[0] = (uint8_t)slot;
+            }
         }
         return rc;
     }
