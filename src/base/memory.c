@@ -35,6 +35,29 @@ static void huge_hint(void *p, size_t bytes) {
 #endif
 }
 
+/* Appending to a fresh array costs a page fault per 4 KB: on the 513 MB
+ * trace, 48k faults, a quarter of the load's system time. Asking the kernel
+ * to fault a megabyte in at once (MADV_POPULATE_WRITE, Linux 5.14) saves
+ * the trap and the walk per page; the zeroing stays. Only room within the
+ * array's capacity, at most a megabyte past its length, is touched, so the
+ * resident size grows by at most that. */
+#define SC__PREFAULT ((size_t)1 << 20)
+void sc__vec_prefault(const sc__vec *v, uintptr_t *warm) {
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+    const uintptr_t page = 4096;
+    uintptr_t base = (uintptr_t)v->data, used = base + v->len * v->elem, room = base + v->cap * v->elem;
+    if (!base || *warm < used || *warm > room) *warm = used; /* moved, shrunk or new */
+    if (*warm - used >= SC__PREFAULT / 4 || *warm == room) return;
+    uintptr_t from = (*warm + page - 1) & ~(page - 1);
+    uintptr_t to = (room - *warm > SC__PREFAULT ? *warm + SC__PREFAULT : room) & ~(page - 1);
+    if (to > from) (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
+    if (to > *warm) *warm = to;
+#else
+    (void)v;
+    (void)warm;
+#endif
+}
+
 void *sc__alloc_array(size_t n, size_t size) {
     if (size && n > SIZE_MAX / size) return NULL;
     void *p = malloc(n * size > 0 ? n * size : 1);

@@ -87,6 +87,7 @@ typedef struct kreader {
     int64_t last_pid, last_tid;
     ktset *tmpl; /* NULL: every event is read key by key */
     uint64_t matched; /* events read by a template */
+    uintptr_t warm[3]; /* sc__vec_prefault of events, exts, shapes */
     kevent blank;     /* an event before its first member */
 } kreader;
 
