@@ -1,8 +1,8 @@
 /*
  * test_memory.c - the allocation helpers of src/base/memory.c that the
  * rest of the suite only uses, never looks at: sc__vec_prefault's contract
- * (room just past the length made resident, never past the capacity, the
- * contents untouched, at once when enough is warm).
+ * (nothing below 2 MB; then room just past the length made resident, never
+ * past the capacity, the contents untouched, at once when enough is warm).
  *
  * Residency is read with mincore(2). Where the kernel has no
  * MADV_POPULATE_WRITE (before Linux 5.14) the hint does nothing, and only
@@ -29,6 +29,15 @@ static size_t resident(const char *from, const char *to) {
     return n;
 }
 
+/* Residency is counted in 4 KB pages: where transparent huge pages are on
+ * for every mapping, one fault would make 2 MB resident. */
+static void small_pages(void *p, size_t bytes) {
+    uintptr_t a = ((uintptr_t)p + PAGE - 1) & ~(PAGE - 1), b = ((uintptr_t)p + bytes) & ~(PAGE - 1);
+#ifdef MADV_NOHUGEPAGE
+    if (b > a) (void)madvise((void *)a, b - a, MADV_NOHUGEPAGE);
+#endif
+}
+
 /* Does this kernel populate on request? Tried on a fresh mapping. */
 static bool kernel_populates(void) {
 #ifdef MADV_POPULATE_WRITE
@@ -51,15 +60,20 @@ static void test_prefault(void **state) {
     sc__vec_prefault(&v, &warm); /* no data yet: nothing to do, no crash */
     assert_true(sc__vec_reserve_exact(&v, 8 * MB / 8)); /* 8 MB: its own fresh mapping */
     char *base = v.data;
-    memset(base, 0x5a, 64 * 1024); /* the first 64 KB are in use */
-    v.len = 64 * 1024 / 8;
-    size_t before = resident(base + 64 * 1024, base + 8 * MB);
+    small_pages(base, 8 * MB);
+    memset(base, 0x5a, MB); /* the first megabyte is in use: too little to bother */
+    v.len = MB / 8;
+    sc__vec_prefault(&v, &warm);
+    assert_true(warm == 0);
+    memset(base + MB, 0x5a, 2 * MB); /* 3 MB */
+    v.len = 3 * MB / 8;
+    size_t before = resident(base + 3 * MB, base + 8 * MB);
 
     sc__vec_prefault(&v, &warm);
-    assert_true(warm > (uintptr_t)base + 64 * 1024 && warm <= (uintptr_t)base + 64 * 1024 + MB);
+    assert_true(warm > (uintptr_t)base + 3 * MB && warm <= (uintptr_t)base + 4 * MB);
     if (populates) /* the megabyte after the length is resident */
-        assert_true(resident(base + 64 * 1024, (char *)warm) >= MB / PAGE - 1);
-    for (size_t i = 0; i < 64 * 1024; i++)
+        assert_true(resident(base + 3 * MB, (char *)warm) >= MB / PAGE - 1);
+    for (size_t i = 0; i < 3 * MB; i++)
         if ((unsigned char)base[i] != 0x5a) fail_msg("byte %zu changed", i);
 
     uintptr_t was = warm; /* enough is warm: nothing more */
@@ -79,9 +93,28 @@ static void test_prefault(void **state) {
     sc__vec_free(&v);
 }
 
+/* sc__prefault: the whole pages inside the range, and nothing else. */
+static void test_prefault_range(void **state) {
+    (void)state;
+    bool populates = kernel_populates();
+    char *p = mmap(NULL, 4 * MB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(p != MAP_FAILED);
+    small_pages(p, 4 * MB);
+    sc__prefault(p + 100, MB); /* pages 1 .. 255 whole; page 0 and 256 partly */
+    sc__prefault(NULL, MB);    /* nothing */
+    if (populates) {
+        assert_int_equal(resident(p + PAGE, p + MB), MB / PAGE - 1);
+        assert_int_equal(resident(p, p + PAGE), 0);
+        assert_int_equal(resident(p + MB + PAGE, p + 4 * MB), 0);
+    }
+    for (size_t i = 0; i < 4 * MB; i += PAGE) assert_int_equal(p[i], 0);
+    munmap(p, 4 * MB);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prefault),
+        cmocka_unit_test(test_prefault_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

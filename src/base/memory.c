@@ -40,22 +40,32 @@ static void huge_hint(void *p, size_t bytes) {
  * to fault a megabyte in at once (MADV_POPULATE_WRITE, Linux 5.14) saves
  * the trap and the walk per page; the zeroing stays. Only room within the
  * array's capacity, at most a megabyte past its length, is touched, so the
- * resident size grows by at most that. */
+ * resident size grows by at most that, and only arrays of 2 MB or more. */
 #define SC__PREFAULT ((size_t)1 << 20)
-void sc__vec_prefault(const sc__vec *v, uintptr_t *warm) {
+#define SC__PAGE ((uintptr_t)4096)
+
+void sc__prefault(void *p, size_t bytes) {
 #if defined(__linux__) && defined(MADV_POPULATE_WRITE)
-    const uintptr_t page = 4096;
+    uintptr_t from = ((uintptr_t)p + SC__PAGE - 1) & ~(SC__PAGE - 1);
+    uintptr_t to = ((uintptr_t)p + bytes) & ~(SC__PAGE - 1);
+    if (p && to > from) (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
+void sc__vec_prefault(const sc__vec *v, uintptr_t *warm) {
     uintptr_t base = (uintptr_t)v->data, used = base + v->len * v->elem, room = base + v->cap * v->elem;
+    /* Below 2 MB the faults are few, and warming past the length could
+     * cost more than it saves: a job of a thousand small traces held 3%
+     * more memory, no faster. */
+    if (used - base < 2 * SC__PREFAULT) return;
     if (!base || *warm < used || *warm > room) *warm = used; /* moved, shrunk or new */
     if (*warm - used >= SC__PREFAULT / 4 || *warm == room) return;
-    uintptr_t from = (*warm + page - 1) & ~(page - 1);
-    uintptr_t to = (room - *warm > SC__PREFAULT ? *warm + SC__PREFAULT : room) & ~(page - 1);
-    if (to > from) (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
-    if (to > *warm) *warm = to;
-#else
-    (void)v;
-    (void)warm;
-#endif
+    uintptr_t to = room - *warm > SC__PREFAULT ? *warm + SC__PREFAULT : room;
+    sc__prefault((void *)*warm, to - *warm);
+    *warm = to;
 }
 
 void *sc__alloc_array(size_t n, size_t size) {
