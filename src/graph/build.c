@@ -385,6 +385,11 @@ static bool append_part(sc__graph *g, sc__vec *comms, rank_part *part) {
          sc__vec_reserve(&g->proc_backlog, g->proc_backlog.len + p->proc_backlog.len) &&
          sc__vec_reserve(comms, comms->len + part->comms.len);
     if (ok) {
+        /* The job's arrays are fresh memory, written front to back here:
+         * fault each stretch in at once rather than a page at a time. */
+        sc__prefault(sc__vec_end(&g->tasks), nt * g->tasks.elem);
+        sc__prefault(sc__vec_end(&g->edge_list), ne * g->edge_list.elem);
+        sc__prefault(sc__vec_end(&g->ops), no * g->ops.elem);
         const sc__rank *pr = (const sc__rank *)p->ranks.data;
         sc__rank *gr = (sc__rank *)sc__vec_end(&g->ranks);
         for (size_t k = 0; k < nr; k++) {

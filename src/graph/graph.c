@@ -237,6 +237,12 @@ static bool add_proc_order(sc__graph *g, bool add_edges, uint32_t **order_out) {
         order[count[p] + fill[p]++] = (uint32_t)i;
     }
     bool ok = true;
+    if (add_edges) { /* n - 1 edges per processor of n tasks: room for them at once, faulted in */
+        size_t extra = nt, len = g->edge_list.len;
+        for (size_t p = 0; p < np; p++) extra -= count[p + 1] > count[p];
+        ok = sc__vec_reserve_exact(&g->edge_list, len + extra);
+        if (ok) sc__prefault(sc__vec_end(&g->edge_list), extra * g->edge_list.elem);
+    }
     for (size_t p = 0; p < np && ok; p++) {
         uint32_t *s = order + count[p];
         uint32_t n = count[p + 1] - count[p];
