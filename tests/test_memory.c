@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 
 #define MB ((size_t)1 << 20)
-#define PAGE ((size_t)4096)
+#define PAGE ((size_t)sysconf(_SC_PAGESIZE)) /* 4 KB on x86-64, more elsewhere */
 
 /* Pages of [from, to) resident, both rounded to pages. */
 static size_t resident(const char *from, const char *to) {
@@ -32,18 +32,24 @@ static size_t resident(const char *from, const char *to) {
 /* Residency is counted in 4 KB pages: where transparent huge pages are on
  * for every mapping, one fault would make 2 MB resident. */
 static void small_pages(void *p, size_t bytes) {
-    uintptr_t a = ((uintptr_t)p + PAGE - 1) & ~(PAGE - 1), b = ((uintptr_t)p + bytes) & ~(PAGE - 1);
 #ifdef MADV_NOHUGEPAGE
+    uintptr_t a = ((uintptr_t)p + PAGE - 1) & ~(PAGE - 1), b = ((uintptr_t)p + bytes) & ~(PAGE - 1);
     if (b > a) (void)madvise((void *)a, b - a, MADV_NOHUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
 #endif
 }
 
-/* Does this kernel populate on request? Tried on a fresh mapping. */
+/* Does this kernel populate on request, and does mincore tell? Tried on a
+ * fresh mapping: not resident before, resident after. (Some sandboxes say
+ * every page is resident; there only bounds and contents are checked.) */
 static bool kernel_populates(void) {
 #ifdef MADV_POPULATE_WRITE
-    void *p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     assert_true(p != MAP_FAILED);
-    bool ok = madvise(p, PAGE, MADV_POPULATE_WRITE) == 0;
+    bool ok = resident(p, p + PAGE) == 0 && madvise(p, PAGE, MADV_POPULATE_WRITE) == 0 &&
+              resident(p, p + PAGE) == 1;
     munmap(p, PAGE);
     return ok;
 #else
@@ -83,8 +89,9 @@ static void test_prefault(void **state) {
     v.len = (size_t)(warm - (uintptr_t)base) / 8 - 1000; /* close to the warm end: the next megabyte */
     sc__vec_prefault(&v, &warm);
     assert_true(warm > was && warm <= (uintptr_t)base + 8 * MB);
-    /* far past the warm end nothing was touched */
-    if (populates) assert_true(resident((char *)warm + MB, base + 8 * MB) <= before + 2);
+    /* past the warm end nothing was touched */
+    char *cold = (char *)((warm + PAGE - 1) & ~(uintptr_t)(PAGE - 1));
+    if (populates) assert_true(resident(cold, base + 8 * MB) <= before);
 
     v.len = v.cap - 10; /* near the capacity: never past it */
     warm = 0;
@@ -105,7 +112,7 @@ static void test_prefault_range(void **state) {
     if (populates) {
         assert_int_equal(resident(p + PAGE, p + MB), MB / PAGE - 1);
         assert_int_equal(resident(p, p + PAGE), 0);
-        assert_int_equal(resident(p + MB + PAGE, p + 4 * MB), 0);
+        assert_int_equal(resident(p + MB, p + 4 * MB), 0);
     }
     for (size_t i = 0; i < 4 * MB; i += PAGE) assert_int_equal(p[i], 0);
     munmap(p, 4 * MB);

@@ -81,15 +81,15 @@ bool sc__vec_reserve(sc__vec *v, size_t cap);
 bool sc__vec_reserve_exact(sc__vec *v, size_t cap);
 void *sc__vec_push(sc__vec *v); /* pointer to a new zeroed slot, NULL on OOM */
 /* A hint for an array filled front to back: once it holds 2 MB, makes the
- * room just past its length resident ahead of the appends, in one system
- * call per megabyte
- * instead of a page fault per 4 KB. *warm is the caller's record of how
- * far that has gone (0 at first). Call it now and then (every thousand
- * appends): it returns at once while enough room is warm. */
+ * room just past its length resident ahead of the appends, a megabyte per
+ * system call instead of a page fault per page. *warm is the caller's
+ * record of how far that has gone (0 at first). Call it now and then
+ * (every thousand appends): it returns at once while enough room is warm. */
 void sc__vec_prefault(const sc__vec *v, uintptr_t *warm);
 /* Makes the whole pages of [p, p + bytes) resident and writable at once,
- * for memory about to be written front to back; a hint (Linux 5.14 and
- * later), nothing happens elsewhere or on failure. */
+ * for memory about to be written front to back. A hint: it needs Linux
+ * 5.14 and headers that name MADV_POPULATE_WRITE; elsewhere, or on
+ * failure, nothing happens. */
 void sc__prefault(void *p, size_t bytes);
 /* Appends a copy of *item (size == v->elem bytes), with no zeroing first (a
  * reader's hot path: every event is built whole, then stored); false on

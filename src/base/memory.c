@@ -11,6 +11,7 @@
 #ifdef __linux__
 #include <stdint.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #endif
 
 /* Large arrays (a job's tasks, edges, simulation state: hundreds of MB) are
@@ -35,19 +36,31 @@ static void huge_hint(void *p, size_t bytes) {
 #endif
 }
 
-/* Appending to a fresh array costs a page fault per 4 KB: on the 513 MB
+/* Appending to a fresh array costs a page fault per page: on the 513 MB
  * trace, 48k faults, a quarter of the load's system time. Asking the kernel
  * to fault a megabyte in at once (MADV_POPULATE_WRITE, Linux 5.14) saves
  * the trap and the walk per page; the zeroing stays. Only room within the
- * array's capacity, at most a megabyte past its length, is touched, so the
- * resident size grows by at most that, and only arrays of 2 MB or more. */
+ * array's capacity is touched, at most 1.25 MB past its length (warmed a
+ * megabyte at a time once less than a quarter of one is left), and only in
+ * arrays of 2 MB or more, so the resident size grows by at most that. */
 #define SC__PREFAULT ((size_t)1 << 20)
-#define SC__PAGE ((uintptr_t)4096)
+
+#if defined(__linux__) && defined(MADV_POPULATE_WRITE)
+static uintptr_t page_size(void) {
+    static uintptr_t page; /* races only write the same value */
+    if (!page) {
+        long n = sysconf(_SC_PAGESIZE);
+        page = n > 0 ? (uintptr_t)n : 4096;
+    }
+    return page;
+}
+#endif
 
 void sc__prefault(void *p, size_t bytes) {
 #if defined(__linux__) && defined(MADV_POPULATE_WRITE)
-    uintptr_t from = ((uintptr_t)p + SC__PAGE - 1) & ~(SC__PAGE - 1);
-    uintptr_t to = ((uintptr_t)p + bytes) & ~(SC__PAGE - 1);
+    uintptr_t page = page_size();
+    uintptr_t from = ((uintptr_t)p + page - 1) & ~(page - 1);
+    uintptr_t to = ((uintptr_t)p + bytes) & ~(page - 1);
     if (p && to > from) (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
 #else
     (void)p;
@@ -56,12 +69,13 @@ void sc__prefault(void *p, size_t bytes) {
 }
 
 void sc__vec_prefault(const sc__vec *v, uintptr_t *warm) {
-    uintptr_t base = (uintptr_t)v->data, used = base + v->len * v->elem, room = base + v->cap * v->elem;
+    uintptr_t base = (uintptr_t)v->data;
+    uintptr_t used = base + v->len * v->elem, room = base + v->cap * v->elem;
     /* Below 2 MB the faults are few, and warming past the length could
      * cost more than it saves: a job of a thousand small traces held 3%
-     * more memory, no faster. */
+     * more memory, no faster. (An array without data has no length.) */
     if (used - base < 2 * SC__PREFAULT) return;
-    if (!base || *warm < used || *warm > room) *warm = used; /* moved, shrunk or new */
+    if (*warm < used || *warm > room) *warm = used; /* moved, shrunk or new */
     if (*warm - used >= SC__PREFAULT / 4 || *warm == room) return;
     uintptr_t to = room - *warm > SC__PREFAULT ? *warm + SC__PREFAULT : room;
     sc__prefault((void *)*warm, to - *warm);

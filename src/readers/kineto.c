@@ -483,7 +483,7 @@ static int event_end(kreader *r, kevent *ev, const char *start) {
         e->shapes = (uint32_t)(t->shapes.len - 1);
     }
     if (!SC__VEC_APPEND(&t->events, e) || t->events.len >= SC__NONE) return oom(r);
-    if ((t->events.len & 1023) == 0) {
+    if ((t->events.len & 1023) == 0) { /* fault the arrays in ahead, a megabyte at a time */
         sc__vec_prefault(&t->events, &r->warm[0]);
         sc__vec_prefault(&t->exts, &r->warm[1]);
         sc__vec_prefault(&t->shapes, &r->warm[2]);

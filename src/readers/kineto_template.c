@@ -258,10 +258,11 @@ static inline int read_value(kreader *r, const kthole *h, ktvalue *m, const char
     return SC__J_OK;
 }
 
-/* Reads the event at jp->p (its '{', which the template's first literal
- * matched) by template t from hole `from` on, p being where that hole's
- * literal should start (the event's '{' for hole 0). On a miss, *at is the
- * hole whose literal differed (nholes: the tail) and *p_at where. */
+/* Reads an event by template t from hole `from` on, p being where that
+ * hole's literal should start: the event's '{' (which t's first literal
+ * matched) for hole 0, else where a template that agrees with t up to hole
+ * `from` missed. On a miss, *at is the hole whose literal differed
+ * (nholes: the tail) and *p_at where. */
 static int run(kreader *r, ktmpl *t, kevent *ev, uint32_t from, const char *p, uint32_t *at,
                const char **p_at) {
     sc__jp *jp = &r->jp;
@@ -310,18 +311,23 @@ static inline uint32_t prefix_len(const ktmpl *t, uint32_t i) {
 /* Do a and b agree up to hole i (its literal excluded): the same kind of
  * event, the same literals and the same holes before it? Then an event
  * read by a up to there is in the state b would have left it in, and b
- * can go on from hole i. */
+ * can go on from hole i. The literals, keys included, already fix the
+ * holes; the kind is compared apart, as a template sets it at the start
+ * from "ph" and "cat" that may come after hole i. */
 static bool same_prefix(const ktmpl *a, const ktmpl *b, uint32_t i) {
     if (b->nholes < i || a->ph != b->ph || a->cat != b->cat || a->flags != b->flags ||
         a->has_ph != b->has_ph || prefix_len(a, i) != prefix_len(b, i))
         return false;
     for (uint32_t k = 0; k < i; k++) {
         const kthole *x = &a->holes[k], *y = &b->holes[k];
-        if (x->lit_len != y->lit_len || x->level != y->level || x->key != y->key || x->fast != y->fast)
+        if (x->lit_len != y->lit_len || x->level != y->level || x->key != y->key ||
+            x->fast != y->fast)
             return false;
     }
     return memcmp(a->bytes, b->bytes, prefix_len(a, i)) == 0;
 }
+
+_Static_assert(KT_SLOTS <= 32, "sc__kt_match keeps the templates tried in 32 bits");
 
 int sc__kt_match(kreader *r, kevent *ev) {
     ktset *ts = r->tmpl;
