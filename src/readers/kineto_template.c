@@ -38,12 +38,17 @@
 #define KT_BYTES 1024 /* literal bytes of one template */
 #define KT_KEEP 64    /* the longest value a hole or the shapes cache keeps */
 #define KT_GIVE_UP 16 /* misses in a row after which a hole stops remembering */
-#define KT_SHAPES 256 /* slots of the shapes cache (shape_slot), a power of two */
+#define KT_SHAPE_SETS 256 /* sets of the shapes cache (shape_set), a power of two */
+#define KT_SHAPE_WAYS 4   /* arrays a set holds */
+#define KT_SHAPE_KEEP 112 /* the longest array it keeps, a multiple of 16 */
 
 /* How a hole's value is read inline when it has the common form; any other
  * form goes to sc__kr_member. Kinds from KF_REMEMBER on keep their last
  * value (times change every event). */
-enum { KF_NONE, KF_TS, KF_DUR, KF_REMEMBER, KF_NAME = KF_REMEMBER, KF_PID, KF_TID, KF_INT_ARG, KF_SHAPES };
+enum {
+    KF_NONE, KF_TS, KF_DUR, KF_ID,
+    KF_REMEMBER, KF_NAME = KF_REMEMBER, KF_PID, KF_TID, KF_INT_ARG, KF_SHAPES, KF_DIM3
+};
 
 typedef struct kthole {
     uint16_t lit_off, lit_len; /* the literal before the value, in bytes[] */
@@ -53,14 +58,22 @@ typedef struct kthole {
 
 /* A value kept for the next time its bytes come: the bytes and what they
  * meant. Each hole keeps its last value (a hole whose value always
- * changes - ids, correlations - soon stops trying), and the shapes cache
- * keeps arrays (val: their intern id). */
+ * changes - ids, correlations - soon stops trying). */
 typedef struct ktvalue {
     int64_t val;
     uint8_t len;    /* 0: nothing kept */
-    uint8_t misses; /* of a hole, in a row; KT_GIVE_UP: given up */
+    uint8_t misses; /* in a row; KT_GIVE_UP: given up */
     char bytes[KT_KEEP + 16];
 } ktvalue;
+
+/* An array kept by the shapes cache (shapes_value) and its intern id.
+ * Arrays run longer than other values: one "Input type" in thirty on the
+ * bench file is over 64 bytes. */
+typedef struct ktshape {
+    uint32_t id;
+    uint8_t len; /* 0: nothing kept */
+    char bytes[KT_SHAPE_KEEP];
+} ktshape;
 
 typedef struct ktmpl {
     uint32_t nholes;
@@ -79,7 +92,10 @@ struct ktset {
     uint8_t order[KT_SLOTS]; /* indexes into t[], most recently matched first */
     ktmpl t[KT_SLOTS];
     ktmpl fresh;             /* where a template is learned before it is kept */
-    ktvalue shapes[KT_SHAPES]; /* arrays ("Input Dims", "Input type") read lately */
+    /* Arrays ("Input Dims", "Input type") read lately, by set, and each
+     * set's next way to replace. */
+    ktshape shapes[KT_SHAPE_SETS][KT_SHAPE_WAYS];
+    uint8_t shapes_next[KT_SHAPE_SETS];
 };
 
 ktset *sc__kt_new(void) { return calloc(1, sizeof(ktset)); }
@@ -130,7 +146,7 @@ static inline void keep(ktvalue *kv, const char *p, size_t n, int64_t val) {
     kv->val = val;
 }
 
-/* The shapes cache's slot for an array at p, keyed by the 32 bytes there
+/* The shapes cache's set for an array at p, keyed by the 32 bytes there
  * (values and what follows them); false when the window ends within the
  * first 16 (no NUL in them: p + 15 is before the end, so the second load
  * reads at most to end + 15, the last padding byte).
@@ -141,8 +157,11 @@ static inline void keep(ktvalue *kv, const char *p, size_t n, int64_t val) {
  * assumes. A cached array is one the handler read before, whole and valid,
  * and an array ends at its own closing bracket, so input that begins with
  * its bytes holds the same value: the handler would read exactly those
- * bytes to the same id. */
-static inline bool shape_slot(const char *p, uint32_t *slot) {
+ * bytes to the same id. The cache is set-associative because arrays share
+ * long prefixes (["c10::Half", "c10::Half", ...): with one array per slot,
+ * a quarter of the lookups on the 513 MB bench file missed, with four per
+ * set one in twenty (counted). */
+static inline bool shape_set(const char *p, uint32_t *set) {
     uint64_t w[4];
     memcpy(w, p, 16);
     const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
@@ -151,29 +170,62 @@ static inline bool shape_slot(const char *p, uint32_t *slot) {
     uint64_t h = (w[0] * 0x9e3779b97f4a7c15ULL) ^ w[1];
     h = (h * 0xff51afd7ed558ccdULL) ^ w[2];
     h = (h * 0xc4ceb9fe1a85ec53ULL) ^ w[3];
-    *slot = (uint32_t)(sc__hash_u64(h) & (KT_SHAPES - 1));
+    *set = (uint32_t)(sc__hash_u64(h) & (KT_SHAPE_SETS - 1));
     return true;
 }
 
 /* A shapes value: from the cache, else by the handler's own reading
- * (without its dispatch), then cached. */
+ * (without its dispatch), then cached in its set's ways in turn. */
 static inline const char *shapes_value(kreader *r, const char *p, int64_t *val) {
     sc__jp *jp = &r->jp;
-    uint32_t slot, id;
-    ktvalue *c = NULL;
-    if (*p == '[' && shape_slot(p, &slot)) {
-        c = &r->tmpl->shapes[slot];
-        if (kept_at(c, p)) {
-            *val = c->val;
-            return p + c->len;
+    ktset *ts = r->tmpl;
+    uint32_t set = 0, id;
+    bool cacheable = *p == '[' && shape_set(p, &set);
+    if (cacheable) {
+        for (uint32_t w = 0; w < KT_SHAPE_WAYS; w++) {
+            const ktshape *c = &ts->shapes[set][w];
+            if (c->len && lit_at(p, c->bytes, c->len)) {
+                *val = c->id;
+                return p + c->len;
+            }
         }
     }
     jp->p = p;
     if (sc__kr_raw_id(r, &id) != SC__J_OK) return NULL;
     size_t n = (size_t)(jp->p - p);
-    if (c && n <= KT_KEEP) keep(c, p, n, id);
+    if (cacheable && n <= KT_SHAPE_KEEP) {
+        uint8_t w = ts->shapes_next[set];
+        ktshape *c = &ts->shapes[set][w];
+        for (size_t k = 0; k < n; k += 16) /* the window's padding covers the rounding up */
+            memcpy(c->bytes + k, p + k, 16);
+        c->len = (uint8_t)n;
+        c->id = id;
+        ts->shapes_next[set] = (uint8_t)((w + 1) % KT_SHAPE_WAYS);
+    }
     *val = id;
     return jp->p;
+}
+
+/* A kernel's "grid" or "block" in its common form, three small numbers
+ * ([128, 1, 1]), packed into *val DIM3_BITS bits each (so that a hole can
+ * keep it: kernels repeat their launch shapes); NULL for anything else,
+ * which the handler reads (arg_dim3 in kineto.c). Out of line: it is
+ * needed only when a hole's memory misses, and inlining it here made the
+ * compiler call sc__jp_fast_int out of line everywhere (7% of a load). */
+#define DIM3_BITS 21
+#define DIM3_MAX ((1 << DIM3_BITS) - 1)
+static __attribute__((noinline)) const char *dim3_value(const char *p, const char *end, int64_t *val) {
+    if (*p++ != '[') return NULL;
+    uint64_t packed = 0;
+    for (int i = 0; i < 3; i++) {
+        int64_t v;
+        if (!(p = sc__jp_fast_int(p, end, &v)) || v < 0 || v > DIM3_MAX) return NULL;
+        packed |= (uint64_t)v << (DIM3_BITS * i);
+        if (*p++ != (i < 2 ? ',' : ']')) return NULL;
+        if (i < 2 && *p == ' ') p++;
+    }
+    *val = (int64_t)packed;
+    return p;
 }
 
 /* Reads the value at p inline when it has the common form for hole h: the
@@ -193,10 +245,12 @@ static inline const char *fast_value(kreader *r, const kthole *h, const char *p,
         return q + 1;
     case KF_TS:
     case KF_DUR: return sc__jp_fast_time_ns(p, jp->end, val);
+    case KF_ID:
     case KF_PID:
     case KF_TID:
     case KF_INT_ARG: return *p == '"' ? NULL : sc__jp_fast_int(p, jp->end, val);
     case KF_SHAPES: return shapes_value(r, p, val);
+    case KF_DIM3: return dim3_value(p, jp->end, val);
     default: return NULL;
     }
 }
@@ -216,6 +270,7 @@ static inline __attribute__((always_inline)) bool apply_value(const kreader *r, 
         if (val < 0) return false;
         ev->e.dur = val;
         return true;
+    case KF_ID: ev->e.correlation = val; return true;
     case KF_PID:
         ev->pid = val;
         ev->pid_str = SC__NONE;
@@ -226,6 +281,12 @@ static inline __attribute__((always_inline)) bool apply_value(const kreader *r, 
         return true;
     case KF_INT_ARG: sc__kr_int_arg(r, ev, (kkey)h->key, val); return true;
     case KF_SHAPES: sc__kr_shape_arg(ev, (kkey)h->key, (uint32_t)val); return true;
+    case KF_DIM3: {
+        sc__kr_ext_begin(r, ev);
+        int32_t *out = h->key == K_GRID ? ev->x.grid : ev->x.block;
+        for (int i = 0; i < 3; i++) out[i] = (int32_t)((uint64_t)val >> (DIM3_BITS * i) & DIM3_MAX);
+        return true;
+    }
     default: return false;
     }
 }
@@ -413,6 +474,7 @@ static bool literal_member(const kmember *m) {
 static uint8_t fast_kind(const kmember *m) {
     if (m->level == KL_ARGS) {
         if (m->key == K_INPUT_DIMS || m->key == K_INPUT_TYPE) return KF_SHAPES;
+        if (m->key == K_GRID || m->key == K_BLOCK) return KF_DIM3;
         return sc__kr_is_int_arg((kkey)m->key) ? KF_INT_ARG : KF_NONE;
     }
     switch (m->key) {
@@ -421,6 +483,7 @@ static uint8_t fast_kind(const kmember *m) {
     case K_TID: return KF_TID;
     case K_TS: return KF_TS;
     case K_DUR: return KF_DUR;
+    case K_ID: return KF_ID;
     default: return KF_NONE;
     }
 }
