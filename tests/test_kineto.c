@@ -616,6 +616,67 @@ static void test_metadata_after_events(void **state) {
     sc_trace_free(t);
 }
 
+/* Names the interning cache keys alike (same length, same first and last
+ * 8 bytes, so the same slot and key) and names of 8 to 16 bytes that the
+ * key covers whole: each event must keep its own name, read key by key
+ * (first events) and by template. */
+static void test_intern_cache_alike(void **state) {
+    (void)state;
+    static const char *names[] = {"aaaaaaaaXbbbbbbbb", "aaaaaaaaYbbbbbbbb", "aaaaaaaabbbbbbbb",
+                                  "aaaaaaaXbbbbbbbb", "aaaaaaa", "aaaaaaa\\u0000", "aaaaaaaa",
+                                  "aaaaaaaaXYbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+                                  "aaaaaaaaXZbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"};
+    static const char *want[] = {"aaaaaaaaXbbbbbbbb", "aaaaaaaaYbbbbbbbb", "aaaaaaaabbbbbbbb",
+                                 "aaaaaaaXbbbbbbbb", "aaaaaaa", NULL, "aaaaaaaa",
+                                 "aaaaaaaaXYbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+                                 "aaaaaaaaXZbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"};
+    const size_t n = sizeof names / sizeof *names, events = 10 * n;
+    sc__buf b;
+    sc__buf_init(&b);
+    sc__buf_puts(&b, "{\"traceEvents\":[");
+    for (size_t i = 0; i < events; i++)
+        sc__buf_printf(&b, "%s{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\",\"pid\":1,\"tid\":1,"
+                           "\"ts\":%zu,\"dur\":1}",
+                       i ? "," : "", names[(i * 5 + i / n) % n], i);
+    sc__buf_puts(&b, "]}");
+    assert_false(b.oom);
+    sc_trace *t = load_text(b.data);
+    sc__buf_free(&b);
+    assert_int_equal(t->events.len, events);
+    const sc__event *ev = sc__trace_events(t);
+    for (size_t i = 0; i < events; i++) {
+        size_t k = (i * 5 + i / n) % n;
+        const char *got = sc__trace_str(t, ev[i].name);
+        if (want[k]) {
+            if (strcmp(got, want[k]) != 0) fail_msg("event %zu: name '%s', want '%s'", i, got, want[k]);
+        } else if (memcmp(got, "aaaaaaa\0", 8) != 0) {
+            fail_msg("event %zu: name '%s', want 'aaaaaaa' and a NUL", i, got);
+        }
+    }
+    sc_trace_free(t);
+    /* More 16-byte names alike in their first 8 bytes than the cache has
+     * slots: some share a slot and differ only in their last 8 bytes. */
+    sc__buf_init(&b);
+    sc__buf_puts(&b, "{\"traceEvents\":[");
+    const unsigned many = 1500;
+    for (unsigned i = 0; i < 2 * many; i++)
+        sc__buf_printf(&b, "%s{\"ph\":\"X\",\"name\":\"aaaaaaaa%08u\",\"ts\":%u}", i ? "," : "",
+                       i * 7 % many, i);
+    sc__buf_puts(&b, "]}");
+    assert_false(b.oom);
+    t = load_text(b.data);
+    sc__buf_free(&b);
+    assert_int_equal(t->events.len, 2 * many);
+    ev = sc__trace_events(t);
+    for (unsigned i = 0; i < 2 * many; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "aaaaaaaa%08u", i * 7 % many);
+        if (strcmp(sc__trace_str(t, ev[i].name), name) != 0)
+            fail_msg("event %u: name '%s', want '%s'", i, sc__trace_str(t, ev[i].name), name);
+    }
+    sc_trace_free(t);
+}
+
 static void test_args_before_ph(void **state) {
     (void)state;
     /* args parsed once ph is known, even when ph comes last */
@@ -781,6 +842,7 @@ int main(void) {
         cmocka_unit_test(test_every_shared_trace_parses),
         cmocka_unit_test(test_gzip_by_content),
         cmocka_unit_test(test_metadata_after_events),
+        cmocka_unit_test(test_intern_cache_alike),
         cmocka_unit_test(test_args_before_ph),
         cmocka_unit_test(test_bare_array),
         cmocka_unit_test(test_gzip_chunk_cursors),

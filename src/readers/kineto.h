@@ -71,6 +71,13 @@ typedef struct krecord {
 typedef struct ktset ktset; /* the learned layouts (kineto_template.c) */
 #define SC__KIND_MEMO 256u /* slots of the kind and NCCL caches; a power of two */
 
+/* A slot of sc__kr_intern's cache: a string's id + 1 (0: empty), its
+ * length and its first and last 8 bytes (zero-padded below 8). */
+typedef struct kicache {
+    uint32_t id1, n;
+    uint64_t a, b;
+} kicache;
+
 typedef struct kreader {
     sc__jp jp;
     sc_trace *t;
@@ -79,7 +86,7 @@ typedef struct kreader {
     bool first_member;
     unsigned top_seen; /* TOP_* bits of the top-level members read so far */
     uint64_t budget; /* bytes this trace may hold (src/base/budget.c) */
-    uint32_t icache[SC__ICACHE]; /* see sc__kr_intern(): id + 1, 0 = empty */
+    kicache icache[SC__ICACHE]; /* see sc__kr_intern() */
     uint32_t cat_memo[SC__KIND_MEMO];  /* see classify(): category id + 1 ... */
     uint8_t cat_kind[SC__KIND_MEMO];   /* ... and its kind, direct-mapped by id */
     uint32_t nccl_memo[SC__KIND_MEMO]; /* (name id + 1) << 1 | is NCCL */
@@ -102,9 +109,11 @@ static inline void sc__kr_ext_begin(const kreader *r, kevent *ev) {
 
 /* Interning with a small direct-mapped cache in front: names, categories
  * and shapes repeat in nearly every event, and a hit costs a cheap key (the
- * length and the first and last 8 bytes) and one memcmp instead of hashing
- * every byte and probing the table. Misses go to the interner, so ids are
- * assigned exactly as without the cache. */
+ * length and the first and last 8 bytes) instead of hashing every byte and
+ * probing the table. The slot keeps its string's key, so a string of up to
+ * 16 bytes (most operator names) is compared whole without touching the
+ * interner; a longer one compares its middle with memcmp. Misses go to the
+ * interner, so ids are assigned exactly as without the cache. */
 static inline uint32_t sc__kr_intern(kreader *r, sc__jstr s) {
     sc__intern *in = &r->t->strings;
     uint64_t a = 0, b = 0;
@@ -115,10 +124,12 @@ static inline uint32_t sc__kr_intern(kreader *r, sc__jstr s) {
         memcpy(&a, s.s, s.n);
     }
     uint32_t slot = (uint32_t)(sc__hash_u64(a ^ (b * 0x9e3779b97f4a7c15ULL) ^ s.n) & (SC__ICACHE - 1));
-    uint32_t v = r->icache[slot];
-    if (v && in->lens[v - 1] == s.n && memcmp(in->strs[v - 1], s.s, s.n) == 0) return v - 1;
+    kicache *c = &r->icache[slot];
+    if (c->id1 && c->n == s.n && c->a == a && c->b == b &&
+        (s.n <= 16 || memcmp(in->strs[c->id1 - 1] + 8, s.s + 8, s.n - 16) == 0))
+        return c->id1 - 1;
     uint32_t id = sc__intern_put(in, s.s, s.n);
-    if (id != SC__NONE) r->icache[slot] = id + 1;
+    if (id != SC__NONE && s.n <= UINT32_MAX) *c = (kicache){id + 1, (uint32_t)s.n, a, b};
     return id;
 }
 
