@@ -648,7 +648,8 @@ static void test_intern_cache_alike(void **state) {
         size_t k = (i * 5 + i / n) % n;
         const char *got = sc__trace_str(t, ev[i].name);
         if (want[k]) {
-            if (strcmp(got, want[k]) != 0) fail_msg("event %zu: name '%s', want '%s'", i, got, want[k]);
+            if (strcmp(got, want[k]) != 0)
+                fail_msg("event %zu: name '%s', want '%s'", i, got, want[k]);
         } else if (memcmp(got, "aaaaaaa\0", 8) != 0) {
             fail_msg("event %zu: name '%s', want 'aaaaaaa' and a NUL", i, got);
         }
@@ -674,6 +675,30 @@ static void test_intern_cache_alike(void **state) {
         if (strcmp(sc__trace_str(t, ev[i].name), name) != 0)
             fail_msg("event %u: name '%s', want '%s'", i, sc__trace_str(t, ev[i].name), name);
     }
+    sc_trace_free(t);
+    /* Names of one letter, of more lengths than the cache has slots: their
+     * first and last 8 bytes agree, so only the length tells two apart
+     * that share a slot. */
+    const unsigned shortest = 8, lengths = 1100;
+    char *name = malloc(shortest + lengths);
+    assert_non_null(name);
+    memset(name, 'a', shortest + lengths);
+    sc__buf_init(&b);
+    sc__buf_puts(&b, "{\"traceEvents\":[");
+    for (unsigned i = 0; i < 2 * lengths; i++)
+        sc__buf_printf(&b, "%s{\"ph\":\"X\",\"name\":\"%.*s\",\"ts\":%u}", i ? "," : "",
+                       (int)(shortest + i * 13 % lengths), name, i);
+    sc__buf_puts(&b, "]}");
+    assert_false(b.oom);
+    t = load_text(b.data);
+    sc__buf_free(&b);
+    assert_int_equal(t->events.len, 2 * lengths);
+    ev = sc__trace_events(t);
+    for (unsigned i = 0; i < 2 * lengths; i++) {
+        size_t want_n = shortest + i * 13 % lengths, got_n = strlen(sc__trace_str(t, ev[i].name));
+        if (got_n != want_n) fail_msg("event %u: a name of %zu letters, want %zu", i, got_n, want_n);
+    }
+    free(name);
     sc_trace_free(t);
 }
 

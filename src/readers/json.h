@@ -183,7 +183,9 @@ static const uint64_t sc__pow10_u64[9] = {1, 10, 100, 1000, 10000, 100000, 10000
 /* An integer without fraction or exponent, of at most 18 digits. Always
  * inlined: the template reader calls it for most holes, and where gcc chose
  * a call instead it cost 6% of a load. */
-static inline __attribute__((always_inline)) const char *sc__jp_fast_int(const char *p, const char *end, int64_t *out) {
+static inline __attribute__((always_inline)) const char *sc__jp_fast_int(const char *p,
+                                                                        const char *end,
+                                                                        int64_t *out) {
     bool neg = *p == '-';
     p += neg;
     const char *s = p;

@@ -214,7 +214,8 @@ static inline const char *shapes_value(kreader *r, const char *p, int64_t *val) 
  * compiler call sc__jp_fast_int out of line everywhere (7% of a load). */
 #define DIM3_BITS 21
 #define DIM3_MAX ((1 << DIM3_BITS) - 1)
-static __attribute__((noinline)) const char *dim3_value(const char *p, const char *end, int64_t *val) {
+static __attribute__((noinline)) const char *dim3_value(const char *p, const char *end,
+                                                        int64_t *val) {
     if (*p++ != '[') return NULL;
     uint64_t packed = 0;
     for (int i = 0; i < 3; i++) {
