@@ -91,7 +91,7 @@ check: deps
 # The tests whose code runs threads: the split and gzip stream readers,
 # the chunk store, parallel loading (also with info's per-rank summaries)
 # and the parallel graph build.
-TSAN_TESTS := test_split test_kineto test_graph test_info
+TSAN_TESTS := test_split test_kineto test_graph test_info test_memory
 tsan: deps
 	@$(MAKE) --no-print-directory BUILD=build-tsan SAN=thread all \
 	  $(TSAN_TESTS:%=build-tsan/tests/%)

@@ -2,7 +2,8 @@
  * test_memory.c - the allocation helpers of src/base/memory.c that the
  * rest of the suite only uses, never looks at: sc__vec_prefault's contract
  * (nothing below 2 MB; then room just past the length made resident, never
- * past the capacity, the contents untouched, at once when enough is warm).
+ * past the capacity, the contents untouched, at once when enough is warm),
+ * sc__prefault's range, and sc__prefaulter's thread.
  *
  * Residency is read with mincore(2). Where the kernel has no
  * MADV_POPULATE_WRITE (before Linux 5.14) the hint does nothing, and only
@@ -118,10 +119,47 @@ static void test_prefault_range(void **state) {
     munmap(p, 4 * MB);
 }
 
+/* sc__prefaulter: ranges faulted in on a thread of its own while this one
+ * writes to them; each byte keeps what this thread wrote, the untouched
+ * rest stays zero, and after the join every range is resident. */
+static void test_prefault_thread(void **state) {
+    (void)state;
+    bool populates = kernel_populates();
+    enum { RANGES = 3 };
+    char *p[RANGES];
+    sc__prefaulter pf = {.n = RANGES};
+    for (int k = 0; k < RANGES; k++) {
+        p[k] = mmap(NULL, 4 * MB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        assert_true(p[k] != MAP_FAILED);
+        small_pages(p[k], 4 * MB);
+        pf.p[k] = p[k];
+        pf.bytes[k] = 4 * MB;
+    }
+    sc__prefault_start(&pf);
+    for (int k = 0; k < RANGES; k++) /* scattered writes, racing the helper */
+        for (size_t i = 0; i < 4 * MB; i += 3 * PAGE + 7) p[k][i] = (char)(1 + (i / PAGE + k) % 100);
+    sc__prefault_join(&pf);
+    assert_false(pf.started);
+    sc__prefault_join(&pf); /* a second join does nothing */
+    for (int k = 0; k < RANGES; k++) {
+        if (populates) assert_int_equal(resident(p[k], p[k] + 4 * MB), 4 * MB / PAGE);
+        for (size_t i = 0; i < 4 * MB; i++) {
+            char want = i % (3 * PAGE + 7) == 0 ? (char)(1 + (i / PAGE + k) % 100) : 0;
+            if (p[k][i] != want) fail_msg("range %d, byte %zu: %d, want %d", k, i, p[k][i], want);
+        }
+        munmap(p[k], 4 * MB);
+    }
+    /* nothing to fault in: the thread starts and ends */
+    sc__prefaulter none = {0};
+    sc__prefault_start(&none);
+    sc__prefault_join(&none);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prefault),
         cmocka_unit_test(test_prefault_range),
+        cmocka_unit_test(test_prefault_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

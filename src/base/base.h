@@ -11,6 +11,7 @@
 
 #include "stepcast.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -91,6 +92,22 @@ void sc__vec_prefault(const sc__vec *v, uintptr_t *warm);
  * 5.14 and headers that name MADV_POPULATE_WRITE; elsewhere, or on
  * failure, nothing happens. */
 void sc__prefault(void *p, size_t bytes);
+/* sc__prefault of up to SC__PREFAULT_RANGES ranges on a thread of its own,
+ * for arrays that one thread will touch at scattered places (a page fault
+ * each) while another core is idle: the faults' work (zeroing, mapping)
+ * moves to that core. Only a hint, and it changes no byte of the arrays:
+ * where the thread cannot start, nothing happens. The ranges must stay
+ * allocated until sc__prefault_join, which waits for the thread. */
+#define SC__PREFAULT_RANGES 8
+typedef struct sc__prefaulter {
+    void *p[SC__PREFAULT_RANGES];
+    size_t bytes[SC__PREFAULT_RANGES];
+    unsigned n;
+    bool started;
+    pthread_t thread;
+} sc__prefaulter;
+void sc__prefault_start(sc__prefaulter *pf);
+void sc__prefault_join(sc__prefaulter *pf);
 /* Appends a copy of *item (size == v->elem bytes), with no zeroing first (a
  * reader's hot path: every event is built whole, then stored); false on
  * OOM. Inline, and through SC__VEC_APPEND with the size a constant, so that

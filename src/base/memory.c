@@ -68,6 +68,21 @@ void sc__prefault(void *p, size_t bytes) {
 #endif
 }
 
+static void *prefault_ranges(void *arg) {
+    const sc__prefaulter *pf = arg;
+    for (unsigned i = 0; i < pf->n; i++) sc__prefault(pf->p[i], pf->bytes[i]);
+    return NULL;
+}
+
+void sc__prefault_start(sc__prefaulter *pf) {
+    pf->started = pthread_create(&pf->thread, NULL, prefault_ranges, pf) == 0;
+}
+
+void sc__prefault_join(sc__prefaulter *pf) {
+    if (pf->started) pthread_join(pf->thread, NULL);
+    pf->started = false;
+}
+
 void sc__vec_prefault(const sc__vec *v, uintptr_t *warm) {
     uintptr_t base = (uintptr_t)v->data;
     uintptr_t used = base + v->len * v->elem, room = base + v->cap * v->elem;

@@ -25,6 +25,7 @@
 #include "replay.h"
 
 #include "../models/calibrate.h"
+#include "../trace/trace.h"
 
 #include <stdlib.h>
 
@@ -335,7 +336,8 @@ sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, c
                         .launch_latency = r->launch_latency,
                         .sync_base = r->sync_base,
                         .rank_offset = r->rank_offset,
-                        .proc_backlog = r->backlog};
+                        .proc_backlog = r->backlog,
+                        .threads = set ? set->threads : 1};
     double t1 = sc__now();
     r->calibrate_s = t1 - t0;
     sc_status st = sc__sim_run(g, &p, &r->sim, err);

@@ -120,6 +120,7 @@ typedef struct sim_state {
     bool oom;
     bool too_many_waits; /* more sync waits than whead can index */
     u128 mag; /* durations' and gaps' magnitudes, for times_fit */
+    sc__prefaulter pf; /* faults the outputs in on another core (state_init) */
 } sim_state;
 
 /* The pending events are the leaves of a winner tree, one leaf per
@@ -366,6 +367,7 @@ static void task_end(sim_state *s, uint32_t t, int64_t end) {
 }
 
 static void state_free(sim_state *s) {
+    sc__prefault_join(&s->pf); /* before anyone frees the outputs */
     free(s->node_mem);
     free(s->off);
     free(s->order);
@@ -547,6 +549,29 @@ static bool times_fit(const sc__graph *g, const sc__sim_params *p, const uint32_
     return total + offset < (u128)1 << 62;
 }
 
+/* The outputs are written at scattered places as tasks are placed and
+ * end, and on a large graph their first touch (a page fault, the zeroing
+ * of a huge page) was a third of the run: in a 1,024-rank replay
+ * (25M tasks), 2.7 of 6.3 s were clear_page in try_place and sc__sim_run
+ * (perf). Given a second thread, a helper faults them in while this one
+ * sets up and starts the run; on small graphs a thread costs more. */
+#define SIM_PREFAULT_MIN_TASKS ((size_t)1 << 20)
+static void prefault_outputs(sim_state *s, unsigned threads) {
+    const sc__sim *o = s->out;
+    size_t n = o->ntasks;
+    if (threads < 2 || n < SIM_PREFAULT_MIN_TASKS) return;
+    sc__prefaulter *pf = &s->pf;
+    /* Not wait_kind: calloc's zero pages, written for few tasks (syncs
+     * and group members that waited), so faulting it in costs memory. */
+    void *arrays[] = {o->start, o->end, o->bound, o->bound_fam};
+    size_t sizes[] = {sizeof *o->start, sizeof *o->end, sizeof *o->bound, 1};
+    for (pf->n = 0; pf->n < sizeof arrays / sizeof *arrays; pf->n++) {
+        pf->p[pf->n] = arrays[pf->n];
+        pf->bytes[pf->n] = n * sizes[pf->n];
+    }
+    sc__prefault_start(pf);
+}
+
 static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p, sc__sim *out) {
     size_t nt = g->tasks.len, np = g->procs.len, nr = g->ranks.len, ng = g->groups.len;
     size_t n1 = nt ? nt : 1, p1 = np ? np : 1, g1 = ng ? ng : 1;
@@ -556,6 +581,16 @@ static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p
     s->tasks = sc__graph_tasks(g);
     s->procs = sc__graph_procs(g);
     s->out = out;
+    out->ntasks = nt;
+    out->start = sc__alloc_array(n1, sizeof *out->start);
+    out->end = sc__alloc_array(n1, sizeof *out->end);
+    out->bound = sc__alloc_array(n1, sizeof *out->bound);
+    out->bound_fam = sc__alloc_array(n1, 1);
+    out->waited = sc__alloc_array(n1, sizeof *out->waited);
+    out->wait_kind = calloc(n1, 1);
+    if (!out->start || !out->end || !out->bound || !out->bound_fam || !out->waited || !out->wait_kind)
+        return false;
+    prefault_outputs(s, p->threads);
     /* malloc aligns to 16 bytes, so every other node would straddle two
      * cache lines: one more line, and often one more miss, per task. */
     s->node_mem = sc__alloc_array(n1 + 2, sizeof *s->node);
@@ -594,15 +629,6 @@ static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p
         if (s->procs[q].kind == SC_P_STREAM && s->procs[q].rank < nr)
             s->rs[s->rs_off[s->procs[q].rank + 1]++] = (uint32_t)q;
 
-    out->ntasks = nt;
-    out->start = sc__alloc_array(n1, sizeof *out->start);
-    out->end = sc__alloc_array(n1, sizeof *out->end);
-    out->bound = sc__alloc_array(n1, sizeof *out->bound);
-    out->bound_fam = sc__alloc_array(n1, 1);
-    out->waited = sc__alloc_array(n1, sizeof *out->waited);
-    out->wait_kind = calloc(n1, 1);
-    if (!out->start || !out->end || !out->bound || !out->bound_fam || !out->waited || !out->wait_kind)
-        return false;
     /* start, end, bound and bound_fam need no initial value: every task is
      * placed (start, bound, bound_fam) and ends (end) before anything reads
      * them, or the run fails and frees them. */

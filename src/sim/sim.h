@@ -31,6 +31,7 @@ typedef struct sc__sim_params {
     const int64_t *sync_base;      /* ns a sync costs when it need not wait; NULL = 0 */
     const int64_t *rank_offset;    /* ns at which the rank's processors become free; NULL = 0 */
     const int64_t *proc_backlog;   /* per processor: busy this long after the offset; NULL = 0 */
+    unsigned threads;              /* 2+: a helper may fault the outputs in (no effect on them) */
 } sc__sim_params;
 
 /* Why a task started when it did (bound_fam): an edge family of graph.h
