@@ -89,9 +89,10 @@ check: deps
 	@sh tests/run.sh $(CHECK_BUILD)
 
 # The tests whose code runs threads: the split and gzip stream readers,
-# the chunk store, parallel loading (also with info's per-rank summaries)
-# and the parallel graph build.
-TSAN_TESTS := test_split test_kineto test_graph test_info test_memory
+# the chunk store, parallel loading (also with info's per-rank summaries),
+# the parallel graph build, and the prefault helper (alone and in the
+# simulator).
+TSAN_TESTS := test_split test_kineto test_graph test_info test_memory test_sim
 tsan: deps
 	@$(MAKE) --no-print-directory BUILD=build-tsan SAN=thread all \
 	  $(TSAN_TESTS:%=build-tsan/tests/%)

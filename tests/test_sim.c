@@ -343,6 +343,61 @@ static void test_deadlock_is_reported(void **state) {
     sc__graph_free(t.g);
 }
 
+/* Two ranks of launches and kernels, over a million tasks: large enough
+ * that, given a second thread, a helper faults the outputs in while the
+ * run writes them (sim.c, prefault_outputs). */
+static void big_graph(tg *t, bool crossed_groups) {
+    const uint32_t per_rank = 300000;
+    tg_init(t, 2);
+    uint32_t last[2][2];
+    for (uint32_t r = 0; r < 2; r++) {
+        uint32_t cpu = tg_proc(t, r, SC_P_THREAD, 1 + r), gpu = tg_proc(t, r, SC_P_STREAM, 7);
+        for (uint32_t i = 0; i < per_rank; i++) {
+            uint32_t l = tg_task(t, cpu, SC_T_LAUNCH, 2 + (i + r) % 5, 1, "launch");
+            uint32_t k = tg_task(t, gpu, SC_T_KERNEL, 1 + (i * 7 + r) % 13, 0, "kernel");
+            tg_edge(t, l, k, SC_E_LAUNCH);
+        }
+        last[r][0] = tg_task(t, gpu, SC_T_COLL, 10, 0, "A");
+        last[r][1] = tg_task(t, gpu, SC_T_COLL, 10, 0, "B");
+    }
+    uint32_t ga[2] = {last[0][0], last[1][crossed_groups]}, gb[2] = {last[0][1], last[1][!crossed_groups]};
+    sc__graph_add_group(t->g, SC_C_ALL_REDUCE, -1, ga, 2);
+    sc__graph_add_group(t->g, SC_C_ALL_REDUCE, -1, gb, 2);
+    tg_finish(t);
+    assert_true(t->g->tasks.len >= (size_t)1 << 20);
+}
+
+/* The helper changes no output: the same run on one thread and on two
+ * gives the same bytes, and a run that fails (a deadlock) joins it before
+ * its outputs are freed. */
+static void test_helper_thread(void **state) {
+    (void)state;
+    tg t;
+    big_graph(&t, false);
+    int64_t lat[2] = {3, 5};
+    sc__sim_params p = {.coupled = true, .launch_latency = lat, .threads = 1};
+    sc__sim one, two;
+    sc_error err;
+    assert_int_equal(sc__sim_run(t.g, &p, &one, &err), SC_OK);
+    p.threads = 2;
+    assert_int_equal(sc__sim_run(t.g, &p, &two, &err), SC_OK);
+    size_t n = t.g->tasks.len;
+    assert_int_equal(one.makespan, two.makespan);
+    assert_memory_equal(one.start, two.start, n * sizeof *one.start);
+    assert_memory_equal(one.end, two.end, n * sizeof *one.end);
+    assert_memory_equal(one.bound, two.bound, n * sizeof *one.bound);
+    assert_memory_equal(one.bound_fam, two.bound_fam, n);
+    assert_memory_equal(one.waited, two.waited, n * sizeof *one.waited);
+    assert_memory_equal(one.wait_kind, two.wait_kind, n);
+    sc__sim_free(&one);
+    sc__sim_free(&two);
+    sc__graph_free(t.g);
+    big_graph(&t, true);
+    assert_int_equal(sc__sim_run(t.g, &p, &two, &err), SC_E_GRAPH);
+    assert_non_null(strstr(err.message, "deadlock"));
+    sc__graph_free(t.g);
+}
+
 /* Cross-stream edges and cross-thread edges bind like any other. */
 static void test_cross_edges(void **state) {
     (void)state;
@@ -551,6 +606,7 @@ int main(void) {
         cmocka_unit_test(test_sync_sees_launches_of_other_threads),
         cmocka_unit_test(test_group_coupling),
         cmocka_unit_test(test_deadlock_is_reported),
+        cmocka_unit_test(test_helper_thread),
         cmocka_unit_test(test_cross_edges),
         cmocka_unit_test(test_scale_rules),
         cmocka_unit_test(test_proc_order),

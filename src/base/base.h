@@ -96,8 +96,9 @@ void sc__prefault(void *p, size_t bytes);
  * for arrays that one thread will touch at scattered places (a page fault
  * each) while another core is idle: the faults' work (zeroing, mapping)
  * moves to that core. Only a hint, and it changes no byte of the arrays:
- * where the thread cannot start, nothing happens. The ranges must stay
- * allocated until sc__prefault_join, which waits for the thread. */
+ * where the thread cannot start, nothing happens. The ranges, and the
+ * sc__prefaulter itself (the thread reads it), must stay where they are
+ * until sc__prefault_join, which waits for the thread. */
 #define SC__PREFAULT_RANGES 8
 typedef struct sc__prefaulter {
     void *p[SC__PREFAULT_RANGES];

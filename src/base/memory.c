@@ -3,7 +3,9 @@
  *
  * Per-trace data lives in arenas and flat arrays indexed by uint32, so a trace
  * of millions of events costs a handful of allocations, not millions, and is
- * freed in one go.
+ * freed in one go. Large arrays also get hints to the kernel: huge pages,
+ * and page faults taken ahead of use (sc__prefault), on a helper thread where
+ * another core is idle (sc__prefaulter).
  */
 #include "base.h"
 
@@ -75,7 +77,8 @@ static void *prefault_ranges(void *arg) {
 }
 
 void sc__prefault_start(sc__prefaulter *pf) {
-    pf->started = pthread_create(&pf->thread, NULL, prefault_ranges, pf) == 0;
+    pf->started = pf->n <= SC__PREFAULT_RANGES &&
+                  pthread_create(&pf->thread, NULL, prefault_ranges, pf) == 0;
 }
 
 void sc__prefault_join(sc__prefaulter *pf) {

@@ -565,10 +565,12 @@ static void prefault_outputs(sim_state *s, unsigned threads) {
      * and group members that waited), so faulting it in costs memory. */
     void *arrays[] = {o->start, o->end, o->bound, o->bound_fam};
     size_t sizes[] = {sizeof *o->start, sizeof *o->end, sizeof *o->bound, 1};
-    for (pf->n = 0; pf->n < sizeof arrays / sizeof *arrays; pf->n++) {
-        pf->p[pf->n] = arrays[pf->n];
-        pf->bytes[pf->n] = n * sizes[pf->n];
+    _Static_assert(sizeof arrays / sizeof *arrays <= SC__PREFAULT_RANGES, "one range per array");
+    for (unsigned k = 0; k < sizeof arrays / sizeof *arrays; k++) {
+        pf->p[k] = arrays[k];
+        pf->bytes[k] = n * sizes[k];
     }
+    pf->n = sizeof arrays / sizeof *arrays;
     sc__prefault_start(pf);
 }
 
