@@ -616,90 +616,83 @@ static void test_metadata_after_events(void **state) {
     sc_trace_free(t);
 }
 
-/* Names the interning cache keys alike (same length, same first and last
- * 8 bytes, so the same slot and key) and names of 8 to 16 bytes that the
- * key covers whole: each event must keep its own name, read key by key
- * (first events) and by template. */
-static void test_intern_cache_alike(void **state) {
-    (void)state;
-    static const char *names[] = {"aaaaaaaaXbbbbbbbb", "aaaaaaaaYbbbbbbbb", "aaaaaaaabbbbbbbb",
-                                  "aaaaaaaXbbbbbbbb", "aaaaaaa", "aaaaaaa\\u0000", "aaaaaaaa",
-                                  "aaaaaaaaXYbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
-                                  "aaaaaaaaXZbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"};
-    static const char *want[] = {"aaaaaaaaXbbbbbbbb", "aaaaaaaaYbbbbbbbb", "aaaaaaaabbbbbbbb",
-                                 "aaaaaaaXbbbbbbbb", "aaaaaaa", NULL, "aaaaaaaa",
-                                 "aaaaaaaaXYbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
-                                 "aaaaaaaaXZbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"};
-    const size_t n = sizeof names / sizeof *names, events = 10 * n;
+/* Loads `count` events, the i-th named name_of(i), and checks that each
+ * keeps its name. name_of writes the name as JSON text (json) and as the
+ * bytes it stands for (want, *want_n of them). */
+#define NAME_MAX_BYTES 1200
+typedef void name_fn(unsigned i, char *json, char *want, size_t *want_n);
+static void names_survive(unsigned count, name_fn *name_of) {
+    char json[NAME_MAX_BYTES], want[NAME_MAX_BYTES];
+    size_t n;
     sc__buf b;
     sc__buf_init(&b);
     sc__buf_puts(&b, "{\"traceEvents\":[");
-    for (size_t i = 0; i < events; i++)
+    for (unsigned i = 0; i < count; i++) {
+        name_of(i, json, want, &n);
         sc__buf_printf(&b, "%s{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"%s\",\"pid\":1,\"tid\":1,"
-                           "\"ts\":%zu,\"dur\":1}",
-                       i ? "," : "", names[(i * 5 + i / n) % n], i);
+                           "\"ts\":%u,\"dur\":1}",
+                       i ? "," : "", json, i);
+    }
     sc__buf_puts(&b, "]}");
     assert_false(b.oom);
     sc_trace *t = load_text(b.data);
     sc__buf_free(&b);
-    assert_int_equal(t->events.len, events);
+    assert_int_equal(t->events.len, count);
     const sc__event *ev = sc__trace_events(t);
-    for (size_t i = 0; i < events; i++) {
-        size_t k = (i * 5 + i / n) % n;
+    for (unsigned i = 0; i < count; i++) {
+        name_of(i, json, want, &n);
         const char *got = sc__trace_str(t, ev[i].name);
-        if (want[k]) {
-            if (strcmp(got, want[k]) != 0)
-                fail_msg("event %zu: name '%s', want '%s'", i, got, want[k]);
-        } else if (memcmp(got, "aaaaaaa\0", 8) != 0) {
-            fail_msg("event %zu: name '%s', want 'aaaaaaa' and a NUL", i, got);
-        }
+        if (memcmp(got, want, n + 1) != 0) fail_msg("event %u: name '%s', want '%s'", i, got, json);
     }
     sc_trace_free(t);
+}
+
+/* Names the interning cache keys alike (same length, same first and last
+ * 8 bytes, so the same slot and key), names of 8 to 16 bytes that the key
+ * covers whole, and one with a NUL byte, cycling. */
+static void alike_name(unsigned i, char *json, char *want, size_t *want_n) {
+    static const char *names[] = {"aaaaaaaaXbbbbbbbb", "aaaaaaaaYbbbbbbbb", "aaaaaaaabbbbbbbb",
+                                  "aaaaaaaXbbbbbbbb", "aaaaaaa", "aaaaaaa\\u0000", "aaaaaaaa",
+                                  "aaaaaaaaXYbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+                                  "aaaaaaaaXZbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"};
+    const unsigned n = sizeof names / sizeof *names;
+    const char *name = names[(i * 5 + i / n) % n];
+    strcpy(json, name);
+    strcpy(want, name);
+    *want_n = strlen(name);
+    if (strstr(name, "\\u0000")) {
+        memcpy(want, "aaaaaaa\0", 9);
+        *want_n = 8;
+    }
+}
+
+/* 1,500 names of 16 bytes, each twice: "aaaaaaaa" and 8 digits. */
+static void digits_name(unsigned i, char *json, char *want, size_t *want_n) {
+    *want_n = (size_t)snprintf(json, NAME_MAX_BYTES, "aaaaaaaa%08u", i * 7 % 1500);
+    strcpy(want, json);
+}
+
+/* 1,100 names of 8 to 1,107 letters 'a', each twice. */
+static void letters_name(unsigned i, char *json, char *want, size_t *want_n) {
+    size_t n = 8 + i * 13 % 1100;
+    memset(json, 'a', n);
+    json[n] = 0;
+    strcpy(want, json);
+    *want_n = n;
+}
+
+/* Each event keeps its own name, read key by key (first events) and by
+ * template, however alike the names are to the interning cache. */
+static void test_intern_cache_alike(void **state) {
+    (void)state;
+    names_survive(90, alike_name);
     /* More 16-byte names alike in their first 8 bytes than the cache has
      * slots: some share a slot and differ only in their last 8 bytes. */
-    sc__buf_init(&b);
-    sc__buf_puts(&b, "{\"traceEvents\":[");
-    const unsigned many = 1500;
-    for (unsigned i = 0; i < 2 * many; i++)
-        sc__buf_printf(&b, "%s{\"ph\":\"X\",\"name\":\"aaaaaaaa%08u\",\"ts\":%u}", i ? "," : "",
-                       i * 7 % many, i);
-    sc__buf_puts(&b, "]}");
-    assert_false(b.oom);
-    t = load_text(b.data);
-    sc__buf_free(&b);
-    assert_int_equal(t->events.len, 2 * many);
-    ev = sc__trace_events(t);
-    for (unsigned i = 0; i < 2 * many; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "aaaaaaaa%08u", i * 7 % many);
-        if (strcmp(sc__trace_str(t, ev[i].name), name) != 0)
-            fail_msg("event %u: name '%s', want '%s'", i, sc__trace_str(t, ev[i].name), name);
-    }
-    sc_trace_free(t);
+    names_survive(3000, digits_name);
     /* Names of one letter, of more lengths than the cache has slots: their
      * first and last 8 bytes agree, so only the length tells two apart
      * that share a slot. */
-    const unsigned shortest = 8, lengths = 1100;
-    char *name = malloc(shortest + lengths);
-    assert_non_null(name);
-    memset(name, 'a', shortest + lengths);
-    sc__buf_init(&b);
-    sc__buf_puts(&b, "{\"traceEvents\":[");
-    for (unsigned i = 0; i < 2 * lengths; i++)
-        sc__buf_printf(&b, "%s{\"ph\":\"X\",\"name\":\"%.*s\",\"ts\":%u}", i ? "," : "",
-                       (int)(shortest + i * 13 % lengths), name, i);
-    sc__buf_puts(&b, "]}");
-    assert_false(b.oom);
-    t = load_text(b.data);
-    sc__buf_free(&b);
-    assert_int_equal(t->events.len, 2 * lengths);
-    ev = sc__trace_events(t);
-    for (unsigned i = 0; i < 2 * lengths; i++) {
-        size_t want_n = shortest + i * 13 % lengths, got_n = strlen(sc__trace_str(t, ev[i].name));
-        if (got_n != want_n) fail_msg("event %u: a name of %zu letters, want %zu", i, got_n, want_n);
-    }
-    free(name);
-    sc_trace_free(t);
+    names_survive(2200, letters_name);
 }
 
 static void test_args_before_ph(void **state) {
