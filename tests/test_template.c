@@ -265,6 +265,31 @@ static void test_launch_shapes(void **state) {
     read_then_mutate(120, launch_event, 116, "launch shapes");
 }
 
+/* Layouts whose first literals run past the 32 bytes by which
+ * sc__kt_match picks the templates to try (ktset.head) and differ only
+ * after them: a template picked by those bytes must miss at its first
+ * literal, in run, and another go on, or the event is read key by key.
+ * Two kinds of event alike in their first 32 bytes ("cat" values that
+ * differ at their end) are among them. */
+static void long_first_literal_event(sc__buf *b, int i) {
+    static const char *heads[] = {
+        "{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"a\", \"pid\": 0",
+        "{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"pid\": 0, \"name\": \"a\"",
+        "{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"pid\": 0, \"name\": \"b\"",
+        "{\"ph\": \"X\", \"cat\": \"gpu_user_annotation2\", \"name\": \"a\", \"pid\": 0",
+        "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"a\", \"pid\": 0",
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"a\",\"pid\":0",
+    };
+    const int n = (int)(sizeof heads / sizeof *heads);
+    sc__buf_printf(b, "%s, \"tid\": %d, \"ts\": %d, \"dur\": 2}", heads[(i * 5 + i / 7) % n],
+                   1 + i % 2, 10 * i);
+}
+
+static void test_long_first_literals(void **state) {
+    (void)state;
+    read_then_mutate(150, long_first_literal_event, 120, "long first literals");
+}
+
 /* Layouts that share their first members and differ later, interleaved
  * (as a profiler writes them): a template misses late, at an args key or
  * at its tail, and one that agrees up to there goes on from the miss.
@@ -352,6 +377,7 @@ int main(void) {
         cmocka_unit_test(test_shapes_ways),
         cmocka_unit_test(test_launch_shapes),
         cmocka_unit_test(test_shared_prefixes),
+        cmocka_unit_test(test_long_first_literals),
         cmocka_unit_test(test_refills),
         cmocka_unit_test(test_many_layouts),
     };
