@@ -672,6 +672,87 @@ static void test_cycle_reported(void **state) {
     sc__graph_free(g);
 }
 
+/* The cycle check against a plain first-in-first-out Kahn's algorithm, on
+ * random graphs numbered in random order, so that many edges point back
+ * to lower indices (the check takes ready tasks in index order and those
+ * behind its scan from a stack): acyclic ones must pass, and one edge more
+ * that closes a cycle must be refused. */
+static uint64_t next_random(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static bool acyclic_by_fifo(uint32_t n, const uint32_t (*edges)[2], uint32_t ne) {
+    uint32_t indeg[64] = {0}, queue[64], head = 0, tail = 0;
+    for (uint32_t e = 0; e < ne; e++) indeg[edges[e][1]]++;
+    for (uint32_t i = 0; i < n; i++)
+        if (!indeg[i]) queue[tail++] = i;
+    while (head < tail) {
+        uint32_t t = queue[head++];
+        for (uint32_t e = 0; e < ne; e++)
+            if (edges[e][0] == t && --indeg[edges[e][1]] == 0) queue[tail++] = edges[e][1];
+    }
+    return tail == n;
+}
+
+static void test_cycle_check_order(void **state) {
+    (void)state;
+    uint64_t seed = 0x9e3779b97f4a7c15ULL;
+    unsigned cyclic = 0, acyclic = 0;
+    for (int round = 0; round < 400; round++) {
+        uint32_t n = 2 + (uint32_t)(next_random(&seed) % 62), rank_of[64], ne = 0;
+        uint32_t edges[200][2]; /* at most 195 forward, 3 back */
+        /* rank_of: a topological order unrelated to the numbering */
+        for (uint32_t i = 0; i < n; i++) rank_of[i] = i;
+        for (uint32_t i = n - 1; i > 0; i--) {
+            uint32_t j = (uint32_t)(next_random(&seed) % (i + 1)), x = rank_of[i];
+            rank_of[i] = rank_of[j];
+            rank_of[j] = x;
+        }
+        uint32_t want = n + (uint32_t)(next_random(&seed) % (2 * n));
+        for (uint32_t k = 0; k < want && ne < 196; k++) {
+            uint32_t u = (uint32_t)(next_random(&seed) % n), v = (uint32_t)(next_random(&seed) % n);
+            if (rank_of[u] < rank_of[v]) {
+                edges[ne][0] = u;
+                edges[ne++][1] = v;
+            }
+        }
+        for (int b = 0; b < round % 4; b++) { /* edges against the order: a cycle when v reaches u */
+            uint32_t u = (uint32_t)(next_random(&seed) % n), v = (uint32_t)(next_random(&seed) % n);
+            if (u == v) v = (u + 1) % n; /* the graph drops self-edges */
+            edges[ne][0] = rank_of[u] > rank_of[v] ? u : v;
+            edges[ne++][1] = rank_of[u] > rank_of[v] ? v : u;
+        }
+        sc__graph *g = sc__graph_new();
+        assert_non_null(g);
+        sc__graph_add_rank(g, 0, 0);
+        uint32_t p = sc__graph_add_proc(g, 0, SC_P_THREAD, -1, 1);
+        for (uint32_t i = 0; i < n; i++) {
+            sc__task t;
+            memset(&t, 0, sizeof t);
+            t.proc = p;
+            t.seq = i;
+            t.name = sc__intern_put(&g->strings, "op", 2);
+            t.op = t.group = t.event = t.sync_arg = SC__NONE;
+            t.kind = SC_T_CPU;
+            assert_int_equal(sc__graph_add_task(g, &t), i);
+        }
+        for (uint32_t e = 0; e < ne; e++) assert_true(sc__graph_add_edge(g, edges[e][0], edges[e][1], SC_E_GPU_TO_CPU));
+        sc_error err;
+        bool ok = acyclic_by_fifo(n, (const uint32_t (*)[2])edges, ne);
+        sc_status st = sc__graph_finish(g, false, &err);
+        if (ok != (st == SC_OK))
+            fail_msg("round %d: %u tasks, %u edges: fifo says %s, the check %d", round, n, ne,
+                     ok ? "acyclic" : "cyclic", st);
+        if (!ok) assert_non_null(strstr(err.message, "dependency cycle"));
+        ok ? acyclic++ : cyclic++;
+        sc__graph_free(g);
+    }
+    assert_true(cyclic > 40 && acyclic > 200); /* both outcomes, often */
+}
+
 /* Same input, same graph: byte-identical report. */
 static void test_report_deterministic(void **state) {
     (void)state;
@@ -734,6 +815,7 @@ int main(void) {
         cmocka_unit_test(test_sync_inference_bar), cmocka_unit_test(test_flatten_with_gaps),
         cmocka_unit_test(test_iteration_choice),   cmocka_unit_test(test_collective_mismatch),
         cmocka_unit_test(test_sync_targets),       cmocka_unit_test(test_cycle_reported),
+        cmocka_unit_test(test_cycle_check_order),
         cmocka_unit_test(test_report_deterministic), cmocka_unit_test(test_point_to_point),
         cmocka_unit_test(test_sync_inference_streams), cmocka_unit_test(test_common_iteration),
         cmocka_unit_test(test_dot), cmocka_unit_test(test_sync_targets_consistent),

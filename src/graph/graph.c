@@ -310,6 +310,44 @@ static sc_status report_cycle(sc__graph *g, const uint32_t *blocked, sc_error *e
                     t == cur ? "" : " -> ...");
 }
 
+/* Kahn's algorithm over the CSR graph, deg holding each task's in-degree:
+ * returns how many tasks become ready, and leaves deg[t] nonzero exactly
+ * for the others (report_cycle's "blocked"). Ready tasks are taken in index
+ * order, not first in first out: builders number each processor's tasks in
+ * a row and most edges point forward, so the scan walks the arrays nearly
+ * in order, and a task that becomes ready behind the scan (an edge pointing
+ * back) is taken at once from the stack. A FIFO queue advanced every
+ * processor of every rank at once instead, a cache miss per edge: on a
+ * 1,024-rank job (25M tasks) its decrement was half of this function. Which
+ * tasks become ready does not depend on the order. */
+#define TAKEN UINT32_MAX /* deg of a task taken: no task has 2^32 - 1 predecessors */
+static size_t ready_in_scan_order(const sc__graph *g, uint32_t *deg, uint32_t *stack) {
+    size_t nt = g->tasks.len, ready = 0;
+    const uint32_t *off = g->succ_off, *succ = g->succ;
+    for (size_t i = 0; i < nt; i++) {
+        if (deg[i]) continue; /* waiting, or taken */
+        size_t top = 0;
+        stack[top++] = (uint32_t)i;
+        deg[i] = TAKEN;
+        while (top) {
+            uint32_t t = stack[--top];
+            ready++;
+            for (uint32_t k = off[t]; k < off[t + 1]; k++) {
+                uint32_t v = succ[k];
+                /* v > i: the scan takes it; v < i: behind the scan, now. A
+                 * taken task has no edge left to lose. */
+                if (--deg[v] == 0 && v < i) {
+                    deg[v] = TAKEN;
+                    stack[top++] = v;
+                }
+            }
+        }
+    }
+    for (size_t i = 0; ready != nt && i < nt; i++) /* only where report_cycle reads deg */
+        if (deg[i] == TAKEN) deg[i] = 0;
+    return ready;
+}
+
 sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err) {
     size_t nt = g->tasks.len;
     uint32_t *order = NULL;
@@ -368,25 +406,18 @@ sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err) {
 
     /* Kahn's algorithm: every task must become ready. */
     uint32_t *deg = sc__alloc_array(nt ? nt : 1, sizeof *deg);
-    uint32_t *queue = sc__alloc_array(nt ? nt : 1, sizeof *queue);
-    if (!deg || !queue) {
+    uint32_t *stack = sc__alloc_array(nt ? nt : 1, sizeof *stack);
+    if (!deg || !stack) {
         free(deg);
-        free(queue);
+        free(stack);
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory checking the graph");
     }
     memcpy(deg, g->indeg, nt * sizeof *deg);
-    size_t head = 0, tail = 0;
-    for (size_t i = 0; i < nt; i++)
-        if (!deg[i]) queue[tail++] = (uint32_t)i;
-    while (head < tail) {
-        uint32_t t = queue[head++];
-        for (uint32_t k = g->succ_off[t]; k < g->succ_off[t + 1]; k++)
-            if (--deg[g->succ[k]] == 0) queue[tail++] = g->succ[k];
-    }
+    size_t ready = ready_in_scan_order(g, deg, stack);
     sc_status st = SC_OK;
-    if (tail != nt) st = report_cycle(g, deg, err);
+    if (ready != nt) st = report_cycle(g, deg, err);
     free(deg);
-    free(queue);
+    free(stack);
     return st;
 }
 
