@@ -481,7 +481,9 @@ static void test_scale_rules(void **state) {
 
 /* sc__proc_order: one run per processor in seq order (the fast path), tasks
  * of processors interleaved, and a run whose seq goes backwards must all
- * give each processor's tasks in seq order, ties in index order. */
+ * give each processor's tasks in seq order, ties in index order. The
+ * graph's own order (sc__graph_finish: each processor's first task and
+ * count, an order edge between neighbours, no other edge) must agree. */
 static void expect_order(tg *t, const uint32_t *want_off, const uint32_t *want, size_t np, size_t nt) {
     uint32_t *off, *order;
     assert_true(sc__proc_order(t->g, &off, &order));
@@ -489,6 +491,23 @@ static void expect_order(tg *t, const uint32_t *want_off, const uint32_t *want, 
     for (size_t i = 0; i < nt; i++) assert_int_equal(order[i], want[i]);
     free(off);
     free(order);
+    tg_finish(t);
+    const sc__graph *g = t->g;
+    const sc__proc *procs = sc__graph_procs(g);
+    for (size_t p = 0; p < np; p++) {
+        uint32_t n = want_off[p + 1] - want_off[p];
+        assert_int_equal(procs[p].ntasks, n);
+        assert_int_equal(procs[p].first, n ? want[want_off[p]] : SC__NONE);
+        for (uint32_t i = want_off[p]; i < want_off[p + 1]; i++) {
+            uint32_t u = want[i], k = g->succ_off[u];
+            if (i + 1 == want_off[p + 1]) {
+                assert_int_equal(g->succ_off[u + 1], k); /* the last: no successor */
+                continue;
+            }
+            assert_int_equal(g->succ_off[u + 1], k + 1);
+            assert_int_equal(g->succ[k], want[i + 1]);
+        }
+    }
 }
 
 static void add_seq(tg *t, uint32_t proc, uint32_t seq) {

@@ -211,64 +211,65 @@ static bool sort_succ(uint32_t *to, uint8_t *fam, uint32_t n) {
     return true;
 }
 
+void sc__sort_by_seq(const sc__task *tasks, uint32_t *s, uint32_t n) {
+    /* Insertion sort: linear on the nearly sorted slices builders make. */
+    for (uint32_t i = 1; i < n; i++) {
+        uint32_t v = s[i], j = i;
+        while (j > 0 && tasks[s[j - 1]].seq > tasks[v].seq) {
+            s[j] = s[j - 1];
+            j--;
+        }
+        s[j] = v;
+    }
+}
+
 /* Orders each processor's tasks by seq and links them with order edges. */
-static bool add_proc_order(sc__graph *g, bool add_edges, uint32_t **order_out) {
+static bool add_proc_order(sc__graph *g, bool add_edges) {
     size_t nt = g->tasks.len, np = g->procs.len;
     sc__task *tasks = sc__graph_tasks(g);
     sc__proc *procs = sc__graph_procs(g);
     uint32_t *count = calloc(np + 1, sizeof *count);
-    uint32_t *order = sc__alloc_array(nt ? nt : 1, sizeof *order);
-    if (!count || !order) {
-        free(count);
-        free(order);
-        return false;
+    uint32_t *first = calloc(np ? np : 1, sizeof *first); /* then each slice's fill */
+    uint32_t *order = NULL;
+    bool ok = count && first;
+    sc__runs runs_seen = SC__RUNS_INIT;
+    for (size_t i = 0; ok && i < nt; i++)
+        sc__runs_add(&runs_seen, count + 1, first, (uint32_t)i, tasks[i].proc, tasks[i].seq);
+    bool runs = ok && runs_seen.all;
+    if (ok) {
+        for (size_t p = 0; p < np; p++) count[p + 1] += count[p];
     }
-    for (size_t i = 0; i < nt; i++) count[tasks[i].proc + 1]++;
-    for (size_t p = 0; p < np; p++) count[p + 1] += count[p];
-    /* count[p] is now the start of proc p's slice; fill, then sort by seq. */
-    uint32_t *fill = calloc(np ? np : 1, sizeof *fill);
-    if (!fill) {
-        free(count);
-        free(order);
-        return false;
+    if (ok && !runs) { /* count[p] is the start of p's slice: fill, then sort by seq */
+        ok = (order = sc__alloc_array(nt ? nt : 1, sizeof *order)) != NULL;
+        if (ok) memset(first, 0, np * sizeof *first);
+        for (size_t i = 0; ok && i < nt; i++) {
+            uint32_t p = tasks[i].proc;
+            order[count[p] + first[p]++] = (uint32_t)i;
+        }
     }
-    for (size_t i = 0; i < nt; i++) {
-        uint32_t p = tasks[i].proc;
-        order[count[p] + fill[p]++] = (uint32_t)i;
-    }
-    bool ok = true;
-    if (add_edges) { /* n - 1 edges per processor of n tasks: room for them at once, faulted in */
+    if (ok && add_edges) { /* n - 1 edges per processor of n tasks: room for them at once, faulted in */
         size_t extra = nt, len = g->edge_list.len;
         for (size_t p = 0; p < np; p++) extra -= count[p + 1] > count[p];
         ok = sc__vec_reserve_exact(&g->edge_list, len + extra);
         if (ok) sc__prefault(sc__vec_end(&g->edge_list), extra * g->edge_list.elem);
     }
     for (size_t p = 0; p < np && ok; p++) {
-        uint32_t *s = order + count[p];
-        uint32_t n = count[p + 1] - count[p];
-        /* Insertion sort is linear when builders add tasks in seq order. */
-        for (uint32_t i = 1; i < n; i++) {
-            uint32_t v = s[i], j = i;
-            while (j > 0 && tasks[s[j - 1]].seq > tasks[v].seq) {
-                s[j] = s[j - 1];
-                j--;
-            }
-            s[j] = v;
-        }
-        procs[p].first = n ? s[0] : SC__NONE;
+        /* runs: p's tasks are at .. at + n - 1, in seq order already */
+        uint32_t n = count[p + 1] - count[p], at = runs ? first[p] : 0;
+        uint32_t *s = runs ? NULL : order + count[p];
+        if (!runs) sc__sort_by_seq(tasks, s, n);
+        procs[p].first = n ? (runs ? at : s[0]) : SC__NONE;
         procs[p].ntasks = n;
         if (!add_edges) continue;
         sc__edge_family fam = procs[p].kind == SC_P_THREAD ? SC_E_THREAD : SC_E_STREAM;
-        for (uint32_t i = 1; i < n && ok; i++) ok = sc__graph_add_edge(g, s[i - 1], s[i], fam);
+        for (uint32_t i = 1; i < n && ok; i++)
+            ok = runs ? sc__graph_add_edge(g, at + i - 1, at + i, fam)
+                      : sc__graph_add_edge(g, s[i - 1], s[i], fam);
     }
     free(count);
-    free(fill);
-    if (!ok) {
-        free(order);
-        return false;
-    }
-    *order_out = order;
-    return true;
+    free(first);
+    free(order);
+    return ok;
 }
 
 static sc_status report_cycle(sc__graph *g, const uint32_t *blocked, sc_error *err) {
@@ -350,10 +351,8 @@ static size_t ready_in_scan_order(const sc__graph *g, uint32_t *deg, uint32_t *s
 
 sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err) {
     size_t nt = g->tasks.len;
-    uint32_t *order = NULL;
-    if (!add_proc_order(g, add_order_edges, &order))
+    if (!add_proc_order(g, add_order_edges))
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory building the graph");
-    free(order);
     sc__edge *edges = g->edge_list.data;
     size_t ne = g->edge_list.len;
     for (size_t i = 0; i < ne; i++)

@@ -195,6 +195,33 @@ typedef struct sc__edge {
 
 sc__graph *sc__graph_new(void);
 void sc__graph_free(sc__graph *g);
+/* One task's step in telling whether every processor's tasks are one run
+ * of consecutive indices in non-decreasing seq, as builders add them (then
+ * seq order is index order: no scatter, no sort), while counting them:
+ * count[p] counts processor p's tasks and first[p] is where its run starts
+ * (both zeroed before the first task). Task indices come in order. */
+typedef struct sc__runs {
+    uint32_t prev_proc, prev_seq;
+    bool all; /* so far, every processor's tasks are one run */
+} sc__runs;
+#define SC__RUNS_INIT {SC__NONE, 0, true}
+static inline void sc__runs_add(sc__runs *r, uint32_t *count, uint32_t *first, uint32_t i,
+                                uint32_t proc, uint32_t seq) {
+    if (proc != r->prev_proc) {
+        if (count[proc]) r->all = false; /* proc had a run before this one */
+        first[proc] = i;
+    } else if (seq < r->prev_seq) {
+        r->all = false;
+    }
+    count[proc]++;
+    r->prev_proc = proc;
+    r->prev_seq = seq;
+}
+
+/* Sorts s[0 .. n), indices of one processor's tasks, by seq (ties keep
+ * their order). */
+void sc__sort_by_seq(const sc__task *tasks, uint32_t *s, uint32_t n);
+
 static inline sc__task *sc__graph_tasks(const sc__graph *g) { return (sc__task *)g->tasks.data; }
 static inline sc__proc *sc__graph_procs(const sc__graph *g) { return (sc__proc *)g->procs.data; }
 static inline size_t sc__graph_ntasks(const sc__graph *g) { return g->tasks.len; }

@@ -415,17 +415,7 @@ static bool order_by_scatter(const sc__graph *g, uint32_t *off, uint32_t *order)
     }
     /* off[p] is now the start of p's slice; sort each by seq. */
     for (size_t p = 0; p < np; p++) {
-        if (!(last[p] & 0x80000000u)) continue;
-        uint32_t *sl = order + off[p];
-        uint32_t n = off[p + 1] - off[p];
-        for (uint32_t i = 1; i < n; i++) {
-            uint32_t v = sl[i], j = i;
-            while (j > 0 && tasks[sl[j - 1]].seq > tasks[v].seq) {
-                sl[j] = sl[j - 1];
-                j--;
-            }
-            sl[j] = v;
-        }
+        if (last[p] & 0x80000000u) sc__sort_by_seq(tasks, order + off[p], off[p + 1] - off[p]);
     }
     free(last);
     return true;
@@ -472,21 +462,11 @@ static inline bool order_pass(const sc__graph *g, node *nodes, u128 *mag, uint32
      * of consecutive indices with non-decreasing seq (run[p]: where it
      * starts). Then the order follows from the counts, without a second
      * pass over the task array. */
-    bool runs = true;
-    uint32_t prev_p = SC__NONE, prev_seq = 0;
+    sc__runs seen = SC__RUNS_INIT;
     u128 sum = 0;
     for (size_t i = 0; i < nt; i++) {
         const sc__task *t = &tasks[i];
-        uint32_t p = t->proc, sq = t->seq;
-        if (p != prev_p) {
-            if (off[p + 2]) runs = false; /* p had a run before this one */
-            run[p] = (uint32_t)i;
-        } else if (sq < prev_seq) {
-            runs = false;
-        }
-        off[p + 2]++;
-        prev_p = p;
-        prev_seq = sq;
+        sc__runs_add(&seen, off + 2, run, (uint32_t)i, t->proc, t->seq);
         if (nodes) {
             nodes[i] = node_of(t, g->indeg ? g->indeg[i] : 0);
             sum += (u128)magnitude(t->dur) + magnitude(t->gap);
@@ -494,6 +474,7 @@ static inline bool order_pass(const sc__graph *g, node *nodes, u128 *mag, uint32
     }
     if (mag) *mag = sum;
     for (size_t p = 0; p < np; p++) off[p + 2] += off[p + 1];
+    bool runs = seen.all;
     if (runs && run_out) {
         for (size_t p = 0; p < np; p++) off[p + 1] = off[p + 2];
         free(order);
