@@ -672,6 +672,40 @@ static void test_cycle_reported(void **state) {
     sc__graph_free(g);
 }
 
+/* Ready tasks on both sides of a cycle, numbered so that the check meets
+ * some of them behind its scan: the report names the cycle's tasks, in
+ * order, and none of the others. */
+static void test_cycle_named_exactly(void **state) {
+    (void)state;
+    sc__graph *g = sc__graph_new();
+    assert_non_null(g);
+    sc__graph_add_rank(g, 0, 0);
+    uint32_t p = sc__graph_add_proc(g, 0, SC_P_THREAD, -1, 1);
+    const char *names[7] = {"late_a", "ring_x", "early", "ring_y", "late_b", "ring_z", "after"};
+    for (uint32_t i = 0; i < 7; i++) {
+        sc__task t;
+        memset(&t, 0, sizeof t);
+        t.proc = p;
+        t.seq = i;
+        t.name = sc__intern_put(&g->strings, names[i], strlen(names[i]));
+        t.op = t.group = t.event = t.sync_arg = SC__NONE;
+        t.kind = SC_T_CPU;
+        assert_int_equal(sc__graph_add_task(g, &t), i);
+    }
+    static const uint32_t edges[][2] = {
+        {2, 0}, {0, 4}, {4, 6}, /* ready: early -> late_a -> late_b -> after, two of them back */
+        {1, 3}, {3, 5}, {5, 1}, /* the ring */
+        {2, 1},                 /* early feeds the ring */
+    };
+    for (size_t e = 0; e < sizeof edges / sizeof *edges; e++)
+        assert_true(sc__graph_add_edge(g, edges[e][0], edges[e][1], SC_E_GPU_TO_CPU));
+    sc_error err;
+    assert_int_equal(sc__graph_finish(g, false, &err), SC_E_GRAPH);
+    assert_string_equal(err.message, "dependency cycle: ring_x (task 1) -> ring_y (task 3) -> "
+                                     "ring_z (task 5)");
+    sc__graph_free(g);
+}
+
 /* The cycle check against a plain first-in-first-out Kahn's algorithm, on
  * random graphs numbered in random order, so that many edges point back
  * to lower indices (the check takes ready tasks in index order and those
@@ -816,6 +850,7 @@ int main(void) {
         cmocka_unit_test(test_iteration_choice),   cmocka_unit_test(test_collective_mismatch),
         cmocka_unit_test(test_sync_targets),       cmocka_unit_test(test_cycle_reported),
         cmocka_unit_test(test_cycle_check_order),
+        cmocka_unit_test(test_cycle_named_exactly),
         cmocka_unit_test(test_report_deterministic), cmocka_unit_test(test_point_to_point),
         cmocka_unit_test(test_sync_inference_streams), cmocka_unit_test(test_common_iteration),
         cmocka_unit_test(test_dot), cmocka_unit_test(test_sync_targets_consistent),

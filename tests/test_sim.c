@@ -520,12 +520,13 @@ static void test_proc_order(void **state) {
     tg t;
     tg_init(&t, 1);
     uint32_t a = tg_proc(&t, 0, SC_P_THREAD, 1), b = tg_proc(&t, 0, SC_P_THREAD, 2);
+    (void)tg_proc(&t, 0, SC_P_STREAM, 7); /* no tasks: first is SC__NONE */
     add_seq(&t, b, 0); /* 0 */
     add_seq(&t, b, 1); /* 1 */
     add_seq(&t, b, 1); /* 2: a tie keeps index order */
     add_seq(&t, a, 0); /* 3 */
     add_seq(&t, a, 5); /* 4 */
-    expect_order(&t, (const uint32_t[]){0, 2, 5}, (const uint32_t[]){3, 4, 0, 1, 2}, 2, 5);
+    expect_order(&t, (const uint32_t[]){0, 2, 5, 5}, (const uint32_t[]){3, 4, 0, 1, 2}, 3, 5);
     sc__graph_free(t.g);
 
     tg_init(&t, 1);

@@ -290,6 +290,23 @@ static void test_long_first_literals(void **state) {
     read_then_mutate(150, long_first_literal_event, 120, "long first literals");
 }
 
+/* More layouts than template slots (32), in blocks of ten events: each
+ * block's first event is read key by key and its template replaces the
+ * one used least recently, and the other nine must match by it. The
+ * layouts differ within the first 32 bytes, where sc__kt_match picks the
+ * templates to try, so a slot whose pick were left from its previous
+ * template would stop matching. */
+static void block_of_layouts_event(sc__buf *b, int i) {
+    int layout = (i / 10 * 7) % 40;
+    sc__buf_printf(b, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"k%d\":%d,\"name\":\"n%d\",\"ts\":%d,\"dur\":1}",
+                   layout, i, i % 3, i);
+}
+
+static void test_replaced_templates(void **state) {
+    (void)state;
+    read_then_mutate(800, block_of_layouts_event, 720, "replaced templates");
+}
+
 /* Layouts that share their first members and differ later, interleaved
  * (as a profiler writes them): a template misses late, at an args key or
  * at its tail, and one that agrees up to there goes on from the miss.
@@ -378,6 +395,7 @@ int main(void) {
         cmocka_unit_test(test_launch_shapes),
         cmocka_unit_test(test_shared_prefixes),
         cmocka_unit_test(test_long_first_literals),
+        cmocka_unit_test(test_replaced_templates),
         cmocka_unit_test(test_refills),
         cmocka_unit_test(test_many_layouts),
     };

@@ -320,32 +320,26 @@ static sc_status report_cycle(sc__graph *g, const uint32_t *blocked, sc_error *e
  * back) is taken at once from the stack. A FIFO queue advanced every
  * processor of every rank at once instead, a cache miss per edge: on a
  * 1,024-rank job (25M tasks) its decrement was half of this function. Which
- * tasks become ready does not depend on the order. */
-#define TAKEN UINT32_MAX /* deg of a task taken: no task has 2^32 - 1 predecessors */
+ * tasks become ready does not depend on the order. Each is taken once: by
+ * the scan if it is ready when the scan reaches it, else when its last
+ * predecessor is taken (ahead of the scan: the scan takes it; behind: the
+ * stack), and a taken task has no edge left to lose, so no mark is needed. */
 static size_t ready_in_scan_order(const sc__graph *g, uint32_t *deg, uint32_t *stack) {
     size_t nt = g->tasks.len, ready = 0;
     const uint32_t *off = g->succ_off, *succ = g->succ;
     for (size_t i = 0; i < nt; i++) {
-        if (deg[i]) continue; /* waiting, or taken */
+        if (deg[i]) continue;
         size_t top = 0;
         stack[top++] = (uint32_t)i;
-        deg[i] = TAKEN;
         while (top) {
             uint32_t t = stack[--top];
             ready++;
             for (uint32_t k = off[t]; k < off[t + 1]; k++) {
                 uint32_t v = succ[k];
-                /* v > i: the scan takes it; v < i: behind the scan, now. A
-                 * taken task has no edge left to lose. */
-                if (--deg[v] == 0 && v < i) {
-                    deg[v] = TAKEN;
-                    stack[top++] = v;
-                }
+                if (--deg[v] == 0 && v < i) stack[top++] = v;
             }
         }
     }
-    for (size_t i = 0; ready != nt && i < nt; i++) /* only where report_cycle reads deg */
-        if (deg[i] == TAKEN) deg[i] = 0;
     return ready;
 }
 
