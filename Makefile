@@ -56,7 +56,7 @@ $(BUILD)/libstepcast.a: $(LIB_OBJ)
 $(BUILD)/stepcast: $(CLI_OBJ) $(BUILD)/libstepcast.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c tests/testutil.h $(BUILD)/libstepcast.a
+$(BUILD)/tests/%: tests/%.c tests/testutil.h tests/testgraph.h $(BUILD)/libstepcast.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Isrc -o $@ $< $(BUILD)/libstepcast.a $(LDLIBS) -lcmocka $(TEST_LDLIBS)
 

@@ -6,6 +6,7 @@
  * cross-stream inference bar, and the cycle report.
  */
 #include "testutil.h"
+#include "testgraph.h"
 
 #include "graph/build.h"
 
@@ -647,23 +648,14 @@ static void test_sync_targets_consistent(void **state) {
 /* A cycle built by hand is refused with the names of its tasks. */
 static void test_cycle_reported(void **state) {
     (void)state;
-    sc__graph *g = sc__graph_new();
-    assert_non_null(g);
-    sc__graph_add_rank(g, 0, 0);
-    uint32_t p = sc__graph_add_proc(g, 0, SC_P_THREAD, -1, 1);
+    uint32_t p;
+    sc__graph *g = sc_test_graph_one_thread(&p);
     uint32_t q = sc__graph_add_proc(g, 0, SC_P_STREAM, 0, 7);
     const char *names[3] = {"first_op", "second_op", "the_kernel"};
     uint32_t id[3];
-    for (int i = 0; i < 3; i++) {
-        sc__task t;
-        memset(&t, 0, sizeof t);
-        t.proc = i < 2 ? p : q;
-        t.seq = (uint32_t)(i < 2 ? i : 0);
-        t.name = sc__intern_put(&g->strings, names[i], strlen(names[i]));
-        t.op = t.group = t.event = t.sync_arg = SC__NONE;
-        t.kind = i < 2 ? SC_T_CPU : SC_T_KERNEL;
-        id[i] = sc__graph_add_task(g, &t);
-    }
+    for (int i = 0; i < 3; i++)
+        id[i] = sc_test_task(g, i < 2 ? p : q, (uint32_t)(i < 2 ? i : 0),
+                             i < 2 ? SC_T_CPU : SC_T_KERNEL, 0, 0, names[i]);
     assert_true(sc__graph_add_edge(g, id[1], id[2], SC_E_LAUNCH));
     assert_true(sc__graph_add_edge(g, id[2], id[0], SC_E_GPU_TO_CPU));
     sc_error err;
@@ -677,21 +669,10 @@ static void test_cycle_reported(void **state) {
  * order, and none of the others. */
 static void test_cycle_named_exactly(void **state) {
     (void)state;
-    sc__graph *g = sc__graph_new();
-    assert_non_null(g);
-    sc__graph_add_rank(g, 0, 0);
-    uint32_t p = sc__graph_add_proc(g, 0, SC_P_THREAD, -1, 1);
+    uint32_t p;
+    sc__graph *g = sc_test_graph_one_thread(&p);
     const char *names[7] = {"late_a", "ring_x", "early", "ring_y", "late_b", "ring_z", "after"};
-    for (uint32_t i = 0; i < 7; i++) {
-        sc__task t;
-        memset(&t, 0, sizeof t);
-        t.proc = p;
-        t.seq = i;
-        t.name = sc__intern_put(&g->strings, names[i], strlen(names[i]));
-        t.op = t.group = t.event = t.sync_arg = SC__NONE;
-        t.kind = SC_T_CPU;
-        assert_int_equal(sc__graph_add_task(g, &t), i);
-    }
+    for (uint32_t i = 0; i < 7; i++) assert_int_equal(sc_test_task(g, p, i, SC_T_CPU, 0, 0, names[i]), i);
     static const uint32_t edges[][2] = {
         {2, 0}, {0, 4}, {4, 6}, /* ready: early -> late_a -> late_b -> after, two of them back */
         {1, 3}, {3, 5}, {5, 1}, /* the ring */
@@ -759,21 +740,11 @@ static void test_cycle_check_order(void **state) {
             edges[ne][0] = rank_of[u] > rank_of[v] ? u : v;
             edges[ne++][1] = rank_of[u] > rank_of[v] ? v : u;
         }
-        sc__graph *g = sc__graph_new();
-        assert_non_null(g);
-        sc__graph_add_rank(g, 0, 0);
-        uint32_t p = sc__graph_add_proc(g, 0, SC_P_THREAD, -1, 1);
-        for (uint32_t i = 0; i < n; i++) {
-            sc__task t;
-            memset(&t, 0, sizeof t);
-            t.proc = p;
-            t.seq = i;
-            t.name = sc__intern_put(&g->strings, "op", 2);
-            t.op = t.group = t.event = t.sync_arg = SC__NONE;
-            t.kind = SC_T_CPU;
-            assert_int_equal(sc__graph_add_task(g, &t), i);
-        }
-        for (uint32_t e = 0; e < ne; e++) assert_true(sc__graph_add_edge(g, edges[e][0], edges[e][1], SC_E_GPU_TO_CPU));
+        uint32_t p;
+        sc__graph *g = sc_test_graph_one_thread(&p);
+        for (uint32_t i = 0; i < n; i++) assert_int_equal(sc_test_task(g, p, i, SC_T_CPU, 0, 0, "op"), i);
+        for (uint32_t e = 0; e < ne; e++)
+            assert_true(sc__graph_add_edge(g, edges[e][0], edges[e][1], SC_E_GPU_TO_CPU));
         sc_error err;
         bool ok = acyclic_by_fifo(n, (const uint32_t (*)[2])edges, ne);
         sc_status st = sc__graph_finish(g, false, &err);

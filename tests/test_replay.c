@@ -6,6 +6,7 @@
  * byte-identical output.
  */
 #include "testutil.h"
+#include "testgraph.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -179,20 +180,6 @@ static void test_scaling_gpu_moves_the_step(void **state) {
  * calibration finds no clock skew and no start offset, no launch-latency
  * sample (every GPU task is first on its stream) and a transfer time of
  * min(50, 160) = 50. Coupled: C0 and C1 end at max(120, 10) + 50 = 170. */
-static uint32_t hand_task(sc__graph *g, uint32_t proc, uint32_t seq, sc__task_kind kind, int64_t ts,
-                          int64_t dur, const char *name) {
-    sc__task t;
-    memset(&t, 0, sizeof t);
-    t.ts = ts;
-    t.dur = dur;
-    t.proc = proc;
-    t.seq = seq;
-    t.name = sc__intern_put(&g->strings, name, strlen(name));
-    t.op = t.group = t.event = t.sync_arg = SC__NONE;
-    t.kind = (uint8_t)kind;
-    return sc__graph_add_task(g, &t);
-}
-
 static void test_breakdown_and_critical_path(void **state) {
     (void)state;
     sc__graph *g = sc__graph_new();
@@ -201,18 +188,18 @@ static void test_breakdown_and_critical_path(void **state) {
     uint32_t th0 = sc__graph_add_proc(g, r0, SC_P_THREAD, -1, 1);
     uint32_t s7 = sc__graph_add_proc(g, r0, SC_P_STREAM, 0, 7);
     uint32_t s24 = sc__graph_add_proc(g, r0, SC_P_STREAM, 0, 24);
-    uint32_t a = hand_task(g, th0, 0, SC_T_CPU, 0, 100, "forward");
-    uint32_t l1 = hand_task(g, th0, 1, SC_T_LAUNCH, 100, 10, "cudaLaunchKernel");
-    uint32_t l2 = hand_task(g, th0, 2, SC_T_LAUNCH, 110, 10, "cudaLaunchKernelExC");
-    uint32_t k1 = hand_task(g, s7, 0, SC_T_KERNEL, 110, 200, "ampere_sgemm_128x64_tn");
-    uint32_t c0 = hand_task(g, s24, 0, SC_T_COLL, 120, 50, "ncclDevKernel_AllReduce");
+    uint32_t a = sc_test_task(g, th0, 0, SC_T_CPU, 0, 100, "forward");
+    uint32_t l1 = sc_test_task(g, th0, 1, SC_T_LAUNCH, 100, 10, "cudaLaunchKernel");
+    uint32_t l2 = sc_test_task(g, th0, 2, SC_T_LAUNCH, 110, 10, "cudaLaunchKernelExC");
+    uint32_t k1 = sc_test_task(g, s7, 0, SC_T_KERNEL, 110, 200, "ampere_sgemm_128x64_tn");
+    uint32_t c0 = sc_test_task(g, s24, 0, SC_T_COLL, 120, 50, "ncclDevKernel_AllReduce");
     SC__VEC_AT(&g->ranks, sc__rank, r0).step_first_task = a;
     SC__VEC_AT(&g->ranks, sc__rank, r0).step_end = 300;
     uint32_t r1 = sc__graph_add_rank(g, 1, SC__NONE);
     uint32_t th1 = sc__graph_add_proc(g, r1, SC_P_THREAD, -1, 1);
     uint32_t s24b = sc__graph_add_proc(g, r1, SC_P_STREAM, 1, 24);
-    uint32_t l3 = hand_task(g, th1, 0, SC_T_LAUNCH, 0, 10, "cudaLaunchKernelExC");
-    uint32_t c1 = hand_task(g, s24b, 0, SC_T_COLL, 10, 160, "ncclDevKernel_AllReduce");
+    uint32_t l3 = sc_test_task(g, th1, 0, SC_T_LAUNCH, 0, 10, "cudaLaunchKernelExC");
+    uint32_t c1 = sc_test_task(g, s24b, 0, SC_T_COLL, 10, 160, "ncclDevKernel_AllReduce");
     SC__VEC_AT(&g->ranks, sc__rank, r1).step_first_task = l3;
     SC__VEC_AT(&g->ranks, sc__rank, r1).step_end = 170;
     assert_true(sc__graph_add_edge(g, l1, k1, SC_E_LAUNCH));
