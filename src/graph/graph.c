@@ -223,6 +223,12 @@ void sc__sort_by_seq(const sc__task *tasks, uint32_t *s, uint32_t n) {
     }
 }
 
+/* The i-th task of a processor in seq order: s[i] from its sorted slice,
+ * or, when its tasks are one run in seq order (s NULL), at + i. */
+static inline uint32_t nth_in_order(const uint32_t *s, uint32_t at, uint32_t i) {
+    return s ? s[i] : at + i;
+}
+
 /* Orders each processor's tasks by seq and links them with order edges. */
 static bool add_proc_order(sc__graph *g, bool add_edges) {
     size_t nt = g->tasks.len, np = g->procs.len;
@@ -254,17 +260,15 @@ static bool add_proc_order(sc__graph *g, bool add_edges) {
         if (ok) sc__prefault(sc__vec_end(&g->edge_list), extra * g->edge_list.elem);
     }
     for (size_t p = 0; p < np && ok; p++) {
-        /* runs: p's tasks are at .. at + n - 1, in seq order already */
         uint32_t n = count[p + 1] - count[p], at = runs ? first[p] : 0;
         uint32_t *s = runs ? NULL : order + count[p];
-        if (!runs) sc__sort_by_seq(tasks, s, n);
-        procs[p].first = n ? (runs ? at : s[0]) : SC__NONE;
+        if (s) sc__sort_by_seq(tasks, s, n);
+        procs[p].first = n ? nth_in_order(s, at, 0) : SC__NONE;
         procs[p].ntasks = n;
         if (!add_edges) continue;
         sc__edge_family fam = procs[p].kind == SC_P_THREAD ? SC_E_THREAD : SC_E_STREAM;
         for (uint32_t i = 1; i < n && ok; i++)
-            ok = runs ? sc__graph_add_edge(g, at + i - 1, at + i, fam)
-                      : sc__graph_add_edge(g, s[i - 1], s[i], fam);
+            ok = sc__graph_add_edge(g, nth_in_order(s, at, i - 1), nth_in_order(s, at, i), fam);
     }
     free(count);
     free(first);
