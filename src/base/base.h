@@ -109,6 +109,20 @@ typedef struct sc__prefaulter {
 } sc__prefaulter;
 void sc__prefault_start(sc__prefaulter *pf);
 void sc__prefault_join(sc__prefaulter *pf);
+/* A block of memory that one stage is done with, kept for a later stage's
+ * temporary arrays: its pages are already faulted in, where fresh ones cost
+ * a fault and zeroing each (on a large job, more than the work done in
+ * them). The graph keeps its edge list so for calibration (graph.h). */
+typedef struct sc__spare {
+    void *p;      /* from malloc; NULL when none is kept */
+    size_t bytes;
+} sc__spare;
+/* s takes p (bytes long, from malloc), freeing the block it held. */
+void sc__spare_keep(sc__spare *s, void *p, size_t bytes);
+/* s's block when it is at least `bytes` long (its length in *got), else
+ * NULL. The caller then owns it: sc__spare_keep gives it back. */
+void *sc__spare_take(sc__spare *s, size_t bytes, size_t *got);
+void sc__spare_free(sc__spare *s);
 /* Appends a copy of *item (size == v->elem bytes), with no zeroing first (a
  * reader's hot path: every event is built whole, then stored); false on
  * OOM. Inline, and through SC__VEC_APPEND with the size a constant, so that

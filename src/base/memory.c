@@ -5,7 +5,8 @@
  * of millions of events costs a handful of allocations, not millions, and is
  * freed in one go. Large arrays also get hints to the kernel: huge pages,
  * and page faults taken ahead of use (sc__prefault), on a helper thread where
- * another core is idle (sc__prefaulter).
+ * another core is idle (sc__prefaulter); a block one stage is done with can
+ * be kept for the next one's temporaries (sc__spare).
  */
 #include "base.h"
 
@@ -106,6 +107,23 @@ void *sc__alloc_array(size_t n, size_t size) {
     huge_hint(p, n * size);
     return p;
 }
+
+void sc__spare_keep(sc__spare *s, void *p, size_t bytes) {
+    free(s->p);
+    s->p = p;
+    s->bytes = p ? bytes : 0;
+}
+
+void *sc__spare_take(sc__spare *s, size_t bytes, size_t *got) {
+    if (!s || !s->p || s->bytes < bytes) return NULL;
+    void *p = s->p;
+    *got = s->bytes;
+    s->p = NULL;
+    s->bytes = 0;
+    return p;
+}
+
+void sc__spare_free(sc__spare *s) { sc__spare_keep(s, NULL, 0); }
 
 void *sc__realloc_array(void *p, size_t n, size_t size) {
     if (size && n > SIZE_MAX / size) return NULL;

@@ -566,6 +566,7 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
                            "agree, and ranks that use none are left out of its collectives",
                         coll_msg))
         st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    g->keep_spare = opts->keep_spare;
     if (st == SC_OK) st = sc__graph_finish(g, true, err);
     if (st == SC_OK) {
         shrink(&g->tasks);

@@ -37,6 +37,7 @@ void sc__graph_free(sc__graph *g) {
     sc__vec_free(&g->ranks);
     sc__vec_free(&g->edge_list);
     sc__vec_free(&g->proc_backlog);
+    sc__spare_free(&g->spare);
     free(g->succ_off);
     free(g->succ);
     free(g->succ_family);
@@ -419,6 +420,10 @@ sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err) {
         free(deg);
         free(stack);
     }
+    if (g->keep_spare && st == SC_OK) {
+        sc__spare_keep(&g->spare, g->edge_list.data, g->edge_list.cap * g->edge_list.elem);
+        sc__vec_init(&g->edge_list, sizeof(sc__edge));
+    }
     sc__vec_free(&g->edge_list);
     return st;
 }
@@ -427,5 +432,5 @@ size_t sc__graph_memory(const sc__graph *g) {
     return sizeof *g + sc__intern_memory(&g->strings) + g->tasks.cap * g->tasks.elem +
            g->procs.cap * g->procs.elem + g->ops.cap * g->ops.elem + g->groups.cap * g->groups.elem +
            g->group_members.cap * g->group_members.elem + g->ranks.cap * g->ranks.elem +
-           (g->tasks.len + 1) * 4 + g->nedges * 5 + g->tasks.len * 4;
+           (g->tasks.len + 1) * 4 + g->nedges * 5 + g->tasks.len * 4 + g->spare.bytes;
 }

@@ -170,7 +170,7 @@ typedef struct sc__graph {
 
     /* Edges: appended as (from, to, family) while building, then turned
      * into CSR by sc__graph_finish(). */
-    sc__vec edge_list; /* sc__edge, freed by finish */
+    sc__vec edge_list; /* sc__edge, freed by finish (or kept: spare) */
     uint32_t *succ_off; /* ntasks + 1 */
     uint32_t *succ;     /* nedges: successor task */
     uint8_t *succ_family; /* nedges */
@@ -182,6 +182,12 @@ typedef struct sc__graph {
      * Kineto builder measures it while the rank's events are at hand, so the
      * traces may be freed before the replay. Empty when not measured. */
     sc__vec proc_backlog;
+
+    /* The edge list's memory after finish, when keep_spare was set before
+     * it: a replay's calibration takes its temporary arrays from it
+     * (calibrate.h) instead of fresh pages, and then drops it. */
+    bool keep_spare;
+    sc__spare spare;
 
     /* Warnings from building (collective mismatches, unmatched launches...). */
     char **warnings;
@@ -250,6 +256,7 @@ typedef struct sc__build_options {
     bool hide_cuda_sync;  /* ignore cuda_sync events (to check the inference) */
     bool release_traces;  /* free each trace's events once its rank is built (the caller
                              reads them no more): traces and graph are never all in memory */
+    bool keep_spare;      /* the graph's keep_spare: a replay calibrates it next */
 } sc__build_options;
 
 /* One graph for every rank of the set: the chosen iteration's tasks with all

@@ -45,7 +45,6 @@
  * clocks differ (several hosts), where comparing start times would not be.
  */
 #include "calibrate.h"
-#include "../sim/sim.h"
 #include "../trace/trace.h"
 
 #include <stdlib.h>
@@ -67,40 +66,55 @@ static int cmp_i64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-bool sc__calibrate_launch(const sc__graph *g, int64_t *latency) {
-    size_t nt = g->tasks.len, nr = g->ranks.len;
+/* The smallest multiple of 16 at least n: where an array of 16-byte
+ * records may start after n bytes of others. */
+static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
+
+bool sc__calibrate_launch(const sc__graph *g, int64_t *latency, sc__spare *spare) {
+    size_t nt = g->tasks.len, nr = g->ranks.len, n1 = nt ? nt : 1;
     const sc__task *tasks = sc__graph_tasks(g);
     const sc__proc *procs = sc__graph_procs(g);
-    uint32_t *launch = sc__alloc_array(nt ? nt : 1, sizeof *launch);
-    int64_t *pred_end = sc__alloc_array(nt ? nt : 1, sizeof *pred_end);
-    sample *samples = sc__alloc_array(nt ? nt : 1, sizeof *samples);
-    uint32_t *off = NULL, *order = NULL;
-    bool ok = launch && pred_end && samples && sc__proc_order(g, &off, &order);
+    /* pred_end and launch, then the samples, from the spare where it has
+     * room: 12 bytes a task, written whole, on a large job fresh pages. */
+    size_t fixed = align16(n1 * (sizeof(int64_t) + sizeof(uint32_t))), block_bytes = 0;
+    char *block = sc__spare_take(spare, fixed, &block_bytes);
+    int64_t *pred_end = block ? (int64_t *)(void *)block : sc__alloc_array(n1, sizeof *pred_end);
+    uint32_t *launch = block ? (uint32_t *)(void *)(block + n1 * sizeof *pred_end)
+                             : sc__alloc_array(n1, sizeof *launch);
+    sample *samples = NULL, *own_samples = NULL;
+    bool ok = launch && pred_end;
     if (ok) {
         for (size_t i = 0; i < nt; i++) {
             launch[i] = SC__NONE;
             pred_end[i] = INT64_MIN;
         }
+        /* The previous task on each stream counts as a predecessor too: it
+         * is one, by the stream order edge that sc__graph_finish adds. */
+        size_t nl = 0;
         for (size_t u = 0; u < nt; u++) {
             int64_t end = tasks[u].ts + tasks[u].dur;
             for (uint32_t k = g->succ_off[u]; k < g->succ_off[u + 1]; k++) {
                 uint32_t v = g->succ[k];
-                if (g->succ_family[k] == SC_E_LAUNCH) launch[v] = (uint32_t)u;
-                else if (end > pred_end[v]) pred_end[v] = end;
+                if (g->succ_family[k] == SC_E_LAUNCH) {
+                    nl += launch[v] == SC__NONE;
+                    launch[v] = (uint32_t)u;
+                } else if (end > pred_end[v]) {
+                    pred_end[v] = end;
+                }
             }
         }
-        /* The previous task on each stream counts as a predecessor too. The
-         * first task of a stream has none in the graph, but work from before
-         * the window (the previous iteration's tail) may still have held the
-         * stream: we cannot tell, so it gives no sample. */
-        for (size_t p = 0; p < g->procs.len; p++) {
-            if (procs[p].kind != SC_P_STREAM) continue;
-            if (off[p] < off[p + 1]) pred_end[order[off[p]]] = INT64_MAX;
-            for (uint32_t k = off[p] + 1; k < off[p + 1]; k++) {
-                const sc__task *prev = &tasks[order[k - 1]];
-                if (prev->ts + prev->dur > pred_end[order[k]]) pred_end[order[k]] = prev->ts + prev->dur;
-            }
-        }
+        /* The first task of a stream has none in the graph, but work from
+         * before the window (the previous iteration's tail) may still have
+         * held the stream: we cannot tell, so it gives no sample. */
+        for (size_t p = 0; p < g->procs.len; p++)
+            if (procs[p].kind == SC_P_STREAM && procs[p].first != SC__NONE)
+                pred_end[procs[p].first] = INT64_MAX;
+        /* At most one sample per launched task. */
+        if (block && fixed + nl * sizeof *samples <= block_bytes) samples = (sample *)(void *)(block + fixed);
+        else samples = own_samples = sc__alloc_array(nl ? nl : 1, sizeof *samples);
+        ok = samples != NULL;
+    }
+    if (ok) {
         size_t ns = 0;
         for (size_t v = 0; v < nt; v++) {
             if (!sc__task_on_gpu(tasks[v].kind) || launch[v] == SC__NONE) continue;
@@ -126,11 +140,13 @@ bool sc__calibrate_launch(const sc__graph *g, int64_t *latency) {
             i = j;
         }
     }
-    free(launch);
-    free(pred_end);
-    free(samples);
-    free(off);
-    free(order);
+    if (block) {
+        sc__spare_keep(spare, block, block_bytes);
+    } else {
+        free(launch);
+        free(pred_end);
+    }
+    free(own_samples);
     return ok;
 }
 

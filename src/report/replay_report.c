@@ -312,11 +312,12 @@ sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, c
     r->backlog = calloc(g->procs.len ? g->procs.len : 1, sizeof *r->backlog);
     if (!r->launch_latency || !r->sync_base || !r->rank_offset || !r->backlog ||
         !sc__calibrate_backlog(g, set, r->backlog) ||
-        !sc__calibrate_launch(g, r->launch_latency) || !sc__calibrate_rank_offsets(g, r->rank_offset) ||
+        !sc__calibrate_launch(g, r->launch_latency, &g->spare) || !sc__calibrate_rank_offsets(g, r->rank_offset) ||
         !sc__calibrate_transfers(g)) {
         sc__replay_free(r);
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory calibrating");
     }
+    sc__spare_free(&g->spare); /* before the simulator takes its memory */
     sc__calibrate_sync_base(g, r->sync_base);
     if (nrules) {
         const sc__task *tasks = sc__graph_tasks(g);
@@ -557,7 +558,7 @@ sc_status sc_report_replay(const sc_traceset *set, const sc_replay_options *opts
         }
     }
     sc__build_options bo = {.iteration = opts->iteration, .hide_cuda_sync = false,
-                            .release_traces = opts->release_traces != 0};
+                            .release_traces = opts->release_traces != 0, .keep_spare = true};
     double t0 = sc__now();
     sc__graph *g;
     sc_status st = sc__graph_build(set, &bo, &g, err); /* Kineto or Chakra */

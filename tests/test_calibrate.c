@@ -1,0 +1,117 @@
+/*
+ * test_calibrate.c - the launch latency calibration (src/models/calibrate.c)
+ * on a graph built by hand: which kernels give a sample, and the same
+ * result whether its temporary arrays come from a spare block or not.
+ */
+#include "testutil.h"
+#include "testgraph.h"
+
+#include "models/calibrate.h"
+
+#include <stdlib.h>
+
+/* One rank: three launch calls on a thread, their kernels on one stream.
+ *   L1 100..110 -> K1 at 115: the stream's first task, no sample (5);
+ *   L2 200..210 -> K2 230..320: the stream was idle at L2, sample 20;
+ *   L3 300..310 -> K3 at 325: K2, the previous task on the stream, ran
+ *   until 320, after L3 was called: no sample (15).
+ * Only 20 is a sample. Counting either of the others would make the
+ * lower median 5 or 15. */
+static sc__graph *three_launches(bool keep_spare) {
+    uint32_t thread;
+    sc__graph *g = sc_test_graph_one_thread(&thread);
+    uint32_t stream = sc__graph_add_proc(g, 0, SC_P_STREAM, 0, 7);
+    assert_int_not_equal(stream, SC__NONE);
+    uint32_t l1 = sc_test_task(g, thread, 0, SC_T_LAUNCH, 100, 10, "cudaLaunchKernel");
+    uint32_t l2 = sc_test_task(g, thread, 1, SC_T_LAUNCH, 200, 10, "cudaLaunchKernel");
+    uint32_t l3 = sc_test_task(g, thread, 2, SC_T_LAUNCH, 300, 10, "cudaLaunchKernel");
+    uint32_t k1 = sc_test_task(g, stream, 0, SC_T_KERNEL, 115, 50, "k1");
+    uint32_t k2 = sc_test_task(g, stream, 1, SC_T_KERNEL, 230, 90, "k2");
+    uint32_t k3 = sc_test_task(g, stream, 2, SC_T_KERNEL, 325, 10, "k3");
+    assert_true(sc__graph_add_edge(g, l1, k1, SC_E_LAUNCH));
+    assert_true(sc__graph_add_edge(g, l2, k2, SC_E_LAUNCH));
+    assert_true(sc__graph_add_edge(g, l3, k3, SC_E_LAUNCH));
+    g->keep_spare = keep_spare;
+    sc_error err;
+    assert_int_equal(sc__graph_finish(g, true, &err), SC_OK);
+    return g;
+}
+
+static int64_t latency_with(const sc__graph *g, sc__spare *spare) {
+    int64_t lat = -1;
+    assert_true(sc__calibrate_launch(g, &lat, spare));
+    return lat;
+}
+
+static void test_samples_follow_the_stream(void **state) {
+    (void)state;
+    sc__graph *g = three_launches(false);
+    assert_null(g->spare.p);
+    assert_int_equal(latency_with(g, NULL), 20);
+    sc__graph_free(g);
+}
+
+/* The graph kept its edge list as a spare: calibration takes it, gives
+ * it back, and says the same. */
+static void test_spare_from_the_edge_list(void **state) {
+    (void)state;
+    sc__graph *g = three_launches(true);
+    assert_non_null(g->spare.p);
+    void *block = g->spare.p;
+    size_t bytes = g->spare.bytes;
+    assert_int_equal(latency_with(g, &g->spare), 20);
+    assert_ptr_equal(g->spare.p, block);
+    assert_int_equal(g->spare.bytes, bytes);
+    sc__graph_free(g); /* frees the spare: valgrind and ASan see a leak else */
+}
+
+/* Spares of every size from none to room for everything: the arrays that
+ * fit come from it, the others are allocated, the result is the same, and
+ * the block is given back untouched in size. */
+static void test_spare_of_any_size(void **state) {
+    (void)state;
+    sc__graph *g = three_launches(false);
+    for (size_t bytes = 8; bytes <= 512; bytes += 8) {
+        sc__spare spare = {0};
+        sc__spare_keep(&spare, malloc(bytes), bytes);
+        assert_non_null(spare.p);
+        void *block = spare.p;
+        assert_int_equal(latency_with(g, &spare), 20);
+        assert_ptr_equal(spare.p, block);
+        assert_int_equal(spare.bytes, bytes);
+        sc__spare_free(&spare);
+        assert_null(spare.p);
+    }
+    sc__graph_free(g);
+}
+
+static void test_spare_take_and_keep(void **state) {
+    (void)state;
+    sc__spare s = {0};
+    size_t got = 0;
+    assert_null(sc__spare_take(NULL, 1, &got));
+    assert_null(sc__spare_take(&s, 0, &got));
+    sc__spare_keep(&s, malloc(64), 64);
+    assert_null(sc__spare_take(&s, 65, &got)); /* too small: stays */
+    assert_non_null(s.p);
+    void *p = sc__spare_take(&s, 64, &got);
+    assert_non_null(p);
+    assert_int_equal(got, 64);
+    assert_null(s.p);
+    sc__spare_keep(&s, p, got);
+    sc__spare_keep(&s, malloc(16), 16); /* frees the block it held */
+    assert_int_equal(s.bytes, 16);
+    sc__spare_free(&s);
+    assert_null(s.p);
+    assert_int_equal(s.bytes, 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_samples_follow_the_stream),
+        cmocka_unit_test(test_spare_from_the_edge_list),
+        cmocka_unit_test(test_spare_of_any_size),
+        cmocka_unit_test(test_spare_take_and_keep),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
