@@ -65,20 +65,47 @@ static void test_spare_from_the_edge_list(void **state) {
     sc__graph_free(g); /* frees the spare: valgrind and ASan see a leak else */
 }
 
+/* A LAUNCH edge out of a GPU task (a crafted Chakra file) is no launch
+ * call: with K2 "launching" K3, its successor on the stream, K3 still waits
+ * for K2 and gives no sample; taken as a launch it would give 5. */
+static void test_launch_from_a_gpu_task(void **state) {
+    (void)state;
+    uint32_t thread;
+    sc__graph *g = sc_test_graph_one_thread(&thread);
+    uint32_t stream = sc__graph_add_proc(g, 0, SC_P_STREAM, 0, 7);
+    uint32_t l1 = sc_test_task(g, thread, 0, SC_T_LAUNCH, 100, 10, "cudaLaunchKernel");
+    uint32_t l2 = sc_test_task(g, thread, 1, SC_T_LAUNCH, 200, 10, "cudaLaunchKernel");
+    uint32_t k1 = sc_test_task(g, stream, 0, SC_T_KERNEL, 115, 50, "k1");
+    uint32_t k2 = sc_test_task(g, stream, 1, SC_T_KERNEL, 230, 90, "k2");
+    uint32_t k3 = sc_test_task(g, stream, 2, SC_T_KERNEL, 325, 10, "k3");
+    assert_true(sc__graph_add_edge(g, l1, k1, SC_E_LAUNCH));
+    assert_true(sc__graph_add_edge(g, l2, k2, SC_E_LAUNCH));
+    assert_true(sc__graph_add_edge(g, k2, k3, SC_E_LAUNCH));
+    sc_error err;
+    assert_int_equal(sc__graph_finish(g, true, &err), SC_OK);
+    assert_int_equal(latency_with(g, NULL), 20);
+    sc__graph_free(g);
+}
+
 /* Spares of every size from none to room for everything: the arrays that
- * fit come from it, the others are allocated, the result is the same, and
- * the block is given back untouched in size. */
+ * fit come from it (its bytes change once it holds pred_end and launch, 12
+ * bytes a task rounded up to 16), the others are allocated, the result is
+ * the same, and the block is given back, its size untouched. */
 static void test_spare_of_any_size(void **state) {
     (void)state;
     sc__graph *g = three_launches(false);
+    const size_t fixed = (g->tasks.len * 12 + 15) / 16 * 16;
     for (size_t bytes = 8; bytes <= 512; bytes += 8) {
         sc__spare spare = {0};
         sc__spare_keep(&spare, malloc(bytes), bytes);
         assert_non_null(spare.p);
-        void *block = spare.p;
+        unsigned char *block = spare.p, pattern[512];
+        memset(block, 0xab, bytes);
+        memset(pattern, 0xab, sizeof pattern);
         assert_int_equal(latency_with(g, &spare), 20);
         assert_ptr_equal(spare.p, block);
         assert_int_equal(spare.bytes, bytes);
+        assert_int_equal(memcmp(block, pattern, bytes) != 0, bytes >= fixed);
         sc__spare_free(&spare);
         assert_null(spare.p);
     }
@@ -110,6 +137,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_samples_follow_the_stream),
         cmocka_unit_test(test_spare_from_the_edge_list),
+        cmocka_unit_test(test_launch_from_a_gpu_task),
         cmocka_unit_test(test_spare_of_any_size),
         cmocka_unit_test(test_spare_take_and_keep),
     };

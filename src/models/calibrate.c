@@ -75,7 +75,8 @@ bool sc__calibrate_launch(const sc__graph *g, int64_t *latency, sc__spare *spare
     const sc__task *tasks = sc__graph_tasks(g);
     const sc__proc *procs = sc__graph_procs(g);
     /* pred_end and launch, then the samples, from the spare where it has
-     * room: 12 bytes a task, written whole, on a large job fresh pages. */
+     * room: 12 bytes a task, written whole, on a large job fresh pages
+     * (the spare's are mostly faulted in already). */
     size_t fixed = align16(n1 * (sizeof(int64_t) + sizeof(uint32_t))), block_bytes = 0;
     char *block = sc__spare_take(spare, fixed, &block_bytes);
     int64_t *pred_end = block ? (int64_t *)(void *)block : sc__alloc_array(n1, sizeof *pred_end);
@@ -89,13 +90,19 @@ bool sc__calibrate_launch(const sc__graph *g, int64_t *latency, sc__spare *spare
             pred_end[i] = INT64_MIN;
         }
         /* The previous task on each stream counts as a predecessor too: it
-         * is one, by the stream order edge that sc__graph_finish adds. */
+         * is one, by the stream order edge that sc__graph_finish adds. Where
+         * another family joins the same two tasks, the CSR keeps the lowest
+         * family, and all but LAUNCH count here the same. A launch call is
+         * CPU work: a LAUNCH edge out of a GPU task (only a crafted Chakra
+         * file has one) counts as a plain predecessor, so that it cannot
+         * hide the stream order either. */
         size_t nl = 0;
         for (size_t u = 0; u < nt; u++) {
             int64_t end = tasks[u].ts + tasks[u].dur;
+            bool calls = !sc__task_on_gpu(tasks[u].kind);
             for (uint32_t k = g->succ_off[u]; k < g->succ_off[u + 1]; k++) {
                 uint32_t v = g->succ[k];
-                if (g->succ_family[k] == SC_E_LAUNCH) {
+                if (calls && g->succ_family[k] == SC_E_LAUNCH) {
                     nl += launch[v] == SC__NONE;
                     launch[v] = (uint32_t)u;
                 } else if (end > pred_end[v]) {
