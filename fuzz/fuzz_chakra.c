@@ -4,9 +4,11 @@
  *
  * The loader takes a path, so the input goes into a memfd and is opened as
  * /proc/self/fd/N (no disk traffic). A file that loads is then built into a
- * graph (dependency resolution, cycle check, collective matching) and
- * summarised by `stepcast info`'s Chakra view: the framing check at load
- * time must have rejected anything the later decoding cannot handle.
+ * graph (dependency resolution, cycle check, collective matching),
+ * summarised by `stepcast info`'s Chakra view and replayed (calibration and
+ * the simulator on whatever edges and families the file names): the framing
+ * check at load time must have rejected anything the later decoding cannot
+ * handle.
  */
 #include "../src/graph/graph.h"
 #include "../src/readers/chakra.h"
@@ -16,9 +18,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+static FILE *devnull;
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (!devnull) devnull = fopen("/dev/null", "w");
     int fd = memfd_create("fuzz.0.et", 0);
     if (fd < 0) abort();
     size_t off = 0;
@@ -36,11 +41,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         sc_trace *one[1] = {t};
         sc_traceset set = {.traces = one, .count = 1};
         sc__graph *g = NULL;
-        if (sc__graph_build(&set, NULL, &g, &err) == SC_OK) sc__graph_free(g);
-        sc__buf b;
-        sc__buf_init(&b);
-        sc__chakra_info(t, &b, size & 1, &err);
-        sc__buf_free(&b);
+        if (sc__graph_build(&set, NULL, &g, &err) == SC_OK) {
+            sc__graph_free(g);
+            sc_report_replay(&set, NULL, devnull, size & 2, &err);
+        }
+        sc_report_info(&set, devnull, size & 1, &err);
         sc_trace_free(t);
     } else if (t || !err.message[0]) {
         abort(); /* a failed load hands out nothing and says why */

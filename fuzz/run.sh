@@ -1,6 +1,8 @@
 #!/bin/sh
 # run.sh BUILD SECONDS - runs every fuzz target in BUILD/fuzz for SECONDS
 # each, with seeds from seeds.sh and a corpus kept in BUILD/corpus/<target>.
+# SECONDS 0 runs each target over its seeds once and stops, without
+# mutating: a check that CI can run, the same every time.
 # Prints one line per target with its executions and findings; exits 1 when
 # any target found a crash, leak, timeout or out-of-memory (the reproducer is
 # in BUILD/artifacts/: turn it into a tests/corpus case and fix it).
@@ -18,9 +20,16 @@ for bin in "$build"/fuzz/fuzz_*; do
     mkdir -p "$build/corpus/$t" "$build/seeds/$t"
     extra=""
     [ "$t" = fuzz_cli ] && extra="-close_fd_mask=2"
-    "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2560 -max_len=65536 \
+    if [ "$secs" = 0 ]; then
+        how="-runs=0"
+        dirs="$build/seeds/$t"
+    else
+        how="-max_total_time=$secs"
+        dirs="$build/corpus/$t $build/seeds/$t"
+    fi
+    "$bin" $how -timeout=10 -rss_limit_mb=2560 -max_len=65536 \
         -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" $extra \
-        "$build/corpus/$t" "$build/seeds/$t" >"$build/logs/$t.log" 2>&1
+        $dirs >"$build/logs/$t.log" 2>&1
     rc=$?
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$build/logs/$t.log" | tail -1)
     cov=$(grep -o 'cov: [0-9]*' "$build/logs/$t.log" | tail -1)

@@ -3,7 +3,7 @@
 # with, when they are missing. As root it runs apt-get; otherwise it prints
 # the exact command to run.
 set -eu
-PKGS="build-essential clang zlib1g-dev libisal-dev libcmocka-dev libyajl-dev valgrind python3 protobuf-compiler"
+PKGS="build-essential clang libclang-rt-14-dev zlib1g-dev libisal-dev libcmocka-dev libyajl-dev valgrind python3 protobuf-compiler"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
