@@ -112,7 +112,8 @@ void sc__prefault_join(sc__prefaulter *pf);
 /* A block of memory that one stage is done with, kept for a later stage's
  * temporary arrays: its pages are already faulted in, where fresh ones cost
  * a fault and zeroing each (on a large job, more than the work done in
- * them). The graph keeps its edge list so for calibration (graph.h). */
+ * them). The graph's edge list serves so for its cycle check and for
+ * calibration (graph.h). */
 typedef struct sc__spare {
     void *p;      /* from malloc; NULL when none is kept */
     size_t bytes;

@@ -401,14 +401,18 @@ sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err) {
     for (size_t i = 0; i < ne; i++) g->indeg[g->succ[i]]++;
     g->nedges = ne;
 
-    /* Kahn's algorithm: every task must become ready. Its two arrays take
-     * the edge list's memory, no longer needed, when it has room (12 bytes
-     * an edge, and most tasks have an edge): fresh pages are a cost of
-     * their own on a large job (200 MB for 25M tasks). */
-    size_t n = nt ? nt : 1, need = 2 * n * sizeof(uint32_t);
-    bool reuse = g->edge_list.data && g->edge_list.cap >= need / g->edge_list.elem + 1;
-    uint32_t *deg = reuse ? g->edge_list.data : sc__alloc_array(n, sizeof *deg);
-    uint32_t *stack = reuse ? deg + n : sc__alloc_array(n, sizeof *stack);
+    /* The edge list is dead now. Its memory (12 bytes an edge, and most
+     * tasks have an edge) goes to the spare, already faulted in, where
+     * fresh pages are a cost of their own on a large job (200 MB for 25M
+     * tasks): Kahn's two arrays take it when it has room, and a replay's
+     * calibration after them (keep_spare). */
+    sc__spare_keep(&g->spare, g->edge_list.data, g->edge_list.cap * g->edge_list.elem);
+    sc__vec_init(&g->edge_list, sizeof(sc__edge));
+    /* Kahn's algorithm: every task must become ready. */
+    size_t n = nt ? nt : 1, got = 0;
+    uint32_t *block = sc__spare_take(&g->spare, 2 * n * sizeof(uint32_t), &got);
+    uint32_t *deg = block ? block : sc__alloc_array(n, sizeof *deg);
+    uint32_t *stack = block ? block + n : sc__alloc_array(n, sizeof *stack);
     sc_status st = SC_OK;
     if (deg && stack) {
         memcpy(deg, g->indeg, nt * sizeof *deg);
@@ -416,15 +420,13 @@ sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err) {
     } else {
         st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory checking the graph");
     }
-    if (!reuse) {
+    if (block) {
+        sc__spare_keep(&g->spare, block, got);
+    } else {
         free(deg);
         free(stack);
     }
-    if (g->keep_spare && st == SC_OK) {
-        sc__spare_keep(&g->spare, g->edge_list.data, g->edge_list.cap * g->edge_list.elem);
-        sc__vec_init(&g->edge_list, sizeof(sc__edge));
-    }
-    sc__vec_free(&g->edge_list);
+    if (!g->keep_spare || st != SC_OK) sc__spare_free(&g->spare);
     return st;
 }
 

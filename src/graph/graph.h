@@ -170,7 +170,7 @@ typedef struct sc__graph {
 
     /* Edges: appended as (from, to, family) while building, then turned
      * into CSR by sc__graph_finish(). */
-    sc__vec edge_list; /* sc__edge, freed by finish (or kept: spare) */
+    sc__vec edge_list; /* sc__edge; finish hands its memory to spare */
     uint32_t *succ_off; /* ntasks + 1 */
     uint32_t *succ;     /* nedges: successor task */
     uint8_t *succ_family; /* nedges */
@@ -183,9 +183,9 @@ typedef struct sc__graph {
      * traces may be freed before the replay. Empty when not measured. */
     sc__vec proc_backlog;
 
-    /* The edge list's memory after finish, when keep_spare was set before
-     * it: a replay's calibration takes its temporary arrays from it
-     * (calibrate.h) instead of fresh pages, and then drops it. */
+    /* The edge list's memory after finish: its cycle check takes its
+     * arrays from it, and when keep_spare was set before, it is kept for a
+     * replay's calibration (calibrate.h), which then drops it; else freed. */
     bool keep_spare;
     sc__spare spare;
 
