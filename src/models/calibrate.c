@@ -66,23 +66,20 @@ static int cmp_i64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* The smallest multiple of 16 at least n: where an array of 16-byte
- * records may start after n bytes of others. */
-static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
-
 bool sc__calibrate_launch(const sc__graph *g, int64_t *latency, sc__spare *spare) {
     size_t nt = g->tasks.len, nr = g->ranks.len, n1 = nt ? nt : 1;
     const sc__task *tasks = sc__graph_tasks(g);
     const sc__proc *procs = sc__graph_procs(g);
-    /* pred_end and launch, then the samples, from the spare where it has
-     * room: 12 bytes a task, written whole, on a large job fresh pages
-     * (the spare's are mostly faulted in already). */
-    size_t fixed = align16(n1 * (sizeof(int64_t) + sizeof(uint32_t))), block_bytes = 0;
-    char *block = sc__spare_take(spare, fixed, &block_bytes);
+    /* pred_end and launch from the spare where it has room: 12 bytes a
+     * task, written whole, on a large job fresh pages (the spare's are
+     * mostly faulted in already). The samples, one per launched GPU task,
+     * are few. */
+    size_t block_bytes = 0;
+    char *block = sc__spare_take(spare, n1 * (sizeof(int64_t) + sizeof(uint32_t)), &block_bytes);
     int64_t *pred_end = block ? (int64_t *)(void *)block : sc__alloc_array(n1, sizeof *pred_end);
     uint32_t *launch = block ? (uint32_t *)(void *)(block + n1 * sizeof *pred_end)
                              : sc__alloc_array(n1, sizeof *launch);
-    sample *samples = NULL, *own_samples = NULL;
+    sample *samples = NULL;
     bool ok = launch && pred_end;
     if (ok) {
         for (size_t i = 0; i < nt; i++) {
@@ -116,10 +113,7 @@ bool sc__calibrate_launch(const sc__graph *g, int64_t *latency, sc__spare *spare
         for (size_t p = 0; p < g->procs.len; p++)
             if (procs[p].kind == SC_P_STREAM && procs[p].first != SC__NONE)
                 pred_end[procs[p].first] = INT64_MAX;
-        /* At most one sample per launched task. */
-        if (block && fixed + nl * sizeof *samples <= block_bytes) samples = (sample *)(void *)(block + fixed);
-        else samples = own_samples = sc__alloc_array(nl ? nl : 1, sizeof *samples);
-        ok = samples != NULL;
+        ok = (samples = sc__alloc_array(nl ? nl : 1, sizeof *samples)) != NULL; /* one per launched task at most */
     }
     if (ok) {
         size_t ns = 0;
@@ -153,7 +147,7 @@ bool sc__calibrate_launch(const sc__graph *g, int64_t *latency, sc__spare *spare
         free(launch);
         free(pred_end);
     }
-    free(own_samples);
+    free(samples);
     return ok;
 }
 
