@@ -144,9 +144,45 @@ static void test_graph_refuses_header_only_traces(void **state) {
     fclose(f);
 }
 
+/* Categories are counted by string id and streams by number, each key
+ * made on first sight: an event with no category and one whose category
+ * is the string "(none)" share an entry, as when counted by key; streams
+ * keep the order they were first seen in. */
+static void test_counts_by_key(void **state) {
+    (void)state;
+    static const char json[] =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1},\n"
+        "{\"ph\":\"X\",\"cat\":\"(none)\",\"name\":\"b\",\"pid\":1,\"tid\":1,\"ts\":3,\"dur\":1},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"c\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":20,\"ts\":10,\"dur\":1,"
+        "\"args\":{\"device\":0,\"stream\":20,\"correlation\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"d\",\"pid\":1,\"tid\":1,\"ts\":7,\"dur\":1},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2\",\"pid\":0,\"tid\":7,\"ts\":12,\"dur\":1,"
+        "\"args\":{\"device\":0,\"stream\":7,\"correlation\":2}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k3\",\"pid\":0,\"tid\":20,\"ts\":14,\"dur\":1,"
+        "\"args\":{\"device\":0,\"stream\":20,\"correlation\":3}}\n"
+        "]}\n";
+    const char *p = sc_test_tmpfile(json, sizeof json - 1, ".json");
+    sc_traceset *set;
+    sc_error err;
+    assert_int_equal(sc_traceset_load_for_info(&p, 1, NULL, &set, &err), SC_OK);
+    char *text = report(set, 0), *js = report(set, 1);
+    if (!strstr(text, "categories          (none)=2, cpu_op=2, kernel=3\n") ||
+        !strstr(text, "kernels per stream  20=2, 7=1\n"))
+        fail_msg("counts:\n%s", text);
+    if (!strstr(js, "\"categories\": {\"(none)\": 2, \"cpu_op\": 2, \"kernel\": 3}") ||
+        !strstr(js, "\"kernels_per_stream\": {\"20\": 2, \"7\": 1}"))
+        fail_msg("counts:\n%s", js);
+    free(text);
+    free(js);
+    sc_traceset_free(set);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_report_as_a_full_load),
+        cmocka_unit_test(test_counts_by_key),
         cmocka_unit_test(test_budget_is_shared_by_the_files_read_at_once),
         cmocka_unit_test(test_graph_refuses_header_only_traces),
     };
