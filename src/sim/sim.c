@@ -535,7 +535,11 @@ static bool times_fit(const sc__graph *g, const sc__sim_params *p, const uint32_
  * of a huge page) was a third of the run: in a 1,024-rank replay
  * (25M tasks), 2.7 of 6.3 s were clear_page in try_place and sc__sim_run
  * (perf). Given a second thread, a helper faults them in while this one
- * sets up and starts the run; on small graphs a thread costs more. */
+ * sets up and starts the run; on small graphs a thread costs more.
+ * The nodes come first: order_pass writes them from the first on, and
+ * their first touch was 9% of that replay's samples, all on this thread
+ * (perf), so the helper takes the second half while this one faults in
+ * the first. */
 #define SIM_PREFAULT_MIN_TASKS ((size_t)1 << 20)
 static void prefault_outputs(sim_state *s, unsigned threads) {
     const sc__sim *o = s->out;
@@ -544,12 +548,12 @@ static void prefault_outputs(sim_state *s, unsigned threads) {
     sc__prefaulter *pf = &s->pf;
     /* Not wait_kind: calloc's zero pages, written for few tasks (syncs
      * and group members that waited), so faulting it in costs memory. */
-    void *arrays[] = {o->start, o->end, o->bound, o->bound_fam};
-    size_t sizes[] = {sizeof *o->start, sizeof *o->end, sizeof *o->bound, 1};
+    void *arrays[] = {s->node + n / 2, o->start, o->end, o->bound, o->bound_fam};
+    size_t sizes[] = {sizeof *s->node, sizeof *o->start, sizeof *o->end, sizeof *o->bound, 1};
     _Static_assert(sizeof arrays / sizeof *arrays <= SC__PREFAULT_RANGES, "one range per array");
     for (unsigned k = 0; k < sizeof arrays / sizeof *arrays; k++) {
         pf->p[k] = arrays[k];
-        pf->bytes[k] = n * sizes[k];
+        pf->bytes[k] = (k ? n : n - n / 2) * sizes[k];
     }
     pf->n = sizeof arrays / sizeof *arrays;
     sc__prefault_start(pf);
@@ -571,13 +575,14 @@ static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p
     out->bound_fam = sc__alloc_array(n1, 1);
     out->waited = sc__alloc_array(n1, sizeof *out->waited);
     out->wait_kind = calloc(n1, 1);
-    if (!out->start || !out->end || !out->bound || !out->bound_fam || !out->waited || !out->wait_kind)
-        return false;
-    prefault_outputs(s, p->threads);
     /* malloc aligns to 16 bytes, so every other node would straddle two
      * cache lines: one more line, and often one more miss, per task. */
     s->node_mem = sc__alloc_array(n1 + 2, sizeof *s->node);
     s->node = s->node_mem ? (node *)(((uintptr_t)s->node_mem + 63) & ~(uintptr_t)63) : NULL;
+    if (!out->start || !out->end || !out->bound || !out->bound_fam || !out->waited || !out->wait_kind ||
+        !s->node)
+        return false;
+    prefault_outputs(s, p->threads);
     s->cur = sc__alloc_array(p1, sizeof *s->cur);
     s->stop = sc__alloc_array(p1, sizeof *s->stop);
     s->prev = sc__alloc_array(p1, sizeof *s->prev);
