@@ -813,8 +813,57 @@ static void test_build_threads_from_options(void **state) {
     free(out[1]);
 }
 
+/* A graph of over a million tasks, launches and their kernels, with some
+ * edges given twice (finish keeps the lowest family) and, with `cycle`, one
+ * that closes a cycle; `threads` is its finish_threads. */
+static sc__graph *big_graph(unsigned threads, bool cycle) {
+    uint32_t cpu;
+    sc__graph *g = sc_test_graph_one_thread(&cpu);
+    uint32_t gpu = sc__graph_add_proc(g, 0, SC_P_STREAM, 0, 7);
+    const uint32_t n = 600000;
+    uint32_t first = SC__NONE, last = SC__NONE;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t a = sc_test_task(g, cpu, i, SC_T_LAUNCH, 2 * i, 1, "launch");
+        uint32_t b = sc_test_task(g, gpu, i, SC_T_KERNEL, 2 * i + 1, 1, "kernel");
+        assert_true(sc__graph_add_edge(g, a, b, i % 3 ? SC_E_LAUNCH : SC_E_GPU_TO_CPU));
+        if (i % 3 == 0) assert_true(sc__graph_add_edge(g, a, b, SC_E_LAUNCH));
+        if (i == 0) first = a;
+        last = b;
+    }
+    if (cycle) assert_true(sc__graph_add_edge(g, last, first, SC_E_GPU_TO_CPU));
+    g->finish_threads = threads;
+    return g;
+}
+
+/* Finishing a large graph with a helper thread that faults the CSR arrays
+ * in (graph.c, prefault_csr) changes nothing: the same arrays as without
+ * it, and the same refusal of a cycle. */
+static void test_finish_helper_changes_nothing(void **state) {
+    (void)state;
+    sc__graph *one = big_graph(1, false), *two = big_graph(2, false);
+    sc_error err;
+    assert_int_equal(sc__graph_finish(one, true, &err), SC_OK);
+    assert_int_equal(sc__graph_finish(two, true, &err), SC_OK);
+    size_t nt = one->tasks.len;
+    assert_true(nt >= (size_t)1 << 20);
+    assert_int_equal(one->nedges, two->nedges);
+    assert_int_equal(one->nedges, nt / 2 + nt - 2); /* a launch per pair, n - 1 per processor */
+    assert_memory_equal(one->succ_off, two->succ_off, (nt + 1) * sizeof *one->succ_off);
+    assert_memory_equal(one->indeg, two->indeg, nt * sizeof *one->indeg);
+    assert_memory_equal(one->succ, two->succ, one->nedges * sizeof *one->succ);
+    assert_memory_equal(one->succ_family, two->succ_family, one->nedges);
+    assert_int_equal(one->succ_family[one->succ_off[0]], SC_E_LAUNCH); /* the lowest of the two */
+    sc__graph_free(one);
+    sc__graph_free(two);
+    two = big_graph(2, true);
+    assert_int_equal(sc__graph_finish(two, true, &err), SC_E_GRAPH);
+    assert_non_null(strstr(err.message, "dependency cycle"));
+    sc__graph_free(two);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_finish_helper_changes_nothing),
         cmocka_unit_test(test_megatron_8rank),     cmocka_unit_test(test_megatron_group_order),
         cmocka_unit_test(test_dlrm_8rank),         cmocka_unit_test(test_every_trace_builds),
         cmocka_unit_test(test_sync_inference_bar), cmocka_unit_test(test_flatten_with_gaps),

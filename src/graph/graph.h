@@ -188,6 +188,9 @@ typedef struct sc__graph {
      * replay's calibration (calibrate.h), which then drops it; else freed. */
     bool keep_spare;
     sc__spare spare;
+    /* 2+: finish may fault the CSR arrays in on a helper thread (no effect
+     * on them); the Kineto builder sets its thread cap. */
+    unsigned finish_threads;
 
     /* Warnings from building (collective mismatches, unmatched launches...). */
     char **warnings;
