@@ -9,6 +9,7 @@
 #include "testgraph.h"
 
 #include "graph/build.h"
+#include "sim/sim.h"
 
 static sc_traceset *load(const char *path) {
     sc_traceset *set = NULL;
@@ -858,6 +859,21 @@ static void test_finish_helper_changes_nothing(void **state) {
     two = big_graph(2, true);
     assert_int_equal(sc__graph_finish(two, true, &err), SC_E_GRAPH);
     assert_non_null(strstr(err.message, "dependency cycle"));
+    sc__graph_free(two);
+    /* An edge the list should never hold (builders check their ids): the
+     * finish fails after the helper started, and leaves the graph as not
+     * finished, which the simulator refuses. */
+    two = big_graph(2, false);
+    sc__edge *bad = sc__vec_push(&two->edge_list);
+    assert_non_null(bad);
+    *bad = (sc__edge){.from = 0, .to = (uint32_t)two->tasks.len, .family = SC_E_LAUNCH};
+    assert_int_equal(sc__graph_finish(two, true, &err), SC_E_INTERNAL);
+    assert_non_null(strstr(err.message, "does not exist"));
+    assert_null(two->succ_off);
+    sc__sim_params p = {.coupled = true};
+    sc__sim s;
+    assert_int_equal(sc__sim_run(two, &p, &s, &err), SC_E_INTERNAL);
+    assert_non_null(strstr(err.message, "not finished"));
     sc__graph_free(two);
 }
 

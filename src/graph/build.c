@@ -567,7 +567,7 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
                         coll_msg))
         st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     g->keep_spare = opts->keep_spare;
-    g->finish_threads = build_threads(set);
+    g->finish_threads = set->threads; /* also for one rank: finishing is not per rank */
     if (st == SC_OK) st = sc__graph_finish(g, true, err);
     if (st == SC_OK) {
         shrink(&g->tasks);

@@ -348,12 +348,19 @@ static size_t ready_in_scan_order(const sc__graph *g, uint32_t *deg, uint32_t *s
     return ready;
 }
 
-/* The CSR arrays for nt tasks and at most max_edges edges, fresh. */
-static bool alloc_csr(sc__graph *g, size_t nt, size_t max_edges) {
+/* A graph without CSR arrays is not finished (sc__sim_run checks). */
+static void free_csr(sc__graph *g) {
     free(g->succ_off);
     free(g->succ);
     free(g->succ_family);
     free(g->indeg);
+    g->succ_off = g->succ = g->indeg = NULL;
+    g->succ_family = NULL;
+}
+
+/* The CSR arrays for nt tasks and at most max_edges edges, fresh. */
+static bool alloc_csr(sc__graph *g, size_t nt, size_t max_edges) {
+    free_csr(g);
     g->succ_off = calloc(nt + 1, sizeof *g->succ_off);
     g->succ = sc__alloc_array(max_edges ? max_edges : 1, sizeof *g->succ);
     g->succ_family = sc__alloc_array(max_edges ? max_edges : 1, 1);
@@ -385,8 +392,10 @@ static void prefault_csr(const sc__graph *g, size_t nt, size_t max_edges, sc__pr
 
 sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err) {
     size_t nt = g->tasks.len, max_edges = g->edge_list.len + (add_order_edges ? nt : 0);
-    if (!alloc_csr(g, nt, max_edges))
+    if (!alloc_csr(g, nt, max_edges)) {
+        free_csr(g);
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory building the graph");
+    }
     sc__prefaulter pf = {0}; /* not started */
     prefault_csr(g, nt, max_edges, &pf);
     bool ok = add_proc_order(g, add_order_edges);
@@ -395,6 +404,7 @@ sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err) {
     for (size_t i = 0; ok && i < ne && bad == ne; i++)
         if (edges[i].from >= nt || edges[i].to >= nt) bad = i;
     sc__prefault_join(&pf); /* here rather than before each return below */
+    if (!ok || bad < ne) free_csr(g); /* not finished */
     if (!ok) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory building the graph");
     if (bad < ne) return sc__fail(err, SC_E_INTERNAL, NULL, SC_NO_OFFSET, "edge to a task that does not exist");
     /* CSR straight from the edge list: a counting sort by source (linear,

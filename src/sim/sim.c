@@ -549,11 +549,12 @@ static void prefault_outputs(sim_state *s, unsigned threads) {
     /* Not wait_kind: calloc's zero pages, written for few tasks (syncs
      * and group members that waited), so faulting it in costs memory. */
     void *arrays[] = {s->node + n / 2, o->start, o->end, o->bound, o->bound_fam};
-    size_t sizes[] = {sizeof *s->node, sizeof *o->start, sizeof *o->end, sizeof *o->bound, 1};
+    size_t bytes[] = {(n - n / 2) * sizeof *s->node, n * sizeof *o->start, n * sizeof *o->end,
+                      n * sizeof *o->bound, n};
     _Static_assert(sizeof arrays / sizeof *arrays <= SC__PREFAULT_RANGES, "one range per array");
     for (unsigned k = 0; k < sizeof arrays / sizeof *arrays; k++) {
         pf->p[k] = arrays[k];
-        pf->bytes[k] = (k ? n : n - n / 2) * sizes[k];
+        pf->bytes[k] = bytes[k];
     }
     pf->n = sizeof arrays / sizeof *arrays;
     sc__prefault_start(pf);
