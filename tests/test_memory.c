@@ -127,15 +127,16 @@ static void test_prefault_thread(void **state) {
     bool populates = kernel_populates();
     enum { RANGES = 3 };
     char *p[RANGES];
-    sc__prefaulter pf = {.n = RANGES};
+    size_t bytes[RANGES];
+    sc__prefaulter pf = {0};
     for (int k = 0; k < RANGES; k++) {
         p[k] = mmap(NULL, 4 * MB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         assert_true(p[k] != MAP_FAILED);
         small_pages(p[k], 4 * MB);
-        pf.p[k] = p[k];
-        pf.bytes[k] = 4 * MB;
+        bytes[k] = 4 * MB;
     }
-    sc__prefault_start(&pf);
+    sc__prefault_start(&pf, (void *const *)p, bytes, RANGES);
+    assert_int_equal(pf.n, RANGES);
     for (int k = 0; k < RANGES; k++) /* scattered writes, racing the helper */
         for (size_t i = 0; i < 4 * MB; i += 3 * PAGE + 7) p[k][i] = (char)(1 + (i / PAGE + k) % 100);
     sc__prefault_join(&pf);
@@ -151,8 +152,14 @@ static void test_prefault_thread(void **state) {
     }
     /* nothing to fault in: the thread starts and ends */
     sc__prefaulter none = {0};
-    sc__prefault_start(&none);
+    sc__prefault_start(&none, NULL, NULL, 0);
     sc__prefault_join(&none);
+    /* more ranges than it holds: not started, nothing copied */
+    void *many[SC__PREFAULT_RANGES + 1] = {0};
+    size_t sizes[SC__PREFAULT_RANGES + 1] = {0};
+    sc__prefault_start(&none, many, sizes, SC__PREFAULT_RANGES + 1);
+    assert_false(none.started);
+    assert_int_equal(none.n, 0);
 }
 
 int main(void) {

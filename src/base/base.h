@@ -96,9 +96,11 @@ void sc__prefault(void *p, size_t bytes);
  * for arrays that one thread will touch at scattered places (a page fault
  * each) while another core is idle: the faults' work (zeroing, mapping)
  * moves to that core. Only a hint, and it changes no byte of the arrays:
- * where the thread cannot start, nothing happens. The ranges, and the
- * sc__prefaulter itself (the thread reads it), must stay where they are
- * until sc__prefault_join, which waits for the thread. */
+ * where the thread cannot start (or n is too large), nothing happens.
+ * sc__prefault_start copies the n ranges p[i], bytes[i] into pf; the
+ * arrays, and the sc__prefaulter itself (the thread reads it), must stay
+ * where they are until sc__prefault_join, which waits for the thread. A
+ * zeroed sc__prefaulter is not started: joining it does nothing. */
 #define SC__PREFAULT_RANGES 8
 typedef struct sc__prefaulter {
     void *p[SC__PREFAULT_RANGES];
@@ -107,7 +109,7 @@ typedef struct sc__prefaulter {
     bool started;
     pthread_t thread;
 } sc__prefaulter;
-void sc__prefault_start(sc__prefaulter *pf);
+void sc__prefault_start(sc__prefaulter *pf, void *const *p, const size_t *bytes, unsigned n);
 void sc__prefault_join(sc__prefaulter *pf);
 /* A block of memory that one stage is done with, kept for a later stage's
  * temporary arrays: its pages are already faulted in, where fresh ones cost

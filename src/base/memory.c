@@ -77,9 +77,13 @@ static void *prefault_ranges(void *arg) {
     return NULL;
 }
 
-void sc__prefault_start(sc__prefaulter *pf) {
-    pf->started = pf->n <= SC__PREFAULT_RANGES &&
-                  pthread_create(&pf->thread, NULL, prefault_ranges, pf) == 0;
+void sc__prefault_start(sc__prefaulter *pf, void *const *p, const size_t *bytes, unsigned n) {
+    pf->n = n <= SC__PREFAULT_RANGES ? n : 0;
+    for (unsigned i = 0; i < pf->n; i++) {
+        pf->p[i] = p[i];
+        pf->bytes[i] = bytes[i];
+    }
+    pf->started = n <= SC__PREFAULT_RANGES && pthread_create(&pf->thread, NULL, prefault_ranges, pf) == 0;
 }
 
 void sc__prefault_join(sc__prefaulter *pf) {

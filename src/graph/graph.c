@@ -381,13 +381,7 @@ static void prefault_csr(const sc__graph *g, size_t nt, size_t max_edges, sc__pr
     void *arrays[] = {g->succ_off, g->indeg, g->succ, g->succ_family};
     size_t bytes[] = {(nt + 1) * sizeof *g->succ_off, nt * sizeof *g->indeg, max_edges * sizeof *g->succ,
                       max_edges};
-    _Static_assert(sizeof arrays / sizeof *arrays <= SC__PREFAULT_RANGES, "one range per array");
-    for (unsigned k = 0; k < sizeof arrays / sizeof *arrays; k++) {
-        pf->p[k] = arrays[k];
-        pf->bytes[k] = bytes[k];
-    }
-    pf->n = sizeof arrays / sizeof *arrays;
-    sc__prefault_start(pf);
+    sc__prefault_start(pf, arrays, bytes, sizeof arrays / sizeof *arrays);
 }
 
 sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err) {

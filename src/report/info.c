@@ -57,28 +57,19 @@ typedef struct key_memo {
     size_t at;
 } key_memo;
 
-typedef struct key_memos {
-    key_memo *items;
-    size_t count, cap;
-} key_memos;
-
-/* The entry for num, or SIZE_MAX where its key must be found first. */
-static size_t memo_find(const key_memos *m, int64_t num) {
-    for (size_t i = 0; i < m->count; i++)
-        if (m->items[i].num == num) return m->items[i].at;
+/* The entry for num in memos (an sc__vec of key_memo), or SIZE_MAX where
+ * its key must be found first. */
+static size_t memo_find(const sc__vec *memos, int64_t num) {
+    const key_memo *m = memos->data;
+    for (size_t i = 0; i < memos->len; i++)
+        if (m[i].num == num) return m[i].at;
     return SIZE_MAX;
 }
 
-static bool memo_add(key_memos *m, int64_t num, size_t at) {
-    if (m->count == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 16;
-        key_memo *p = sc__realloc_array(m->items, cap, sizeof *p);
-        if (!p) return false;
-        m->items = p;
-        m->cap = cap;
-    }
-    m->items[m->count++] = (key_memo){num, at};
-    return true;
+static bool memo_add(sc__vec *memos, int64_t num, size_t at) {
+    key_memo *m = sc__vec_push(memos);
+    if (m) *m = (key_memo){num, at};
+    return m != NULL;
 }
 
 static int cmp_entry(const void *a, const void *b) {
@@ -142,7 +133,7 @@ static bool count_key(counter *c, sc__arena *keys, const char *key) {
 }
 
 /* Counts event e's category, by its string id. */
-static bool count_category(const sc_trace *t, counter *c, key_memos *m, const sc__event *e) {
+static bool count_category(const sc_trace *t, counter *c, sc__vec *m, const sc__event *e) {
     size_t at = memo_find(m, e->cat);
     if (at == SIZE_MAX) {
         at = counter_find(c, NULL, e->cat ? sc__trace_str(t, e->cat) : "(none)");
@@ -153,7 +144,7 @@ static bool count_category(const sc_trace *t, counter *c, key_memos *m, const sc
 }
 
 /* Counts kernel e's stream, its key the stream's number in decimal. */
-static bool count_stream(const sc_trace *t, counter *c, key_memos *m, sc__arena *keys,
+static bool count_stream(const sc_trace *t, counter *c, sc__vec *m, sc__arena *keys,
                          const sc__event *e) {
     int64_t stream = sc__event_stream(t, e);
     size_t at = memo_find(m, stream);
@@ -170,7 +161,9 @@ static bool count_stream(const sc_trace *t, counter *c, key_memos *m, sc__arena 
 static bool gather(const sc_trace *t, rank_info *ri, sc__arena *keys) {
     memset(ri, 0, sizeof *ri);
     const sc__event *ev = sc__trace_events(t);
-    key_memos cats = {0}, streams = {0};
+    sc__vec cats, streams; /* key_memo */
+    sc__vec_init(&cats, sizeof(key_memo));
+    sc__vec_init(&streams, sizeof(key_memo));
     bool ok = true;
     for (size_t i = 0; ok && i < t->events.len; i++) {
         const sc__event *e = &ev[i];
@@ -186,8 +179,8 @@ static bool gather(const sc_trace *t, rank_info *ri, sc__arena *keys) {
         else sc__nccl_kind(sc__trace_str(t, e->name), key, sizeof key);
         ok = count_key(&ri->colls, keys, key);
     }
-    free(cats.items);
-    free(streams.items);
+    sc__vec_free(&cats);
+    sc__vec_free(&streams);
     if (!ok) return false;
     ri->busy_ns = gpu_busy_ns(t);
     if (ri->busy_ns < 0) return false;

@@ -545,19 +545,12 @@ static void prefault_outputs(sim_state *s, unsigned threads) {
     const sc__sim *o = s->out;
     size_t n = o->ntasks;
     if (threads < 2 || n < SIM_PREFAULT_MIN_TASKS) return;
-    sc__prefaulter *pf = &s->pf;
     /* Not wait_kind: calloc's zero pages, written for few tasks (syncs
      * and group members that waited), so faulting it in costs memory. */
     void *arrays[] = {s->node + n / 2, o->start, o->end, o->bound, o->bound_fam};
     size_t bytes[] = {(n - n / 2) * sizeof *s->node, n * sizeof *o->start, n * sizeof *o->end,
                       n * sizeof *o->bound, n};
-    _Static_assert(sizeof arrays / sizeof *arrays <= SC__PREFAULT_RANGES, "one range per array");
-    for (unsigned k = 0; k < sizeof arrays / sizeof *arrays; k++) {
-        pf->p[k] = arrays[k];
-        pf->bytes[k] = bytes[k];
-    }
-    pf->n = sizeof arrays / sizeof *arrays;
-    sc__prefault_start(pf);
+    sc__prefault_start(&s->pf, arrays, bytes, sizeof arrays / sizeof *arrays);
 }
 
 static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p, sc__sim *out) {
