@@ -125,6 +125,11 @@ void sc__spare_keep(sc__spare *s, void *p, size_t bytes);
 /* s's block when it is at least `bytes` long (its length in *got), else
  * NULL. The caller then owns it: sc__spare_keep gives it back. */
 void *sc__spare_take(sc__spare *s, size_t bytes, size_t *got);
+/* A block of at least `bytes` for temporaries: s's when it has room (s may
+ * be NULL), else a fresh one; NULL when out of memory. *got is what
+ * sc__spare_return needs to give it back to s, or to free a fresh one. */
+void *sc__spare_borrow(sc__spare *s, size_t bytes, size_t *got);
+void sc__spare_return(sc__spare *s, void *p, size_t got);
 void sc__spare_free(sc__spare *s);
 /* Appends a copy of *item (size == v->elem bytes), with no zeroing first (a
  * reader's hot path: every event is built whole, then stored); false on

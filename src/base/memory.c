@@ -127,6 +127,18 @@ void *sc__spare_take(sc__spare *s, size_t bytes, size_t *got) {
     return p;
 }
 
+void *sc__spare_borrow(sc__spare *s, size_t bytes, size_t *got) {
+    void *p = sc__spare_take(s, bytes, got);
+    if (p) return p;
+    *got = 0; /* fresh */
+    return sc__alloc_array(bytes ? bytes : 1, 1);
+}
+
+void sc__spare_return(sc__spare *s, void *p, size_t got) {
+    if (got) sc__spare_keep(s, p, got);
+    else free(p);
+}
+
 void sc__spare_free(sc__spare *s) { sc__spare_keep(s, NULL, 0); }
 
 void *sc__realloc_array(void *p, size_t n, size_t size) {

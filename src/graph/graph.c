@@ -358,14 +358,17 @@ static void free_csr(sc__graph *g) {
     g->succ_family = NULL;
 }
 
-/* The CSR arrays for nt tasks and at most max_edges edges, fresh. */
+/* The CSR arrays for nt tasks and at most max_edges edges, fresh (none
+ * when out of memory). */
 static bool alloc_csr(sc__graph *g, size_t nt, size_t max_edges) {
     free_csr(g);
     g->succ_off = calloc(nt + 1, sizeof *g->succ_off);
     g->succ = sc__alloc_array(max_edges ? max_edges : 1, sizeof *g->succ);
     g->succ_family = sc__alloc_array(max_edges ? max_edges : 1, 1);
     g->indeg = calloc(nt ? nt : 1, sizeof *g->indeg);
-    return g->succ_off && g->succ && g->succ_family && g->indeg;
+    bool ok = g->succ_off && g->succ && g->succ_family && g->indeg;
+    if (!ok) free_csr(g);
+    return ok;
 }
 
 /* On a large graph the CSR arrays' first touch (a page fault and zeroing
@@ -386,10 +389,8 @@ static void prefault_csr(const sc__graph *g, size_t nt, size_t max_edges, sc__pr
 
 sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err) {
     size_t nt = g->tasks.len, max_edges = g->edge_list.len + (add_order_edges ? nt : 0);
-    if (!alloc_csr(g, nt, max_edges)) {
-        free_csr(g);
+    if (!alloc_csr(g, nt, max_edges))
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory building the graph");
-    }
     sc__prefaulter pf = {0}; /* not started */
     prefault_csr(g, nt, max_edges, &pf);
     bool ok = add_proc_order(g, add_order_edges);
@@ -440,23 +441,17 @@ sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err) {
     sc__spare_keep(&g->spare, g->edge_list.data, g->edge_list.cap * g->edge_list.elem);
     sc__vec_init(&g->edge_list, sizeof(sc__edge));
     /* Kahn's algorithm: every task must become ready. */
-    size_t n = nt ? nt : 1, got = 0;
-    uint32_t *block = sc__spare_take(&g->spare, 2 * n * sizeof(uint32_t), &got);
-    uint32_t *deg = block ? block : sc__alloc_array(n, sizeof *deg);
-    uint32_t *stack = block ? block + n : sc__alloc_array(n, sizeof *stack);
+    size_t n = nt ? nt : 1, got;
+    uint32_t *deg = sc__spare_borrow(&g->spare, 2 * n * sizeof(uint32_t), &got);
+    uint32_t *stack = deg ? deg + n : NULL;
     sc_status st = SC_OK;
-    if (deg && stack) {
+    if (deg) {
         memcpy(deg, g->indeg, nt * sizeof *deg);
         if (ready_in_scan_order(g, deg, stack) != nt) st = report_cycle(g, deg, err);
     } else {
         st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory checking the graph");
     }
-    if (block) {
-        sc__spare_keep(&g->spare, block, got);
-    } else {
-        free(deg);
-        free(stack);
-    }
+    sc__spare_return(&g->spare, deg, got);
     if (!g->keep_spare || st != SC_OK) sc__spare_free(&g->spare);
     return st;
 }

@@ -70,17 +70,16 @@ bool sc__calibrate_launch(const sc__graph *g, int64_t *latency, sc__spare *spare
     size_t nt = g->tasks.len, nr = g->ranks.len, n1 = nt ? nt : 1;
     const sc__task *tasks = sc__graph_tasks(g);
     const sc__proc *procs = sc__graph_procs(g);
-    /* pred_end and launch from the spare where it has room: 12 bytes a
-     * task, written whole, on a large job fresh pages (the spare's are
-     * mostly faulted in already). The samples, one per launched GPU task,
-     * are few. */
-    size_t block_bytes = 0;
-    char *block = sc__spare_take(spare, n1 * (sizeof(int64_t) + sizeof(uint32_t)), &block_bytes);
-    int64_t *pred_end = block ? (int64_t *)(void *)block : sc__alloc_array(n1, sizeof *pred_end);
-    uint32_t *launch = block ? (uint32_t *)(void *)(block + n1 * sizeof *pred_end)
-                             : sc__alloc_array(n1, sizeof *launch);
+    /* pred_end and launch in one block, from the spare where it has room:
+     * 12 bytes a task, written whole, on a large job fresh pages (the
+     * spare's are mostly faulted in already). The samples, one per
+     * launched GPU task, are few. */
+    size_t got;
+    char *block = sc__spare_borrow(spare, n1 * (sizeof(int64_t) + sizeof(uint32_t)), &got);
+    int64_t *pred_end = (int64_t *)(void *)block;
+    uint32_t *launch = block ? (uint32_t *)(void *)(block + n1 * sizeof *pred_end) : NULL;
     sample *samples = NULL;
-    bool ok = launch && pred_end;
+    bool ok = block != NULL;
     if (ok) {
         for (size_t i = 0; i < nt; i++) {
             launch[i] = SC__NONE;
@@ -141,12 +140,7 @@ bool sc__calibrate_launch(const sc__graph *g, int64_t *latency, sc__spare *spare
             i = j;
         }
     }
-    if (block) {
-        sc__spare_keep(spare, block, block_bytes);
-    } else {
-        free(launch);
-        free(pred_end);
-    }
+    sc__spare_return(spare, block, got);
     free(samples);
     return ok;
 }
