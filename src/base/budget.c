@@ -7,7 +7,10 @@
  * sets it), else 80% of physical memory. A trace set splits the budget
  * evenly across its files (so the check is deterministic, whatever order the
  * threads finish in); a reader compares its arrays, strings and read window
- * against its share before each array doubles.
+ * against its share before each array doubles. The set keeps the whole
+ * budget for the job built from it (issue 5): the graph builders check it
+ * after each rank and before finishing, a replay before simulating
+ * (sc__graph_check_budget in graph.c), so no stage swaps either.
  *
  * The threads a load (and the graph build after it) may use live here too:
  * sc_load_options.threads; 0 means $STEPCAST_THREADS if set (the CLI's -j
@@ -59,7 +62,11 @@ uint64_t sc__load_budget(const sc_load_options *opts) {
 }
 
 const char *sc__budget_text(uint64_t bytes, char *buf) {
-    if (bytes >= (1u << 20)) snprintf(buf, 32, "%llu MiB", (unsigned long long)(bytes >> 20));
+    /* A tenth of a MiB below 100 MiB, so that a need just over a budget
+     * does not read as equal to it ("15.4 MiB, more than 15.3 MiB"). */
+    if (bytes >= (1u << 20) && bytes < (100u << 20) && bytes % (1u << 20))
+        snprintf(buf, 32, "%.1f MiB", (double)bytes / (1u << 20));
+    else if (bytes >= (1u << 20)) snprintf(buf, 32, "%llu MiB", (unsigned long long)(bytes >> 20));
     else if (bytes >= 1024) snprintf(buf, 32, "%llu KiB", (unsigned long long)(bytes >> 10));
     else snprintf(buf, 32, "%llu bytes", (unsigned long long)bytes);
     return buf;
