@@ -85,12 +85,13 @@ static void print_help(FILE *out) {
             "\ninputs: Kineto (PyTorch profiler) Chrome-trace JSON, .json or .json.gz (detected\n"
             "by content), one file per rank; a directory means every trace file under it.\n"
             "Chakra execution traces (<prefix>.<rank>.et[.gz]) are accepted wherever traces are.\n"
-            "\nevery command: --max-memory SIZE (e.g. 512M, 8G) caps the memory for traces,\n"
-            "split evenly across the files; default $STEPCAST_MAX_MEMORY, else 80%% of RAM.\n"
-            "A job over it fails with exit 1 instead of swapping. -j N (--jobs N) caps the\n"
-            "threads that read and build (0 = every core, the default; $STEPCAST_THREADS);\n"
-            "a large plain file is read by several threads. Outputs go to a temporary\n"
-            "file renamed into place; an existing output is replaced only with --force.\n"
+            "\nevery command: --max-memory SIZE (e.g. 512M, 8G) caps the memory of the job:\n"
+            "the traces (split evenly across the files), the graph and the simulation;\n"
+            "default $STEPCAST_MAX_MEMORY, else 80%% of RAM. A job over it fails with exit 1\n"
+            "instead of swapping. -j N (--jobs N) caps the threads that read and build\n"
+            "(0 = every core, the default; $STEPCAST_THREADS); a large plain file is read\n"
+            "by several threads. Outputs go to a temporary file renamed into place; an\n"
+            "existing output is replaced only with --force.\n"
             "\nexit codes: 0 ok, 1 bad or unreadable input, 2 bad command line,\n"
             "            3 internal error (out of memory, cannot write output, bug)\n");
 }
@@ -136,7 +137,8 @@ static const char *global_value(int argc, char **argv, int i, const char *opt, i
 /* Options of every command, taken out of the arguments here (up to a "--")
  * and handed to the library through the environment, which every load
  * without options of its own reads (src/base/budget.c):
- *   --max-memory SIZE  (issue 6) STEPCAST_MAX_MEMORY: the memory for traces;
+ *   --max-memory SIZE  (issues 5, 6) STEPCAST_MAX_MEMORY: the memory of the job
+ *                      (traces, graph, simulation);
  *   -j N, --jobs N     (issue 5) STEPCAST_THREADS: threads for reading and
  *                      building, 0 = every core.
  * Returns SC_EXIT_OK or the usage exit code. */

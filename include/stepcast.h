@@ -94,7 +94,10 @@ typedef struct sc_load_options {
     uint32_t threads;
     /* Memory the readers may hold for the whole load (issue 6); a trace set
      * gives each file an equal share. Over it, loading fails with SC_E_LIMIT
-     * instead of swapping. 0: $STEPCAST_MAX_MEMORY, else 80% of RAM. */
+     * instead of swapping. A trace set keeps it for the job built from it
+     * (issue 5): the graph (with the traces not yet released) and a replay's
+     * simulation fail with SC_E_LIMIT, before they grow past it, too.
+     * 0: $STEPCAST_MAX_MEMORY, else 80% of RAM. */
     uint64_t max_memory_bytes;
 } sc_load_options;
 

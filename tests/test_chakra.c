@@ -350,6 +350,21 @@ static void test_memory_budget(void **state) {
     o.max_memory_bytes = 1u << 20;
     assert_int_equal(sc_traceset_load(&p, 1, &o, &set, &err), SC_OK);
     sc_traceset_free(set);
+
+    /* The job's budget holds while the graph is built, the files counted:
+     * with room for the files alone, building says no; uncapped, it builds. */
+    snprintf(path, sizeof path, "%s", sc_test_trace("chakra-et/microbenchmarks/all_reduce"));
+    assert_int_equal(sc_traceset_load(&p, 1, NULL, &set, &err), SC_OK);
+    uint64_t files = sc__traceset_memory(set);
+    assert_true(files > 8 * 83); /* eight files of 83 bytes, and their headers */
+    sc__graph *g;
+    set->budget = files + 1;
+    assert_int_equal(sc__graph_build(set, NULL, &g, &err), SC_E_LIMIT);
+    assert_non_null(strstr(err.message, "the Chakra files"));
+    set->budget = 0;
+    assert_int_equal(sc__graph_build(set, NULL, &g, &err), SC_OK);
+    sc__graph_free(g);
+    sc_traceset_free(set);
 }
 
 /* ------------------------------------------------------------ writing */

@@ -360,6 +360,42 @@ static void test_replay_timings(void **state) {
     outcome_free(&b);
 }
 
+/* --max-memory holds for the whole job, not only the load (issue 5): from
+ * the smallest budget up, `graph` and `replay` are refused with exit 1 and
+ * one line saying which stage needs how much, until the budget suffices;
+ * then they succeed and stay successful. Some budget must be refused by a
+ * job stage (the graph or the simulation), past the load. A replay frees
+ * each trace once its part of the graph is built, so it needs no more than
+ * `graph` (which keeps them) plus the simulation. */
+static void test_max_memory_covers_the_job(void **state) {
+    (void)state;
+    const char *const cmds[] = {"graph", "replay"};
+    for (size_t c = 0; c < 2; c++) {
+        bool passed = false, job_stage = false;
+        for (unsigned mib = 8; mib <= 64; mib += 4) {
+            char budget[32];
+            snprintf(budget, sizeof budget, "%uM", mib);
+            const char *args[] = {cmds[c], "--max-memory", budget, "examples/megatron-tp8", NULL};
+            outcome o = run_cli(args);
+            if (passed || o.code == 0) {
+                assert_int_equal(o.code, 0);
+                passed = true;
+            } else {
+                assert_int_equal(o.code, 1);
+                assert_int_equal(lines(o.err), 1);
+                assert_non_null(strstr(o.err, "more than"));
+                assert_non_null(strstr(o.err, "memory budget of"));
+                assert_non_null(strstr(o.err, "--max-memory"));
+                assert_string_equal(o.out, "");
+                job_stage |= strstr(o.err, "the graph") != NULL;
+            }
+            outcome_free(&o);
+        }
+        assert_true(passed);
+        assert_true(job_stage);
+    }
+}
+
 static int setup(void **state) {
     (void)state;
     return access(bin, X_OK) == 0 ? 0 : -1;
@@ -391,6 +427,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_2gb_string_exit_1),
         cmocka_unit_test(test_usage_errors_exit_2),
         cmocka_unit_test(test_jobs_any_command),
+        cmocka_unit_test(test_max_memory_covers_the_job),
         cmocka_unit_test(test_replay_timings),
     };
     return cmocka_run_group_tests_name("stepcast info CLI", tests, setup, NULL);

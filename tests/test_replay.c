@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "report/replay.h"
+#include "sim/sim.h"
 #include "trace/trace.h"
 
 static sc_traceset *load(const char *const *paths, size_t n) {
@@ -287,6 +288,94 @@ static void test_output_is_deterministic(void **state) {
     sc_traceset_free(set);
 }
 
+/* Builds (and with `simulate` replays) set under a job memory budget of
+ * `budget` bytes; the status, with the error in *err. */
+static sc_status run_with_budget(sc_traceset *set, uint64_t budget, bool simulate, sc_error *err) {
+    set->budget = budget;
+    sc__build_options bo = {.iteration = -1};
+    sc__graph *g;
+    sc_status st = sc__graph_build_kineto(set, &bo, &g, err);
+    if (st != SC_OK || !simulate) {
+        sc__graph_free(g);
+        return st;
+    }
+    sc__replay *r;
+    st = sc__replay_graph(g, set, true, NULL, 0, &r, err); /* takes g */
+    sc__replay_free(r);
+    return st;
+}
+
+/* The smallest budget in (lo, hi] under which run_with_budget succeeds;
+ * every budget from lo + 1 up fails with SC_E_LIMIT naming `stage`. */
+static uint64_t least_budget(sc_traceset *set, bool simulate, uint64_t lo, uint64_t hi, const char *stage) {
+    sc_error err;
+    assert_int_equal(run_with_budget(set, hi, simulate, &err), SC_OK);
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        sc_status st = run_with_budget(set, mid, simulate, &err);
+        if (st == SC_OK) {
+            hi = mid;
+            continue;
+        }
+        assert_int_equal(st, SC_E_LIMIT);
+        assert_non_null(strstr(err.message, "more than the memory budget"));
+        assert_non_null(strstr(err.message, "--max-memory"));
+        lo = mid;
+    }
+    assert_int_equal(run_with_budget(set, hi - 1, simulate, &err), SC_E_LIMIT);
+    assert_non_null(strstr(err.message, stage));
+    return hi;
+}
+
+/* Issue 5, bounded memory: the load's budget holds for the whole job. The
+ * graph and the simulation are checked against it before they grow past
+ * it, a clear SC_E_LIMIT rather than swapping or the out-of-memory killer.
+ * The least budget a build needs is more than the traces (they are held
+ * while it runs) and the graph; a replay needs the simulation's arrays on
+ * top, which is the last stage to say no. Within the budget nothing
+ * changes. */
+static void test_job_memory_budget(void **state) {
+    (void)state;
+    const char *path = sc_test_trace("megatron-tp8-a100");
+    sc_traceset *set = load(&path, 1);
+    uint64_t traces = sc__traceset_memory(set);
+    assert_true(set->budget > 0); /* the load's: 80% of RAM, or $STEPCAST_MAX_MEMORY */
+    sc__build_options bo = {.iteration = -1};
+    sc__graph *g;
+    sc_error err;
+    set->budget = 0; /* no cap */
+    assert_int_equal(sc__graph_build_kineto(set, &bo, &g, &err), SC_OK);
+    uint64_t graph = sc__graph_memory(g), sim = sc__sim_memory(g);
+    size_t nt = g->tasks.len;
+    sc__graph_free(g);
+    assert_true(sim >= nt * 57); /* 32-byte node and 25 bytes of outputs a task */
+
+    uint64_t hi = 4 * (traces + graph + sim);
+    uint64_t build = least_budget(set, false, 0, hi, "graph");
+    printf("# traces %llu B, graph %llu B, simulation %llu B: the build needs %llu B\n",
+           (unsigned long long)traces, (unsigned long long)graph, (unsigned long long)sim,
+           (unsigned long long)build);
+    assert_true(build > traces + graph);
+    assert_true(build < 2 * (traces + graph));
+    uint64_t replay = least_budget(set, true, build - 1, hi, "simulating the graph");
+    printf("# the replay needs %llu B\n", (unsigned long long)replay);
+    assert_true(replay >= graph + sim);
+    assert_true(replay > build);
+
+    /* Within the budget, the same replay to the byte. */
+    sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
+    size_t n1, n2;
+    set->budget = 0;
+    char *a = report(set, &o, 1, &n1);
+    set->budget = replay;
+    char *b = report(set, &o, 1, &n2);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(a, b, n1);
+    free(a);
+    free(b);
+    sc_traceset_free(set);
+}
+
 /* Timings say where the time went without changing the report: every
  * stage is timed, the simulated tasks are the report's, and a replay that
  * fails in the build still says how long the build took. */
@@ -391,6 +480,7 @@ int main(void) {
         cmocka_unit_test(test_iteration_option),
         cmocka_unit_test(test_timings),
         cmocka_unit_test(test_breakdown_and_critical_path),
+        cmocka_unit_test(test_job_memory_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,7 @@
 #include "../trace/job_check.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #ifdef __GLIBC__
@@ -298,12 +299,31 @@ static bool ctx_init(sc__bctx *c, sc__graph *g, const sc__build_options *opts, s
  * memory stay few. */
 #define PAR_AHEAD 16
 
+/* Frees t's events (release_traces), returning the bytes given back. */
+static uint64_t release_trace(sc_trace *t) {
+    uint64_t before = sc_trace_memory(t);
+    sc__trace_release_events(t);
+    return before - sc_trace_memory(t);
+}
+
+/* The job's memory budget (set->budget) after rank i is in g: the graph so
+ * far, the traces still held and the collective records must fit, checked
+ * as each rank is added, long before the machine would swap. */
+static sc_status check_rank_budget(const sc__graph *g, const sc_traceset *set, size_t i,
+                                   uint64_t traces_held, const sc__vec *comms, sc_error *err) {
+    char doing[96];
+    snprintf(doing, sizeof doing, "building the graph of %zu ranks, up to rank %zu,", set->count, i);
+    return sc__graph_check_budget(g, set->budget, traces_held + comms->cap * comms->elem, doing,
+                                  "traces not yet released", err);
+}
+
 typedef struct rank_part {
     sc__graph *g;
     sc__vec comms; /* sc__comm_rec, local task ids and rank 0 */
     sc_status st;
     sc_error err;
     uint64_t recorded, matched, missed, extra;
+    uint64_t released; /* bytes the trace gave back once built (release_traces) */
     bool checked, done;
 } rank_part;
 
@@ -336,7 +356,7 @@ static void build_part(par_job *j, sc__bctx *c, size_t i) {
     p->missed = c->sync_missed;
     p->extra = c->sync_extra;
     p->checked = c->sync_checked;
-    if (p->st == SC_OK && j->opts->release_traces) sc__trace_release_events(j->set->traces[i]);
+    if (p->st == SC_OK && j->opts->release_traces) p->released = release_trace(j->set->traces[i]);
 }
 
 static void *par_worker(void *arg) {
@@ -460,7 +480,8 @@ static void part_free(rank_part *p) {
 
 /* Builds every rank with `threads` workers, appending in rank order. */
 static sc_status build_parallel(sc__bctx *c, const sc_traceset *set, const sc__build_options *opts,
-                                unsigned threads, sc__vec *comms, sc_error *err) {
+                                unsigned threads, sc__vec *comms, uint64_t *traces_held,
+                                sc_error *err) {
     par_job j;
     memset(&j, 0, sizeof j);
     j.set = set;
@@ -486,6 +507,8 @@ static sc_status build_parallel(sc__bctx *c, const sc_traceset *set, const sc__b
         } else if (!append_part(c->g, comms, p)) {
             st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
         } else {
+            *traces_held -= p->released;
+            st = check_rank_budget(c->g, set, i, *traces_held, comms, err);
             c->sync_recorded += p->recorded;
             c->sync_matched += p->matched;
             c->sync_missed += p->missed;
@@ -546,14 +569,16 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
         c.opts = &common;
     }
     unsigned threads = build_threads(set);
-    if (st == SC_OK && threads > 1) st = build_parallel(&c, set, c.opts, threads, &comms, err);
+    uint64_t traces_held = sc__traceset_memory(set);
+    if (st == SC_OK && threads > 1) st = build_parallel(&c, set, c.opts, threads, &comms, &traces_held, err);
     for (size_t i = 0; st == SC_OK && threads <= 1 && i < set->count; i++) {
         c.t = set->traces[i];
         st = build_rank(&c, (uint32_t)i, err);
         if (st == SC_OK && opts->release_traces) {
-            sc__trace_release_events(set->traces[i]);
+            traces_held -= release_trace(set->traces[i]);
             if (i % 32 == 31) give_back_freed();
         }
+        if (st == SC_OK) st = check_rank_budget(g, set, i, traces_held, &comms, err);
     }
     if (opts->release_traces) give_back_freed();
     bool uneven = false;
@@ -568,6 +593,10 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
         st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     g->keep_spare = opts->keep_spare;
     g->finish_threads = set->threads; /* also for one rank: finishing is not per rank */
+    if (st == SC_OK)
+        st = sc__graph_check_budget(g, set->budget,
+                                    traces_held + comms.cap * comms.elem + sc__graph_finish_memory(g, true),
+                                    "finishing the graph", "its edges' arrays and traces held", err);
     if (st == SC_OK) st = sc__graph_finish(g, true, err);
     if (st == SC_OK) {
         shrink(&g->tasks);

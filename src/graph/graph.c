@@ -456,9 +456,36 @@ sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err) {
     return st;
 }
 
-size_t sc__graph_memory(const sc__graph *g) {
-    return sizeof *g + sc__intern_memory(&g->strings) + g->tasks.cap * g->tasks.elem +
-           g->procs.cap * g->procs.elem + g->ops.cap * g->ops.elem + g->groups.cap * g->groups.elem +
-           g->group_members.cap * g->group_members.elem + g->ranks.cap * g->ranks.elem +
-           (g->tasks.len + 1) * 4 + g->nedges * 5 + g->tasks.len * 4 + g->spare.bytes;
+/* A vector's bytes: its capacity, or only the part written so far (used),
+ * which is what is resident while it grows by doubling. */
+static size_t vec_bytes(const sc__vec *v, bool used) { return (used ? v->len : v->cap) * v->elem; }
+
+static size_t graph_bytes(const sc__graph *g, bool used) {
+    size_t csr = g->succ_off ? (g->tasks.len + 1) * 4 + g->nedges * 5 + g->tasks.len * 4 : 0;
+    return sizeof *g + sc__intern_memory(&g->strings) + vec_bytes(&g->tasks, used) +
+           vec_bytes(&g->procs, used) + vec_bytes(&g->ops, used) + vec_bytes(&g->groups, used) +
+           vec_bytes(&g->group_members, used) + vec_bytes(&g->ranks, used) +
+           vec_bytes(&g->edge_list, used) + vec_bytes(&g->proc_backlog, used) + csr + g->spare.bytes;
+}
+
+size_t sc__graph_memory(const sc__graph *g) { return graph_bytes(g, false); }
+
+size_t sc__graph_finish_memory(const sc__graph *g, bool add_order_edges) {
+    size_t nt = g->tasks.len, order = add_order_edges ? nt : 0;
+    size_t edges = g->edge_list.len + order;
+    size_t grow = edges > g->edge_list.cap ? (edges - g->edge_list.cap) * g->edge_list.elem : 0;
+    /* alloc_csr's arrays, the order edges' room, add_proc_order's order */
+    return (nt + 1) * 4 + nt * 4 + edges * 5 + grow + order * 4;
+}
+
+sc_status sc__graph_check_budget(const sc__graph *g, uint64_t budget, uint64_t besides,
+                                 const char *doing, const char *besides_what, sc_error *err) {
+    uint64_t graph = graph_bytes(g, true);
+    if (!budget || graph + besides <= budget) return SC_OK;
+    char b[32], gb[32], ob[32], nb[32];
+    return sc__fail(err, SC_E_LIMIT, NULL, SC_NO_OFFSET,
+                    "%s needs about %s with %zu tasks (the graph %s, %s %s), more than the memory "
+                    "budget of %s (raise it with --max-memory or STEPCAST_MAX_MEMORY)",
+                    doing, sc__budget_text(graph + besides, nb), g->tasks.len, sc__budget_text(graph, gb),
+                    besides_what, sc__budget_text(besides, ob), sc__budget_text(budget, b));
 }

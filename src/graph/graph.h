@@ -282,5 +282,15 @@ sc_status sc__graph_build(const sc_traceset *set, const sc__build_options *opts,
 
 /* Bytes held by the graph (for bytes-per-task figures). */
 size_t sc__graph_memory(const sc__graph *g);
+/* Bytes sc__graph_finish(g, add_order_edges) adds to g at its peak. */
+size_t sc__graph_finish_memory(const sc__graph *g, bool add_order_edges);
+/* The job's memory budget (issue 5: bounded memory): g (its arrays as far
+ * as written: capacity not yet used is not resident) and `besides` bytes
+ * that the job holds or is about to take (traces not yet released, the
+ * finish, the simulation) must fit `budget` (0: no cap); else SC_E_LIMIT
+ * with what was being done - a clear error instead of swapping or the
+ * out-of-memory killer. */
+sc_status sc__graph_check_budget(const sc__graph *g, uint64_t budget, uint64_t besides,
+                                 const char *doing, const char *besides_what, sc_error *err);
 
 #endif /* SC_GRAPH_H */

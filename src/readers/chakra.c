@@ -975,6 +975,7 @@ sc_status sc__graph_build_chakra(const sc_traceset *set, sc__graph **out, sc_err
     sc__vec_init(&bs.timed, 1);
     sc__vec_init(&bs.op_of_name, sizeof(uint32_t));
     sc_status st = SC_OK;
+    uint64_t held = sc__traceset_memory(set); /* the files stay in memory while the graph is built */
     for (size_t i = 0; i < set->count && st == SC_OK; i++) {
         const sc_trace *t = set->traces[i];
         if (t->format != SC__FMT_CHAKRA) {
@@ -987,13 +988,18 @@ sc_status sc__graph_build_chakra(const sc_traceset *set, sc__graph **out, sc_err
         bs.all_stepcast = bs.all_stepcast && rn.stepcast;
         if (st == SC_OK) st = add_rank(&bs, t, &rn, err);
         rank_nodes_free(&rn);
+        if (st == SC_OK)
+            st = sc__graph_check_budget(g, set->budget, held, "building the graph", "the Chakra files", err);
     }
     if (st == SC_OK) st = match_groups(&bs, err);
     if (st == SC_OK) {
         /* add_rank counted tasks per processor for seq; finish recounts. */
         sc__proc *procs = sc__graph_procs(g);
         for (size_t p = 0; p < g->procs.len; p++) procs[p].ntasks = 0;
-        st = sc__graph_finish(g, true, err);
+        st = sc__graph_check_budget(g, set->budget,
+                                    held + sc__graph_finish_memory(g, true),
+                                    "finishing the graph", "its edges' arrays and the Chakra files", err);
+        if (st == SC_OK) st = sc__graph_finish(g, true, err);
     }
     sc__vec_free(&bs.colls);
     sc__vec_free(&bs.sends);

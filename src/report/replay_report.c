@@ -293,6 +293,16 @@ static bool critical_path(sc__replay *r) {
 
 /* ---------------------------------------------------------------- replay */
 
+/* Bytes r holds besides its graph before the simulation: per-task classes
+ * and traced durations, per-rank and per-processor calibration. */
+static size_t replay_memory(const sc__replay *r) {
+    const sc__graph *g = r->g;
+    size_t nt = g->tasks.len;
+    return nt + (r->traced_dur ? nt * sizeof *r->traced_dur : 0) +
+           g->ranks.len * (sizeof *r->launch_latency + sizeof *r->sync_base + sizeof *r->rank_offset) +
+           g->procs.len * sizeof *r->backlog;
+}
+
 sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, const sc__scale_rule *rules, size_t nrules,
                            sc__replay **out, sc_error *err) {
     *out = NULL;
@@ -341,7 +351,16 @@ sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, c
                         .threads = set ? set->threads : 1};
     double t1 = sc__now();
     r->calibrate_s = t1 - t0;
-    sc_status st = sc__sim_run(g, &p, &r->sim, err);
+    /* The simulation's arrays are the job's last large ones: over the
+     * budget, say so now rather than swap (traces still held count too). */
+    uint64_t besides = sc__sim_memory(g) + sc__traceset_memory(set) + replay_memory(r);
+    sc_status st = sc__graph_check_budget(g, set ? set->budget : 0, besides, "simulating the graph",
+                                          "the simulation's arrays and any traces held", err);
+    if (st != SC_OK) {
+        sc__replay_free(r);
+        return st;
+    }
+    st = sc__sim_run(g, &p, &r->sim, err);
     double t2 = sc__now();
     r->simulate_s = t2 - t1;
     if (st != SC_OK) {

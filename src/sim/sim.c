@@ -675,6 +675,17 @@ sc_status sc__sim_run(const sc__graph *g, const sc__sim_params *p, sc__sim *out,
     return st;
 }
 
+size_t sc__sim_memory(const sc__graph *g) {
+    size_t nt = g->tasks.len, np = g->procs.len, ng = g->groups.len;
+    /* start, end, bound, waited, bound_fam, wait_kind */
+    size_t outputs = 2 * sizeof(int64_t) + 2 * sizeof(uint32_t) + 2;
+    /* off, run, cur, stop, prev, launched, rs, rs_off; free_at, backlog; the tree's two leaves; busy */
+    size_t per_proc = 8 * sizeof(uint32_t) + 2 * sizeof(int64_t) + 2 * sizeof(evkey) + 1;
+    size_t per_group = 2 * sizeof(uint32_t) + sizeof(int64_t); /* arrived, last, max_arrival */
+    /* node_mem (and its alignment), order (when a processor's tasks are not one run) */
+    return (nt + 2) * sizeof(node) + nt * (outputs + sizeof(uint32_t)) + np * per_proc + ng * per_group;
+}
+
 void sc__sim_free(sc__sim *s) {
     if (!s) return;
     free(s->start);

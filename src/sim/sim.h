@@ -62,6 +62,9 @@ typedef struct sc__sim {
  * wait on one another) fails with SC_E_GRAPH naming a stuck task. */
 sc_status sc__sim_run(const sc__graph *g, const sc__sim_params *p, sc__sim *out, sc_error *err);
 void sc__sim_free(sc__sim *s);
+/* Bytes sc__sim_run takes for g at its peak (outputs and working state,
+ * the waiters' pool aside): what a replay checks against its budget. */
+size_t sc__sim_memory(const sc__graph *g);
 
 /* Tasks grouped by processor and ordered by seq: the tasks of processor p are
  * order[off[p] .. off[p+1]). Caller frees both with free(). */

@@ -269,7 +269,8 @@ size_t sc_trace_memory(const sc_trace *t) {
     return sizeof *t + t->events.cap * t->events.elem + t->exts.cap * t->exts.elem +
            t->shapes.cap * t->shapes.elem +
            t->tracks.cap * t->tracks.elem + t->devices.cap * t->devices.elem +
-           (size_t)t->track_nslots * 4 + sc__intern_memory(&t->strings);
+           (size_t)t->track_nslots * 4 + sc__intern_memory(&t->strings) +
+           (t->chakra_data ? t->chakra_size : 0);
 }
 
 size_t sc__nccl_kind(const char *name, char *buf, size_t size) {

@@ -223,9 +223,13 @@ struct sc_traceset {
     sc_trace **traces;
     size_t count;
     unsigned threads; /* the load's thread cap, kept for building its graph */
+    uint64_t budget;  /* the load's memory budget, which the job built from it keeps too */
     char **warnings;
     size_t nwarnings;
 };
+
+/* Bytes the set's traces hold now (sc_trace_memory of each). */
+uint64_t sc__traceset_memory(const sc_traceset *set);
 
 /* Threads for file i of a set of `files` loaded with `threads` (traceset.c). */
 unsigned sc__file_threads(unsigned threads, size_t files, size_t i);

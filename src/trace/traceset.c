@@ -337,6 +337,7 @@ sc_status sc__traceset_load_each(const char *const *paths, size_t npaths,
         pathlist_free(&found);
     }
     set->threads = sc__load_threads(opts);
+    set->budget = sc__load_budget(opts);
     if (st == SC_OK) st = load_all(set, &files, opts, each, ctx, err);
     if (st != SC_OK) {
         pathlist_free(&files);
@@ -377,6 +378,12 @@ void sc_traceset_free(sc_traceset *set) {
     free(set->traces);
     free(set->warnings);
     free(set);
+}
+
+uint64_t sc__traceset_memory(const sc_traceset *set) {
+    uint64_t bytes = 0;
+    for (size_t i = 0; set && i < set->count; i++) bytes += sc_trace_memory(set->traces[i]);
+    return bytes;
 }
 
 size_t sc_traceset_count(const sc_traceset *set) { return set ? set->count : 0; }
