@@ -77,6 +77,8 @@ typedef struct sc__vec {
 
 void sc__vec_init(sc__vec *v, size_t elem);
 void sc__vec_free(sc__vec *v);
+/* Bytes v has allocated (its capacity). */
+static inline size_t sc__vec_bytes(const sc__vec *v) { return v->cap * v->elem; }
 bool sc__vec_reserve(sc__vec *v, size_t cap);
 /* Room for exactly cap items (no doubling): for a final size known ahead. */
 bool sc__vec_reserve_exact(sc__vec *v, size_t cap);

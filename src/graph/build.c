@@ -313,7 +313,7 @@ static sc_status check_rank_budget(const sc__graph *g, const sc_traceset *set, s
                                    uint64_t traces_held, const sc__vec *comms, sc_error *err) {
     char doing[96];
     snprintf(doing, sizeof doing, "building the graph of %zu ranks, up to rank %zu,", set->count, i);
-    return sc__graph_check_budget(g, set->budget, traces_held + comms->cap * comms->elem, doing,
+    return sc__graph_check_budget(g, set->budget, traces_held + sc__vec_bytes(comms), doing,
                                   "traces not yet released", err);
 }
 
@@ -593,10 +593,8 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
         st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     g->keep_spare = opts->keep_spare;
     g->finish_threads = set->threads; /* also for one rank: finishing is not per rank */
-    if (st == SC_OK)
-        st = sc__graph_check_budget(g, set->budget,
-                                    traces_held + comms.cap * comms.elem + sc__graph_finish_memory(g, true),
-                                    "finishing the graph", "its edges' arrays and traces held", err);
+    g->budget = set->budget;
+    g->budget_held = traces_held + sc__vec_bytes(&comms);
     if (st == SC_OK) st = sc__graph_finish(g, true, err);
     if (st == SC_OK) {
         shrink(&g->tasks);

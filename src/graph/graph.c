@@ -387,8 +387,20 @@ static void prefault_csr(const sc__graph *g, size_t nt, size_t max_edges, sc__pr
     sc__prefault_start(pf, arrays, bytes, sizeof arrays / sizeof *arrays);
 }
 
+/* Bytes finish adds to g at its peak: alloc_csr's arrays, the order
+ * edges' room in the edge list, add_proc_order's order. */
+static size_t finish_memory(const sc__graph *g, bool add_order_edges) {
+    size_t nt = g->tasks.len, order = add_order_edges ? nt : 0;
+    size_t edges = g->edge_list.len + order;
+    size_t grow = edges > g->edge_list.cap ? (edges - g->edge_list.cap) * g->edge_list.elem : 0;
+    return (nt + 1) * 4 + nt * 4 + edges * 5 + grow + order * 4;
+}
+
 sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err) {
     size_t nt = g->tasks.len, max_edges = g->edge_list.len + (add_order_edges ? nt : 0);
+    sc_status fits = sc__graph_check_budget(g, g->budget, g->budget_held + finish_memory(g, add_order_edges),
+                                            "finishing the graph", "its edge arrays and the traces held", err);
+    if (fits != SC_OK) return fits;
     if (!alloc_csr(g, nt, max_edges))
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory building the graph");
     sc__prefaulter pf = {0}; /* not started */
@@ -438,7 +450,7 @@ sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err) {
      * fresh pages are a cost of their own on a large job (200 MB for 25M
      * tasks): Kahn's two arrays take it when it has room, and a replay's
      * calibration after them (keep_spare). */
-    sc__spare_keep(&g->spare, g->edge_list.data, g->edge_list.cap * g->edge_list.elem);
+    sc__spare_keep(&g->spare, g->edge_list.data, sc__vec_bytes(&g->edge_list));
     sc__vec_init(&g->edge_list, sizeof(sc__edge));
     /* Kahn's algorithm: every task must become ready. */
     size_t n = nt ? nt : 1, got;
@@ -458,7 +470,7 @@ sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err) {
 
 /* A vector's bytes: its capacity, or only the part written so far (used),
  * which is what is resident while it grows by doubling. */
-static size_t vec_bytes(const sc__vec *v, bool used) { return (used ? v->len : v->cap) * v->elem; }
+static size_t vec_bytes(const sc__vec *v, bool used) { return used ? v->len * v->elem : sc__vec_bytes(v); }
 
 static size_t graph_bytes(const sc__graph *g, bool used) {
     size_t csr = g->succ_off ? (g->tasks.len + 1) * 4 + g->nedges * 5 + g->tasks.len * 4 : 0;
@@ -469,14 +481,6 @@ static size_t graph_bytes(const sc__graph *g, bool used) {
 }
 
 size_t sc__graph_memory(const sc__graph *g) { return graph_bytes(g, false); }
-
-size_t sc__graph_finish_memory(const sc__graph *g, bool add_order_edges) {
-    size_t nt = g->tasks.len, order = add_order_edges ? nt : 0;
-    size_t edges = g->edge_list.len + order;
-    size_t grow = edges > g->edge_list.cap ? (edges - g->edge_list.cap) * g->edge_list.elem : 0;
-    /* alloc_csr's arrays, the order edges' room, add_proc_order's order */
-    return (nt + 1) * 4 + nt * 4 + edges * 5 + grow + order * 4;
-}
 
 sc_status sc__graph_check_budget(const sc__graph *g, uint64_t budget, uint64_t besides,
                                  const char *doing, const char *besides_what, sc_error *err) {

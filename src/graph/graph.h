@@ -191,6 +191,10 @@ typedef struct sc__graph {
     /* 2+: finish may fault the CSR arrays in on a helper thread (no effect
      * on them); the Kineto builder sets its thread cap. */
     unsigned finish_threads;
+    /* The job's memory budget (0: none) and the bytes the builder holds
+     * besides the graph (traces, records) while finishing: finish checks
+     * that its peak fits before it allocates (sc__graph_check_budget). */
+    uint64_t budget, budget_held;
 
     /* Warnings from building (collective mismatches, unmatched launches...). */
     char **warnings;
@@ -250,7 +254,8 @@ bool sc__graph_warn(sc__graph *g, const char *fmt, ...) SC__PRINTF(2, 3);
 /* Sorts and dedups edges into CSR, adds processor-order edges implied by
  * seq (SC_E_THREAD / SC_E_STREAM) when add_order_edges is set, fills
  * procs[].first/ntasks, and checks acyclicity (iteratively). On a cycle it
- * fails with SC_E_GRAPH and a message naming tasks of the cycle. */
+ * fails with SC_E_GRAPH and a message naming tasks of the cycle; when its
+ * arrays would take the job past g->budget, with SC_E_LIMIT first. */
 sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err);
 
 /* Building from Kineto traces (src/graph/build*.c). */
@@ -282,12 +287,10 @@ sc_status sc__graph_build(const sc_traceset *set, const sc__build_options *opts,
 
 /* Bytes held by the graph (for bytes-per-task figures). */
 size_t sc__graph_memory(const sc__graph *g);
-/* Bytes sc__graph_finish(g, add_order_edges) adds to g at its peak. */
-size_t sc__graph_finish_memory(const sc__graph *g, bool add_order_edges);
 /* The job's memory budget (issue 5: bounded memory): g (its arrays as far
  * as written: capacity not yet used is not resident) and `besides` bytes
  * that the job holds or is about to take (traces not yet released, the
- * finish, the simulation) must fit `budget` (0: no cap); else SC_E_LIMIT
+ * simulation) must fit `budget` (0: no cap); else SC_E_LIMIT
  * with what was being done - a clear error instead of swapping or the
  * out-of-memory killer. */
 sc_status sc__graph_check_budget(const sc__graph *g, uint64_t budget, uint64_t besides,

@@ -996,10 +996,9 @@ sc_status sc__graph_build_chakra(const sc_traceset *set, sc__graph **out, sc_err
         /* add_rank counted tasks per processor for seq; finish recounts. */
         sc__proc *procs = sc__graph_procs(g);
         for (size_t p = 0; p < g->procs.len; p++) procs[p].ntasks = 0;
-        st = sc__graph_check_budget(g, set->budget,
-                                    held + sc__graph_finish_memory(g, true),
-                                    "finishing the graph", "its edges' arrays and the Chakra files", err);
-        if (st == SC_OK) st = sc__graph_finish(g, true, err);
+        g->budget = set->budget;
+        g->budget_held = held;
+        st = sc__graph_finish(g, true, err);
     }
     sc__vec_free(&bs.colls);
     sc__vec_free(&bs.sends);

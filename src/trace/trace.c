@@ -266,10 +266,8 @@ int64_t sc_trace_world_size(const sc_trace *t) { return t->world_size; }
 size_t sc_trace_event_count(const sc_trace *t) { return t->events.len; }
 
 size_t sc_trace_memory(const sc_trace *t) {
-    return sizeof *t + t->events.cap * t->events.elem + t->exts.cap * t->exts.elem +
-           t->shapes.cap * t->shapes.elem +
-           t->tracks.cap * t->tracks.elem + t->devices.cap * t->devices.elem +
-           (size_t)t->track_nslots * 4 + sc__intern_memory(&t->strings) +
+    return sizeof *t + sc__vec_bytes(&t->events) + sc__vec_bytes(&t->exts) + sc__vec_bytes(&t->shapes) +
+           sc__vec_bytes(&t->tracks) + sc__vec_bytes(&t->devices) + (size_t)t->track_nslots * 4 + sc__intern_memory(&t->strings) +
            (t->chakra_data ? t->chakra_size : 0);
 }
 
