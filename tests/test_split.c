@@ -11,10 +11,17 @@
  * members after the array, bare arrays, a second traceEvents - must either
  * split correctly or make the splitter give up, never change the result; and
  * through sc_trace_load an error reads exactly as the sequential one.
+ * The stream's parsing threads step back for its decoder
+ * (sc__thread_defer): only the thread that asks, by the steps it asks.
  */
 #include "testutil.h"
 
 #include "readers/kineto.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 static const char *shared_kineto[] = {
     "megatron-tp8-a100/megatron_kineto_0.json.gz",
@@ -390,6 +397,42 @@ static void test_threads_shared_out(void **state) {
         }
 }
 
+/* A thread's nice value, or -100 where it cannot be read. */
+static int nice_of(pid_t tid) {
+    errno = 0;
+    int v = getpriority(PRIO_PROCESS, (id_t)tid);
+    return v == -1 && errno ? -100 : v;
+}
+
+typedef struct deferred {
+    int before, after_ten, after_more;
+} deferred;
+
+static void *defer_thread(void *arg) {
+    deferred *d = arg;
+    pid_t self = gettid();
+    d->before = nice_of(self);
+    sc__thread_defer(10);
+    d->after_ten = nice_of(self);
+    sc__thread_defer(100); /* past the lowest priority: stays there */
+    d->after_more = nice_of(self);
+    return NULL;
+}
+
+static void test_parsers_defer(void **state) {
+    (void)state;
+    int mine = nice_of(gettid());
+    assert_int_not_equal(mine, -100);
+    deferred d;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, defer_thread, &d), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(d.before, mine); /* a new thread starts where its creator is */
+    assert_int_equal(d.after_ten, mine + 10 > 19 ? 19 : mine + 10);
+    assert_int_equal(d.after_more, 19);
+    assert_int_equal(nice_of(gettid()), mine); /* only the thread that asked */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shared_traces),
@@ -400,6 +443,7 @@ int main(void) {
         cmocka_unit_test(test_stream_long_head_and_tail),
         cmocka_unit_test(test_append_empty_arrays),
         cmocka_unit_test(test_threads_shared_out),
+        cmocka_unit_test(test_parsers_defer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

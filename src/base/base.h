@@ -52,6 +52,11 @@ const char *sc__budget_text(uint64_t bytes, char *buf);
 /* Threads a load may use: opts->threads, else $STEPCAST_THREADS, else
  * every online core; at most 64. With NULL: the job's thread cap. */
 unsigned sc__load_threads(const sc_load_options *opts);
+/* Lowers the calling thread's scheduling priority by `steps` nice levels
+ * (to 19 at most), so that where threads outnumber cores the one they all
+ * wait on runs first (kineto_stream.c: the decoder before its parsers).
+ * Only the calling thread's; a hint that changes no result. */
+void sc__thread_defer(int steps);
 
 /* malloc/realloc that return NULL on overflow of n*size. */
 void *sc__alloc_array(size_t n, size_t size);

@@ -14,13 +14,18 @@
  *
  * The threads a load (and the graph build after it) may use live here too:
  * sc_load_options.threads; 0 means $STEPCAST_THREADS if set (the CLI's -j
- * sets it), else every online core; at most 64.
+ * sets it), else every online core; at most 64. So does the way a helper
+ * thread steps back for the one its stage waits on (sc__thread_defer).
  */
 #include "base.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <errno.h>
+#include <sys/resource.h>
+#endif
 
 sc_status sc_parse_bytes(const char *text, uint64_t *out) {
     if (!text || !out) return SC_E_USAGE;
@@ -82,4 +87,20 @@ unsigned sc__load_threads(const sc_load_options *opts) {
     }
     if (!n) n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
+}
+
+/* Linux keeps a nice value per thread, and PRIO_PROCESS with a thread id
+ * sets that thread's alone (setpriority(2)); raising it needs no privilege.
+ * Where that is not so the hint is dropped: it changes no result. */
+void sc__thread_defer(int steps) {
+#ifdef __linux__
+    id_t self = (id_t)gettid();
+    errno = 0;
+    int now = getpriority(PRIO_PROCESS, self);
+    if (now == -1 && errno) return;
+    int want = now + steps > 19 ? 19 : now + steps;
+    if (want > now) (void)setpriority(PRIO_PROCESS, self, want);
+#else
+    (void)steps;
+#endif
 }
