@@ -95,7 +95,8 @@ if "$S" help replay >/dev/null 2>&1; then
     sed -n 's/^stepcast: timings: //p' "$rows.err" | tr ',;(' '\n\n\n' | awk '
         $1 == "load" || $1 == "build" || $1 == "calibrate" || $1 == "simulate" || $1 == "summarise" ||
         $1 == "write" { printf "e2e\treplay, 1024 synthetic ranks: %s\t%.2f\ts\n", $1, $2 }
-        $2 == "M" && $3 == "tasks/s)" { printf "sim\tsimulation inside that replay (wall), 1 core\t%.2f\tM tasks/s\n", $1 }' >>"$rows"
+        $1 == "set-up" { printf "e2e\treplay, 1024 synthetic ranks: of simulate, set-up\t%.2f\ts\n", $2 }
+        $1 == "then" && $3 == "M" { printf "sim\tsimulation loop inside that replay (wall), 1 core\t%.2f\tM tasks/s\n", $2 }' >>"$rows"
 else
     printf 'e2e\treplay (command not built yet)\t-\t-\n' >>"$rows"
 fi

@@ -226,6 +226,8 @@ typedef struct sc_replay_timings {
     double calibrate; /* contradicted edges pruned; launch latencies, sync costs, backlogs,
                          transfers; --scale */
     double simulate;  /* the simulator: its state set up, then the event loop */
+    double simulate_setup; /* of simulate, the set-up: arrays allocated and paged in, tasks
+                              ordered (on large jobs bound by fresh memory, not the loop) */
     double summarise; /* per-rank breakdowns and the critical path */
     double write;     /* the report, and the Chrome timeline when asked for */
     uint64_t tasks;   /* tasks simulated */

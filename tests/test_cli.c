@@ -337,7 +337,8 @@ static void test_jobs_any_command(void **state) {
 }
 
 /* replay --timings: the same report on stdout, and one line on stderr
- * naming every stage with a time, the simulator's rate and the peak RSS. */
+ * naming every stage with a time, the simulator's set-up within its stage
+ * and the loop's rate, and the peak RSS. */
 static void test_replay_timings(void **state) {
     (void)state;
     const char *plain[] = {"replay", "examples/megatron-tp8", NULL};
@@ -347,14 +348,17 @@ static void test_replay_timings(void **state) {
     assert_int_equal(b.code, 0);
     assert_string_equal(a.out, b.out);
     assert_string_equal(a.err, "");
-    double load = 0, build = 0, cal = 0, sim = 0, rate = 0, sum = 0, wr = 0, total = 0, rss = 0;
+    double load = 0, build = 0, cal = 0, sim = 0, setup = -1, rate = 0, sum = 0, wr = 0, total = 0,
+           rss = 0;
     if (lines(b.err) != 1 ||
         sscanf(b.err,
-               "stepcast: timings: load %lf s, build %lf s, calibrate %lf s, simulate %lf s (%lf M "
-               "tasks/s), summarise %lf s, write %lf s; total %lf s, peak RSS %lf MiB\n",
-               &load, &build, &cal, &sim, &rate, &sum, &wr, &total, &rss) != 9)
+               "stepcast: timings: load %lf s, build %lf s, calibrate %lf s, simulate %lf s (set-up "
+               "%lf s, then %lf M tasks/s), summarise %lf s, write %lf s; total %lf s, peak RSS %lf "
+               "MiB\n",
+               &load, &build, &cal, &sim, &setup, &rate, &sum, &wr, &total, &rss) != 10)
         fail_msg("not the timings line: %s", b.err);
     assert_true(load > 0 && build > 0 && sim > 0 && rate > 0 && rss > 0);
+    assert_true(setup >= 0 && setup <= sim);
     assert_true(total + 0.005 >= load + build + cal + sim + sum + wr);
     outcome_free(&a);
     outcome_free(&b);

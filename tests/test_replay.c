@@ -399,6 +399,7 @@ static void test_timings(void **state) {
     for (size_t i = 0; i < 5; i++)
         if (!(stages[i] >= 0 && stages[i] < 60)) fail_msg("stage %zu took %g s", i, stages[i]);
     assert_true(tm.build > 0 && tm.simulate > 0);
+    assert_true(tm.simulate_setup >= 0 && tm.simulate_setup <= tm.simulate); /* a part of it */
     free(plain);
     free(timed);
     const char *bad[] = {"gemm=abc"}; /* fails before the build: all 0 */
@@ -408,14 +409,15 @@ static void test_timings(void **state) {
     sc_error err;
     FILE *null = fopen("/dev/null", "w");
     assert_int_equal(sc_report_replay(set, &o, null, 0, &err), SC_E_USAGE);
-    assert_true(tm.build == 0 && tm.simulate == 0 && tm.write == 0 && tm.tasks == 0);
+    assert_true(tm.build == 0 && tm.simulate == 0 && tm.simulate_setup == 0 && tm.write == 0 &&
+                tm.tasks == 0);
     o.nscales = 0;
     o.iteration = 999; /* no such step: the build fails */
     memset(&tm, 0xff, sizeof tm);
     assert_int_equal(sc_report_replay(set, &o, null, 0, &err), SC_E_USAGE);
     fclose(null);
     assert_true(tm.build > 0 && tm.build < 60);
-    assert_true(tm.simulate == 0 && tm.tasks == 0);
+    assert_true(tm.simulate == 0 && tm.simulate_setup == 0 && tm.tasks == 0);
     sc_traceset_free(set);
 }
 

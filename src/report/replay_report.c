@@ -588,6 +588,7 @@ sc_status sc_report_replay(const sc_traceset *set, const sc_replay_options *opts
     if (st != SC_OK) return st;
     tm->calibrate = r->calibrate_s;
     tm->simulate = r->simulate_s;
+    tm->simulate_setup = r->sim.setup_s;
     tm->summarise = r->summarise_s;
     tm->tasks = r->g->tasks.len;
     double t1 = sc__now();

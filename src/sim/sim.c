@@ -622,6 +622,7 @@ static bool state_init(sim_state *s, const sc__graph *g, const sc__sim_params *p
 
 sc_status sc__sim_run(const sc__graph *g, const sc__sim_params *p, sc__sim *out, sc_error *err) {
     sim_state s;
+    double began = sc__now();
     memset(out, 0, sizeof *out);
     if (!g->succ_off && g->tasks.len)
         return sc__fail(err, SC_E_INTERNAL, NULL, SC_NO_OFFSET, "simulating a graph that is not finished");
@@ -637,6 +638,7 @@ sc_status sc__sim_run(const sc__graph *g, const sc__sim_params *p, sc__sim *out,
                         "the traced durations add up to more than 2^62 ns (146 years): "
                         "not a real trace, refusing to simulate it");
     }
+    out->setup_s = sc__now() - began;
     for (uint32_t q = 0; q < g->procs.len; q++) try_place(&s, q);
     uint64_t events = 0;
     for (;;) {

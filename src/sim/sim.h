@@ -56,6 +56,8 @@ typedef struct sc__sim {
     uint8_t *wait_kind;   /* SC_SIM_W_* */
     int64_t makespan;     /* latest end */
     uint64_t events;      /* heap events processed */
+    double setup_s;       /* wall seconds before the first event: state allocated and
+                             paged in, tasks ordered (the rest of the run is the loop) */
 } sc__sim;
 
 /* Simulates every rank of g (finished). On a deadlock (groups whose members
