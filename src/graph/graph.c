@@ -387,18 +387,25 @@ static void prefault_csr(const sc__graph *g, size_t nt, size_t max_edges, sc__pr
     sc__prefault_start(pf, arrays, bytes, sizeof arrays / sizeof *arrays);
 }
 
-/* Bytes finish adds to g at its peak: alloc_csr's arrays, the order
- * edges' room in the edge list, add_proc_order's order. */
-static size_t finish_memory(const sc__graph *g, bool add_order_edges) {
-    size_t nt = g->tasks.len, order = add_order_edges ? nt : 0;
-    size_t edges = g->edge_list.len + order;
-    size_t grow = edges > g->edge_list.cap ? (edges - g->edge_list.cap) * g->edge_list.elem : 0;
-    return (nt + 1) * 4 + nt * 4 + edges * 5 + grow + order * 4;
+/* Bytes of g's CSR arrays (alloc_csr) for nt tasks and `edges` edges. */
+static size_t csr_bytes(const sc__graph *g, size_t nt, size_t edges) {
+    return (nt + 1) * sizeof *g->succ_off + nt * sizeof *g->indeg +
+           edges * (sizeof *g->succ + sizeof *g->succ_family);
+}
+
+/* Bytes finish adds to g at its peak: the CSR arrays for max_edges, the
+ * order edges' room in the edge list, add_proc_order's order (one index per
+ * task when it adds order edges). */
+static size_t finish_memory(const sc__graph *g, size_t max_edges, bool add_order_edges) {
+    size_t nt = g->tasks.len;
+    size_t grow = max_edges > g->edge_list.cap ? (max_edges - g->edge_list.cap) * g->edge_list.elem : 0;
+    return csr_bytes(g, nt, max_edges) + grow + (add_order_edges ? nt * sizeof(uint32_t) : 0);
 }
 
 sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err) {
     size_t nt = g->tasks.len, max_edges = g->edge_list.len + (add_order_edges ? nt : 0);
-    sc_status fits = sc__graph_check_budget(g, g->budget, g->budget_held + finish_memory(g, add_order_edges),
+    sc_status fits = sc__graph_check_budget(g, g->budget,
+                                            g->budget_held + finish_memory(g, max_edges, add_order_edges),
                                             "finishing the graph", "its edge arrays and the traces held", err);
     if (fits != SC_OK) return fits;
     if (!alloc_csr(g, nt, max_edges))
@@ -473,7 +480,7 @@ sc_status sc__graph_finish(sc__graph *g, bool add_order_edges, sc_error *err) {
 static size_t vec_bytes(const sc__vec *v, bool used) { return used ? v->len * v->elem : sc__vec_bytes(v); }
 
 static size_t graph_bytes(const sc__graph *g, bool used) {
-    size_t csr = g->succ_off ? (g->tasks.len + 1) * 4 + g->nedges * 5 + g->tasks.len * 4 : 0;
+    size_t csr = g->succ_off ? csr_bytes(g, g->tasks.len, g->nedges) : 0;
     return sizeof *g + sc__intern_memory(&g->strings) + vec_bytes(&g->tasks, used) +
            vec_bytes(&g->procs, used) + vec_bytes(&g->ops, used) + vec_bytes(&g->groups, used) +
            vec_bytes(&g->group_members, used) + vec_bytes(&g->ranks, used) +

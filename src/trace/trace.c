@@ -267,8 +267,8 @@ size_t sc_trace_event_count(const sc_trace *t) { return t->events.len; }
 
 size_t sc_trace_memory(const sc_trace *t) {
     return sizeof *t + sc__vec_bytes(&t->events) + sc__vec_bytes(&t->exts) + sc__vec_bytes(&t->shapes) +
-           sc__vec_bytes(&t->tracks) + sc__vec_bytes(&t->devices) + (size_t)t->track_nslots * 4 + sc__intern_memory(&t->strings) +
-           (t->chakra_data ? t->chakra_size : 0);
+           sc__vec_bytes(&t->tracks) + sc__vec_bytes(&t->devices) + (size_t)t->track_nslots * 4 +
+           sc__intern_memory(&t->strings) + (t->chakra_data ? t->chakra_size : 0);
 }
 
 size_t sc__nccl_kind(const char *name, char *buf, size_t size) {
