@@ -88,7 +88,7 @@ check: deps
 	  $(TEST_SRC:tests/%.c=$(CHECK_BUILD)/tests/%)
 	@sh tests/run.sh $(CHECK_BUILD)
 
-# The tests whose code runs threads: the split and gzip stream readers,
+# The tests whose code runs threads: the parallel reader (plain and gzip),
 # the chunk store, parallel loading (also with info's per-rank summaries),
 # the parallel graph build, and the prefault helper (alone and in the
 # simulator).

@@ -1,7 +1,7 @@
 /*
  * fuzz_split.c - libFuzzer target, differential: one file read split over
- * threads (src/readers/kineto_split.c for plain files, kineto_stream.c for
- * gzip ones) against the sequential reader.
+ * threads (src/readers/kineto_parallel.c, plain and gzip) against the
+ * sequential reader.
  *
  * The input is written to a temporary file, plain and gzip'ed, and read
  * every way, in slices or chunks of 16 B .. 2 KiB with 2 .. 5 threads (from
@@ -64,8 +64,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     size_t slice = 16u << (size % 8);
     sc_trace *split = NULL, *stream = NULL, *seq = NULL;
     sc_error err;
-    bool took = sc__kineto_load_split(path, &opts, threads, slice, &split);
-    bool streamed = sc__kineto_load_stream(gz_path, &opts, threads, slice, &stream);
+    bool took = sc__kineto_load_parallel(path, &opts, threads, slice, &split);
+    bool streamed = sc__kineto_load_parallel(gz_path, &opts, threads, slice, &stream);
     sc_status st = sc_trace_load(path, &opts, &seq, &err);
     check(took, split, st, seq);
     check(streamed, stream, st, seq);

@@ -443,7 +443,7 @@ static sc_error fail_through_fifo(const unsigned char *data, size_t n, unsigned 
  * was inflated ahead, failed, and was re-read for the exact error - from a
  * pipe already drained ("empty input" at byte 0, or a wait for a writer
  * that had gone). Only a regular file is read on several threads (now by
- * kineto_stream.c), so threads change nothing about what a pipe reports. */
+ * kineto_parallel.c), so threads change nothing about what a pipe reports. */
 static void test_corrupt_gzip_from_pipe(void **state) {
     (void)state;
     size_t cap = 4u << 20, len = 0;

@@ -807,7 +807,7 @@ static void test_gzip_chunk_cursors(void **state) {
     free(direct);
 }
 
-/* A gzip file read with threads to spare (kineto_stream.c) gives the same
+/* A gzip file read with threads to spare (kineto_parallel.c) gives the same
  * trace, and a damaged one fails with the same message and offset
  * (sc_trace_load reads it again sequentially). */
 static void test_gzip_threads_same_result(void **state) {

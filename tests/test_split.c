@@ -1,9 +1,9 @@
 /*
  * test_split.c - one Kineto file read by several threads gives the very
  * trace the sequential reader gives: the same events, extras, shapes,
- * tracks and strings, id for id. Plain files are cut into slices up front
- * (src/readers/kineto_split.c), gzip files are sliced as they are inflated
- * (src/readers/kineto_stream.c); every check runs both.
+ * tracks and strings, id for id (src/readers/kineto_parallel.c). Plain
+ * files are cut into slices up front, gzip files are sliced as they are
+ * inflated; every check runs both.
  *
  * Every shared Kineto trace of every vintage is read split at several slice
  * sizes and thread counts, written out both plain and compressed.
@@ -52,17 +52,10 @@ static void identical(const sc_trace *a, const sc_trace *b) {
     if (!sc__trace_same(a, b)) fail_msg("the split read differs from the sequential one");
 }
 
-/* One read of path on several threads: the plain splitter, or the gzip
- * stream with chunks of `size`. */
-static bool split_read(const char *path, bool gzip, unsigned threads, size_t size, sc_trace **t) {
-    return gzip ? sc__kineto_load_stream(path, NULL, threads, size, t)
-                : sc__kineto_load_split(path, NULL, threads, size, t);
-}
-
 /* Reads path split with each thread count and slice (or chunk) size of at
  * least `smallest`; every read that is taken must be identical to the
  * sequential one. Returns how many were. */
-static unsigned split_all_ways(const char *path, bool gzip, const sc_trace *seq, size_t smallest) {
+static unsigned split_all_ways(const char *path, const sc_trace *seq, size_t smallest) {
     static const unsigned threads[] = {2, 3, 8};
     static const size_t sizes[] = {512, 4096, 65536};
     unsigned taken = 0;
@@ -70,7 +63,7 @@ static unsigned split_all_ways(const char *path, bool gzip, const sc_trace *seq,
         for (size_t j = 0; j < sizeof sizes / sizeof *sizes; j++) {
             if (sizes[j] < smallest) continue;
             sc_trace *t = NULL;
-            if (!split_read(path, gzip, threads[i], sizes[j], &t)) {
+            if (!sc__kineto_load_parallel(path, NULL, threads[i], sizes[j], &t)) {
                 assert_null(t);
                 continue;
             }
@@ -117,12 +110,12 @@ static void test_shared_traces(void **state) {
         sc_trace *seq = load_seq(plain);
         /* well-formed traces split every way but where a slice would be
          * smaller than an element */
-        unsigned taken = split_all_ways(plain, false, seq, 0);
+        unsigned taken = split_all_ways(plain, seq, 0);
         if (taken < 6) fail_msg("%s: split only %u of 9 ways", shared_kineto[k], taken);
         /* Small chunks only where they make few slices. An element
          * larger than a chunk makes the stream give up, so only the largest
          * chunks must work on every trace. */
-        taken = split_all_ways(gz, true, seq, n < (1u << 20) ? 0 : n < (4u << 20) ? 4096 : 65536);
+        taken = split_all_ways(gz, seq, n < (1u << 20) ? 0 : n < (4u << 20) ? 4096 : 65536);
         if (taken < 3) fail_msg("%s: streamed only %u ways", shared_kineto[k], taken);
         sc_trace_free(seq);
         remove_tmp(plain);
@@ -167,7 +160,7 @@ static void check_text(const char *text, bool must_split) {
         for (unsigned threads = 2; threads <= 5; threads += 3) {
             for (int gzip = 0; gzip < 2; gzip++) {
                 sc_trace *t = NULL;
-                if (!split_read(gzip ? gz : path, gzip, threads, slice, &t)) continue;
+                if (!sc__kineto_load_parallel(gzip ? gz : path, NULL, threads, slice, &t)) continue;
                 identical(seq, t);
                 sc_trace_free(t);
                 *(gzip ? &streamed : &taken) += 1;
@@ -209,7 +202,7 @@ static void same_error(const char *text) {
         sc_load_options one = {.threads = 1}, many = {.threads = 4};
         sc_trace *t = NULL;
         sc_error e1, e2;
-        assert_false(split_read(path, gzip, 4, 64, &t));
+        assert_false(sc__kineto_load_parallel(path, NULL, 4, 64, &t));
         assert_null(t);
         sc_status s1 = sc_trace_load(path, &one, &t, &e1);
         assert_int_not_equal(s1, SC_OK);
@@ -242,7 +235,8 @@ static void test_errors_as_sequential(void **state) {
 
 /* The gzip stream's own edges: elements larger than a chunk (its slices
  * refuse them, so it gives up, or reads them whole when chunks are
- * larger), a file of several gzip members, and a memory budget. */
+ * larger), a file of several gzip members; and a memory budget, plain
+ * and gzip. */
 static void test_stream_edges(void **state) {
     (void)state;
     char *text = hostile_text(400, "{\"traceEvents\":[\n", "\n]}\n");
@@ -260,11 +254,11 @@ static void test_stream_edges(void **state) {
     snprintf(wide + w, cap - w, "\n]}\n");
     char *plain = tmp_copy(wide, strlen(wide), false), *gz = tmp_copy(wide, strlen(wide), true);
     sc_trace *seq = load_seq(plain), *t = NULL;
-    if (sc__kineto_load_stream(gz, NULL, 3, 4096, &t)) { /* may give up, never differ */
+    if (sc__kineto_load_parallel(gz, NULL, 3, 4096, &t)) { /* may give up, never differ */
         identical(seq, t);
         sc_trace_free(t);
     }
-    assert_true(sc__kineto_load_stream(gz, NULL, 3, 65536, &t));
+    assert_true(sc__kineto_load_parallel(gz, NULL, 3, 65536, &t));
     identical(seq, t);
     sc_trace_free(t);
     sc_trace_free(seq);
@@ -289,7 +283,7 @@ static void test_stream_edges(void **state) {
     }
     const char *members = sc_test_tmpfile(all, an, ".json.gz");
     assert_non_null(members);
-    assert_true(sc__kineto_load_stream(members, NULL, 3, 4096, &t));
+    assert_true(sc__kineto_load_parallel(members, NULL, 3, 4096, &t));
     identical(seq, t);
     sc_trace_free(t);
     unlink(members);
@@ -299,16 +293,18 @@ static void test_stream_edges(void **state) {
 
     /* over the memory budget: the stream gives up and the error is the
      * sequential read's */
-    gz = tmp_copy(text, n, true);
-    sc_load_options small = {.max_memory_bytes = 20000, .threads = 1};
-    assert_false(sc__kineto_load_stream(gz, &small, 3, 4096, &t));
-    assert_null(t);
-    sc_error e1, e4;
-    assert_int_equal(sc_trace_load(gz, &small, &t, &e1), SC_E_LIMIT);
-    small.threads = 4;
-    assert_int_equal(sc_trace_load(gz, &small, &t, &e4), SC_E_LIMIT);
-    assert_string_equal(e1.message, e4.message);
-    remove_tmp(gz);
+    for (int gzip = 0; gzip < 2; gzip++) {
+        char *path = tmp_copy(text, n, gzip);
+        sc_load_options small = {.max_memory_bytes = 20000, .threads = 1};
+        assert_false(sc__kineto_load_parallel(path, &small, 3, 4096, &t));
+        assert_null(t);
+        sc_error e1, e4;
+        assert_int_equal(sc_trace_load(path, &small, &t, &e1), SC_E_LIMIT);
+        small.threads = 4;
+        assert_int_equal(sc_trace_load(path, &small, &t, &e4), SC_E_LIMIT);
+        assert_string_equal(e1.message, e4.message);
+        remove_tmp(path);
+    }
     free(text);
 }
 
@@ -344,10 +340,12 @@ static void test_stream_long_head_and_tail(void **state) {
         char *gz = tmp_copy(texts[k], strlen(texts[k]), true);
         sc_trace *seq = load_seq(plain);
         for (unsigned threads = 2; threads <= 8; threads *= 2) {
-            sc_trace *t = NULL;
-            assert_true(sc__kineto_load_stream(gz, NULL, threads, 4096, &t));
-            identical(seq, t);
-            sc_trace_free(t);
+            for (int gzip = 0; gzip < 2; gzip++) { /* plain files too: their head is read first */
+                sc_trace *t = NULL;
+                assert_true(sc__kineto_load_parallel(gzip ? gz : plain, NULL, threads, 4096, &t));
+                identical(seq, t);
+                sc_trace_free(t);
+            }
         }
         sc_trace_free(seq);
         remove_tmp(plain);

@@ -54,7 +54,7 @@ const char *sc__budget_text(uint64_t bytes, char *buf);
 unsigned sc__load_threads(const sc_load_options *opts);
 /* Lowers the calling thread's scheduling priority by `steps` nice levels
  * (to 19 at most), so that where threads outnumber cores the one they all
- * wait on runs first (kineto_stream.c: the decoder before its parsers).
+ * wait on runs first (kineto_parallel.c: the decoder before its parsers).
  * Only the calling thread's; a hint that changes no result. */
 void sc__thread_defer(int steps);
 

@@ -1,7 +1,7 @@
 /*
  * chunks.c - one source decoded on a thread into numbered chunks that
  * several readers read at offsets of their own (issue 5: gzip input parsed
- * on every core, kineto_stream.c).
+ * on every core, kineto_parallel.c).
  *
  * A gzip stream cannot be entered in the middle, so readers that want to
  * parse its pieces in parallel share one decoder: a thread inflates the
@@ -11,7 +11,7 @@
  * on, waiting for the decoder where it runs ahead of it. Memory is bounded:
  * a chunk is recycled once every open cursor has read past it, and the
  * decoder waits while `held` chunks are still wanted. The caller's cursors
- * must keep moving for that wait to end (kineto_stream.c says why they do).
+ * must keep moving for that wait to end (kineto_parallel.c says why they do).
  *
  * Locking: one mutex guards the chunk table, the cursors' offsets and the
  * decoder's state. Bytes are copied out of a chunk without it: a chunk is

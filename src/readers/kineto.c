@@ -10,9 +10,9 @@
  * shapes go to an sc__event_shapes and the few other arguments later stages
  * need to an sc__event_ext. Object keys are turned into ids once (read_key:
  * the common ones straight from their raw bytes) and dispatched by switch.
- * With threads to spare, a large plain file is read in slices by
- * kineto_split.c and a gzip file is inflated on one thread while others
- * parse it (kineto_stream.c); both use this file's pieces (kineto.h).
+ * With threads to spare, a large file is read in slices on several threads
+ * (kineto_parallel.c; a gzip file is inflated on one thread while others
+ * parse it), built from this file's pieces (kineto.h).
  */
 #include "kineto.h"
 
@@ -791,8 +791,7 @@ sc_status sc_trace_load(const char *path, const sc_load_options *opts, sc_trace 
                         sc_error *err) {
     if (!path || !out) return sc__fail(err, SC_E_USAGE, path, SC_NO_OFFSET, "no path given");
     unsigned threads = sc__load_threads(opts);
-    if (threads > 1 && (sc__kineto_load_split(path, opts, threads, 0, out) ||
-                        sc__kineto_load_stream(path, opts, threads, 0, out))) {
+    if (threads > 1 && sc__kineto_load_parallel(path, opts, threads, 0, out)) {
         sc__error_clear(err);
         return SC_OK;
     }

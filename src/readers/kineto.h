@@ -1,7 +1,7 @@
 /*
  * kineto.h - the Kineto reader's pieces, shared by the sequential reader
- * (kineto.c) and the reader that splits one large file over threads
- * (kineto_split.c). Internal: nothing here is part of the public API.
+ * (kineto.c) and the reader that parses one large file on several threads
+ * (kineto_slice.c, kineto_parallel.c). Internal: nothing here is part of the public API.
  *
  * A kreader parses one rank's trace into an sc_trace through a json.h
  * window. Its top-level walk is a state machine (sc__kr_step, driven one
@@ -190,7 +190,7 @@ typedef enum { ST_START, ST_MEMBER, ST_EVENTS_FIRST, ST_EVENTS, ST_END } kstate;
  * may hold. templates: match recurring event layouts (false: read every
  * event key by key, the reference the tests compare against). On an error
  * nothing is left to free. The one setup of the sequential reader and of
- * each slice of the split one (kineto_split.c). */
+ * each slice of the parallel one (kineto_slice.c). */
 sc_status sc__kr_open(kreader *r, sc__jwin *w, sc__source *src, sc_trace *t, const char *name,
                       const sc_load_options *opts, uint64_t budget, bool templates, sc_error *err);
 void sc__kr_close(kreader *r, sc__jwin *w);
@@ -229,11 +229,11 @@ sc_status sc__kineto_load_buffer(const void *data, size_t size, const char *name
                                  const sc_load_options *opts, bool templates, uint64_t *matched,
                                  sc_trace **out, sc_error *err);
 
-/* Slices (kineto_split.c): one byte range of traceEvents parsed by a
+/* Slices (kineto_slice.c): one byte range of traceEvents parsed by a
  * reader of its own into a trace of its own, from a guessed element start
  * to the first element at or after the next slice's start (its limit). The
- * readers that split one file over threads are built from them: the plain
- * one (kineto_split.c) and the gzip one (kineto_stream.c). */
+ * reader that parses one file on several threads (kineto_parallel.c) is
+ * built from them. */
 #define SC__NO_OFFSET UINT64_MAX
 typedef struct sc__slice {
     uint64_t start; /* offset of its first element's '{' (slice 0: see sc__slice_head) */
@@ -256,6 +256,11 @@ typedef struct sc__slice {
  * `{` (one with a newline between preferred near the start); SIZE_MAX when
  * there is none. A guess: it may sit in a string, so slices verify it. */
 size_t sc__slice_guess(const char *buf, size_t n);
+/* The same in a plain file: the offset of a likely element start at or
+ * after `from`, SC__NO_OFFSET when none is near; buf is scratch of
+ * SC__SLICE_GUESS_BUF bytes. */
+#define SC__SLICE_GUESS_BUF 65536
+uint64_t sc__slice_guess_file(int fd, uint64_t from, char *buf);
 /* A slice over s->src (open, has_src set), whose offsets start at
  * `offset`; false on an error (no memory), s then closed. */
 bool sc__slice_open(sc__slice *s, const char *path, uint64_t offset, const sc_load_options *opts,
@@ -277,23 +282,17 @@ void sc__slice_release_input(sc__slice *s);
  * `last` that ended the array (last may be s0). */
 bool sc__slice_tail(sc__slice *s0, sc__slice *last);
 
-/* Reads the plain (uncompressed) Kineto file at path with up to `threads`
- * threads, each parsing a slice of traceEvents of at least min_slice bytes
- * (0: 16 MiB; tests set less), and merges the slices in file order: the
- * trace is the one the sequential reader makes, id for id.
- * Returns false, with nothing in *out, whenever it cannot promise that
- * (the file is small or compressed, a slice boundary was guessed wrong,
- * any slice failed); the caller then reads the file sequentially, which
- * also reports any error exactly. Never fails for another reason. */
-bool sc__kineto_load_split(const char *path, const sc_load_options *opts, unsigned threads,
-                           size_t min_slice, sc_trace **out);
-
-/* The same for a gzip file (kineto_stream.c): one thread inflates it into
- * chunks of chunk_bytes (0: 4 MiB; tests set less) while `threads` threads
- * parse a slice from each chunk, merged in order as they are verified.
- * Same promise: false, with nothing in *out, whenever it cannot give the
- * sequential reader's trace; the caller then reads the file sequentially. */
-bool sc__kineto_load_stream(const char *path, const sc_load_options *opts, unsigned threads,
-                            size_t chunk_bytes, sc_trace **out);
+/* Reads the Kineto file at path with up to `threads` threads, each
+ * parsing slices of traceEvents in turn (kineto_parallel.c), and appends
+ * the slices in file order: the trace is the one the sequential reader
+ * makes, id for id. A plain file is cut into slices of at least
+ * slice_bytes (0: 16 MiB) and read only when that makes two; a gzip file
+ * is inflated on one more thread into chunks of slice_bytes (0: 4 MiB), a
+ * slice starting in each. Returns false, with nothing in *out, whenever it
+ * cannot promise the sequential reader's trace (the file is small, a slice
+ * failed, the memory budget); the caller then reads the file sequentially,
+ * which also reports any error exactly. Never fails for another reason. */
+bool sc__kineto_load_parallel(const char *path, const sc_load_options *opts, unsigned threads,
+                              size_t slice_bytes, sc_trace **out);
 
 #endif /* SC_KINETO_H */
