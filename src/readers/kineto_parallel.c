@@ -340,6 +340,10 @@ static sslice *merge_in_order(stream *st) {
             pthread_mutex_unlock(&st->mu);
             if (!accept_slice(st, cur)) return NULL;
             pthread_mutex_lock(&st->mu);
+            if (v > 0) { /* nothing refers to it any more (slice 0 reads the tail) */
+                free(cur); /* its reader's caches: 28 KB a slice */
+                st->sl[v] = NULL;
+            }
             v = st->merged = j;
             pthread_cond_broadcast(&st->changed); /* a held-back pool may go on */
             continue;
@@ -370,6 +374,7 @@ static void stop_pool(stream *st, const sslice *last) {
     bool after = false;
     for (size_t k = 0; last && k < st->n; k++) {
         sslice *s = st->sl[k];
+        if (!s) continue; /* appended and freed */
         if (after && (s->done || k >= st->next_run)) free_slice(st, s);
         after |= s == last;
     }
@@ -430,7 +435,7 @@ bool sc__kineto_load_parallel(const char *path, const sc_load_options *opts, uns
     if (chunks) sc__chunks_stop(chunks); /* slices past the array stop reading */
     for (unsigned k = 0; k < started; k++) pthread_join(tids[k], NULL);
     for (size_t k = 0; k < st.n; k++) {
-        free_slice(&st, st.sl[k]);
+        if (st.sl[k]) free_slice(&st, st.sl[k]);
         free(st.sl[k]);
     }
     sc__chunks_free(chunks);
