@@ -16,6 +16,7 @@
 #include "trace/trace.h"
 
 #include <pthread.h>
+#include <sys/stat.h>
 
 static sc_trace *load_opts(const char *rel, const sc_load_options *opts) {
     sc_trace *t = NULL;
@@ -846,6 +847,87 @@ static void test_gzip_threads_same_result(void **state) {
     }
 }
 
+/* sc__source_expected_size: a plain file's size; a gzip file's trailer,
+ * read modulo 4 GiB above the compressed size and what was read; nothing
+ * for a pipe, or past a plain file's end. */
+static void test_expected_size(void **state) {
+    (void)state;
+    const char *rel = "megatron-tp8-a100/megatron_kineto_2.json.gz";
+    size_t n;
+    unsigned char *json = sc_test_read_file(sc_test_trace(rel), &n);
+    assert_non_null(json);
+    sc__source src;
+    sc_error err;
+    assert_int_equal(sc__source_open_file(&src, sc_test_trace(rel), &err), SC_OK);
+    assert_int_equal(sc__source_expected_size(&src, 0), n);
+    assert_int_equal(sc__source_expected_size(&src, n), n);
+    sc__source_close(&src);
+    char path[256];
+    snprintf(path, sizeof path, "%s", sc_test_tmpfile(json, n, ".json"));
+    assert_int_equal(sc__source_open_file(&src, path, &err), SC_OK);
+    assert_int_equal(sc__source_expected_size(&src, 7), n);
+    assert_int_equal(sc__source_expected_size(&src, n + 1), 0); /* grown since: unknown */
+    sc__source_close(&src);
+    unlink(path);
+    free(json);
+
+    /* a trailer that says 16 bytes, below the 100 compressed: 4 GiB more */
+    unsigned char gz[100] = {0x1f, 0x8b, 8};
+    gz[96] = 16;
+    const uint64_t wrap = (uint64_t)1 << 32;
+    assert_int_equal(sc__source_open_mem(&src, gz, sizeof gz, "wrapped.json.gz", &err), SC_OK);
+    assert_int_equal(sc__source_expected_size(&src, 0), 16 + wrap);
+    assert_int_equal(sc__source_expected_size(&src, 16 + wrap), 16 + wrap);
+    assert_int_equal(sc__source_expected_size(&src, 17 + wrap), 16 + 2 * wrap);
+    sc__source_close(&src);
+    assert_int_equal(sc__source_open_mem(&src, gz, 17, "short.json.gz", &err), SC_OK);
+    assert_int_equal(sc__source_expected_size(&src, 0), 0); /* no room for a trailer */
+    sc__source_close(&src);
+
+    snprintf(path, sizeof path, "%s/stepcast-fifo-%ld", sc_test_tmpdir(), (long)getpid());
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(sc__source_open_file(&src, path, &err), SC_OK); /* no writer: empty */
+    assert_int_equal(sc__source_expected_size(&src, 0), 0);
+    sc__source_close(&src);
+    unlink(path);
+}
+
+/* The reader grows its arrays to the size the input is on course for
+ * (kineto.c, grown_cap). Where that would pass the memory budget it
+ * doubles them instead, as before: 40,000 small events followed by 8 MB of
+ * blanks project to ~10 MB of events, over a budget of 6 MB that the
+ * events themselves fit with room for a doubling; the load succeeds and
+ * reads what an unbounded one does. */
+static void test_sized_growth_within_budget(void **state) {
+    (void)state;
+    enum { EVENTS = 40000 };
+    const size_t blanks = (size_t)8 << 20;
+    size_t cap = EVENTS * 96 + blanks + 64, n = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    n += (size_t)snprintf(text, cap, "{\"traceEvents\":[");
+    for (int i = 0; i < EVENTS; i++)
+        n += (size_t)snprintf(text + n, cap - n,
+                              "%s{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1}",
+                              i ? "," : "", i);
+    memset(text + n, ' ', blanks);
+    n += blanks;
+    n += (size_t)snprintf(text + n, cap - n, "]}");
+    const char *path = sc_test_tmpfile(text, n, ".json");
+    assert_non_null(path);
+    sc_load_options one = {.threads = 1}, tight = {.threads = 1, .max_memory_bytes = (uint64_t)6 << 20};
+    sc_trace *ref = NULL, *t = NULL;
+    sc_error err;
+    assert_int_equal(sc_trace_load(path, &one, &ref, &err), SC_OK);
+    assert_int_equal(sc_trace_event_count(ref), EVENTS);
+    if (sc_trace_load(path, &tight, &t, &err) != SC_OK) fail_msg("%s", err.message);
+    same_trace(ref, t);
+    sc_trace_free(t);
+    sc_trace_free(ref);
+    unlink(path);
+    free(text);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_megatron_ranks),
@@ -865,6 +947,8 @@ int main(void) {
         cmocka_unit_test(test_bare_array),
         cmocka_unit_test(test_gzip_chunk_cursors),
         cmocka_unit_test(test_gzip_threads_same_result),
+        cmocka_unit_test(test_expected_size),
+        cmocka_unit_test(test_sized_growth_within_budget),
     };
     return cmocka_run_group_tests_name("kineto reader", tests, NULL, NULL);
 }

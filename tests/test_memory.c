@@ -3,7 +3,8 @@
  * rest of the suite only uses, never looks at: sc__vec_prefault's contract
  * (nothing below 2 MB; then room just past the length made resident, never
  * past the capacity, the contents untouched, at once when enough is warm),
- * sc__prefault's range, and sc__prefaulter's thread.
+ * sc__prefault's range, sc__prefaulter's thread, and the capacity
+ * sc__vec_grown_cap gives an array filled in step with an input.
  *
  * Residency is read with mincore(2). Where the kernel has no
  * MADV_POPULATE_WRITE (before Linux 5.14) the hint does nothing, and only
@@ -162,11 +163,44 @@ static void test_prefault_thread(void **state) {
     assert_int_equal(none.n, 0);
 }
 
+/* sc__vec_grown_cap: doubling below 2 MB and where the input's size is
+ * unknown or reached; from 2 MB on, straight to the length the input is on
+ * course for (3% and 1,024 items over), at least 1.25 times the capacity. */
+static void test_grown_cap(void **state) {
+    (void)state;
+    sc__vec v;
+    sc__vec_init(&v, 64);
+    assert_int_equal(sc__vec_grown_cap(&v, 1, 100, 1000), 16); /* empty: the first 16 */
+    v.cap = 1024;
+    v.len = 1024;
+    assert_int_equal(sc__vec_grown_cap(&v, 1000, 1, 2), 1024);  /* fits: unchanged */
+    assert_int_equal(sc__vec_grown_cap(&v, 1025, 100, 10000), 2048); /* 64 KB: doubled */
+    assert_int_equal(sc__vec_grown_cap(&v, 5000, 0, 0), 8192);  /* to the power of 2 above */
+    size_t two_mb = 2 * MB / 64;
+    v.cap = v.len = two_mb;
+    assert_int_equal(sc__vec_grown_cap(&v, two_mb + 1, 10 * MB, 0), 2 * two_mb);       /* size unknown */
+    assert_int_equal(sc__vec_grown_cap(&v, two_mb + 1, 10 * MB, 10 * MB), 2 * two_mb); /* all read */
+    assert_int_equal(sc__vec_grown_cap(&v, two_mb + 1, 0, 10 * MB), 2 * two_mb);      /* nothing read */
+    /* a tenth read: ten times the length, 3% over and 1,024 items */
+    size_t want = (size_t)((double)(two_mb + 1) * 10.0 * 1.03 + 1024);
+    assert_int_equal(sc__vec_grown_cap(&v, two_mb + 1, 10 * MB, 100 * MB), want);
+    /* nearly all read: still 1.25 times the capacity, and never below the need */
+    assert_int_equal(sc__vec_grown_cap(&v, two_mb + 1, 99 * MB, 100 * MB), two_mb + two_mb / 4);
+    assert_int_equal(sc__vec_grown_cap(&v, 3 * two_mb, 99 * MB, 100 * MB),
+                     (size_t)((double)(3 * two_mb) * (100.0 / 99.0) * 1.03 + 1024));
+    /* a projection past what size_t holds falls back to doubling */
+    assert_int_equal(sc__vec_grown_cap(&v, two_mb + 1, 1, UINT64_MAX), 2 * two_mb);
+    /* and a need past every doubling is returned as it is */
+    v.cap = v.len = SIZE_MAX / 2 + 2;
+    assert_int_equal(sc__vec_grown_cap(&v, SIZE_MAX - 1, 0, 0), SIZE_MAX - 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prefault),
         cmocka_unit_test(test_prefault_range),
         cmocka_unit_test(test_prefault_thread),
+        cmocka_unit_test(test_grown_cap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

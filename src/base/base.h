@@ -87,6 +87,12 @@ static inline size_t sc__vec_bytes(const sc__vec *v) { return v->cap * v->elem; 
 bool sc__vec_reserve(sc__vec *v, size_t cap);
 /* Room for exactly cap items (no doubling): for a final size known ahead. */
 bool sc__vec_reserve_exact(sc__vec *v, size_t cap);
+/* The capacity v grows to for `need` items (its own while they fit): of
+ * an array filled in step with reading an input of about `total` bytes, of
+ * which `done` are read, the length it is on course for once it holds 2 MB
+ * (and at least 1.25 times its capacity), else the next doubling. total 0:
+ * unknown, always doubling. See memory.c for why. */
+size_t sc__vec_grown_cap(const sc__vec *v, size_t need, uint64_t done, uint64_t total);
 void *sc__vec_push(sc__vec *v); /* pointer to a new zeroed slot, NULL on OOM */
 /* A hint for an array filled front to back: once it holds 2 MB, makes the
  * room just past its length resident ahead of the appends, a megabyte per

@@ -229,6 +229,33 @@ bool sc__vec_reserve(sc__vec *v, size_t cap) {
     return true;
 }
 
+/* Large arrays grew by doubling, each step a realloc that moves the block
+ * (mremap) and faults its new room in page by page, which this kind of VM
+ * makes dear. A trace's arrays now grow straight to the size their input
+ * is on course for instead (a second, small step if the events thin out).
+ * On the 513 MB bench file, means of 5 alternated pairs of best-of-3/4
+ * loads on 2 cores: gzip streamed 0.596 s against 0.657 (faster in 5 of
+ * 5), plain split over 2 threads 0.458 against 0.527 (5 of 5), plain on
+ * one thread 0.715 against 0.726 (4 of 5), with a third less system time.
+ * The projection waits for 2 MB of the array, so that a head unlike the
+ * rest (metadata, a sparse warm-up) cannot mislead it much; the 3% over
+ * and the 1,024 items spare the last steps, and the reader shrinks its
+ * arrays to their length at the end. */
+#define SC__PROJECT_FROM ((size_t)2 << 20)
+
+size_t sc__vec_grown_cap(const sc__vec *v, size_t need, uint64_t done, uint64_t total) {
+    if (need <= v->cap) return v->cap;
+    size_t doubled = v->cap ? v->cap : 16;
+    while (doubled < need && doubled <= SIZE_MAX / 2) doubled *= 2;
+    if (doubled < need) return need;
+    if (!total || !done || done >= total || need < SC__PROJECT_FROM / v->elem) return doubled;
+    double on_course = (double)need * ((double)total / (double)done) * 1.03 + 1024;
+    if (on_course >= (double)(SIZE_MAX / v->elem)) return doubled;
+    size_t cap = (size_t)on_course, least = v->cap + v->cap / 4;
+    if (cap < least) cap = least;
+    return cap < need ? need : cap;
+}
+
 bool sc__vec_reserve_exact(sc__vec *v, size_t cap) {
     if (cap <= v->cap) return true;
     void *p = sc__realloc_array(v->data, cap, v->elem);

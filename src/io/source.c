@@ -19,6 +19,42 @@
 
 #define SC__ZIN_CHUNK (1u << 20)
 
+/* Least x >= at least that is congruent to size modulo 2^32. */
+static uint64_t unwrap(uint64_t size, uint64_t least) {
+    const uint64_t wrap = (uint64_t)1 << 32;
+    return size >= least ? size : size + (least - size + wrap - 1) / wrap * wrap;
+}
+
+/* The input's own word on its decoded size (sc__source_expected_size):
+ * a regular file's size, or the last four bytes of a gzip file or buffer
+ * (ISIZE, little-endian; JSON does not shrink under gzip, so at least the
+ * compressed size). Left 0 for a pipe or a gzip input too short to have a
+ * trailer. */
+static void size_hint(sc__source *s) {
+    unsigned char t[4];
+    uint64_t size = s->mem_len;
+    struct stat sb;
+    if (s->fd >= 0) {
+        if (fstat(s->fd, &sb) != 0 || !S_ISREG(sb.st_mode)) return;
+        size = (uint64_t)sb.st_size;
+    }
+    if (!s->gzip) {
+        s->size_hint = size;
+        return;
+    }
+    if (size < 18) return; /* a 10-byte header and an 8-byte trailer at least */
+    if (s->fd < 0) memcpy(t, s->mem + size - 4, 4);
+    else if (pread(s->fd, t, 4, (off_t)(size - 4)) != 4) return;
+    uint64_t isize = (uint64_t)t[0] | (uint64_t)t[1] << 8 | (uint64_t)t[2] << 16 | (uint64_t)t[3] << 24;
+    s->size_hint = unwrap(isize, size);
+    s->size_wraps = true;
+}
+
+uint64_t sc__source_expected_size(const sc__source *s, uint64_t done) {
+    if (s->size_wraps) return unwrap(s->size_hint, done);
+    return s->size_hint >= done ? s->size_hint : 0;
+}
+
 static sc_status source_start(sc__source *s, sc_error *err) {
     /* Peek at the first two bytes to detect gzip. */
     unsigned char magic[2];
@@ -42,6 +78,7 @@ static sc_status source_start(sc__source *s, sc_error *err) {
         memcpy(magic, s->mem, have);
     }
     s->gzip = have >= 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    size_hint(s);
     if (s->gzip) {
         s->isal = malloc(sizeof *s->isal);
         if (!s->isal) return sc__fail(err, SC_E_NOMEM, s->name, SC_NO_OFFSET, "cannot start gzip decoder");

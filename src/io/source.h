@@ -22,6 +22,8 @@ typedef struct sc__source {
     unsigned char *zin; /* compressed input chunk */
     size_t zin_cap;
     uint64_t raw_read; /* bytes read from the file (compressed size for gzip) */
+    uint64_t size_hint; /* decoded bytes expected, 0 unknown (sc__source_expected_size) */
+    bool size_wraps;    /* size_hint is a gzip trailer's: modulo 2^32 */
     struct sc__chunks *chunks; /* a cursor into decoded chunks (chunks.c) ... */
     struct sc__cursor *cursor; /* ... or NULL */
     unsigned char *peek;       /* decoded bytes read ahead (sc__source_peek), */
@@ -43,6 +45,13 @@ void sc__source_close(sc__source *s);
  * reader then reads again. Once per source, before any read. */
 sc_status sc__source_peek(sc__source *s, size_t want, const unsigned char **bytes, size_t *len,
                           sc_error *err);
+/* About how many decoded bytes the whole input holds, once `done` of
+ * them are read: a plain file's or buffer's size; for gzip, the size its
+ * trailer gives modulo 4 GiB (so the least such size that is at least the
+ * compressed size and `done`; wrong for concatenated members, whose
+ * trailer gives the last one's only); 0 for a pipe. A hint
+ * for sizing what is read into, never for reading. */
+uint64_t sc__source_expected_size(const sc__source *s, uint64_t done);
 /* Memory or a regular file: a read returns at once, where a pipe's may wait
  * for a writer for good. */
 bool sc__source_cannot_block(const sc__source *s);

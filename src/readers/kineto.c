@@ -321,22 +321,41 @@ static uint32_t event_track(kreader *r, int64_t pid, uint32_t pid_str, int64_t t
     return k;
 }
 
-/* Bytes array v asks for when it doubles next; 0 while it has room. */
-static uint64_t doubling(const sc__vec *v) {
-    return v->len < v->cap ? 0 : (uint64_t)(v->cap ? v->cap : 16) * v->elem;
+/* The capacity array v of the trace grows to for one more item: sized by
+ * the input where the reader knows how large that is (sc__vec_grown_cap),
+ * else doubled. */
+static size_t grown_cap(const kreader *r, const sc__vec *v) {
+    uint64_t done = sc__jp_offset(&r->jp, r->jp.p);
+    uint64_t total = r->sized_by ? sc__source_expected_size(r->sized_by, done) : 0;
+    return sc__vec_grown_cap(v, v->len + 1, done, total);
+}
+
+/* Bytes array v asks for when it grows next; 0 while it has room. */
+static uint64_t growth(const kreader *r, const sc__vec *v) {
+    return v->len < v->cap ? 0 : (uint64_t)(grown_cap(r, v) - v->cap) * v->elem;
+}
+
+/* Room for one more item in array v, grown as check_budget allowed. */
+static bool room_for_one(const kreader *r, sc__vec *v) {
+    return v->len < v->cap || sc__vec_reserve_exact(v, grown_cap(r, v));
 }
 
 /* The memory guard (issue 6): before the event, extras or shapes array
- * doubles, and every 64K events (strings grow without doubling), what the
- * trace holds plus the read window and the doubling must fit the budget -
+ * grows, and every 64K events (strings grow without doubling), what the
+ * trace holds plus the read window and the growth must fit the budget -
  * a clear error instead of swapping. Checked before anything of the event
- * is stored. */
+ * is stored. Where growing to the input's projected size would not fit,
+ * the arrays double from then on, as without it, and only that must fit. */
 static int check_budget(kreader *r) {
     const sc_trace *t = r->t;
-    uint64_t grow = doubling(&t->events) + doubling(&t->exts) + doubling(&t->shapes);
+    uint64_t grow = growth(r, &t->events) + growth(r, &t->exts) + growth(r, &t->shapes);
     if (!grow && (t->events.len & 0xFFFF) != 0) return SC__J_OK;
     uint64_t need = (uint64_t)sc_trace_memory(t) + r->jp.w->cap + grow;
     if (need <= r->budget) return SC__J_OK;
+    if (r->sized_by) {
+        r->sized_by = NULL;
+        return check_budget(r);
+    }
     char text[32];
     sc__jp_error_at(&r->jp, r->jp.p, SC_E_LIMIT,
                     "the trace needs more than its memory budget of %s after %zu events "
@@ -475,14 +494,18 @@ static int event_end(kreader *r, kevent *ev, const char *start) {
     if (e->track == SC__NONE) return oom(r);
     if (check_budget(r) != SC__J_OK) return SC__J_ERR;
     if (ev->has_ext) {
-        if (!SC__VEC_APPEND(&t->exts, &ev->x) || t->exts.len >= SC__NONE) return oom(r);
+        if (!room_for_one(r, &t->exts) || !SC__VEC_APPEND(&t->exts, &ev->x) || t->exts.len >= SC__NONE)
+            return oom(r);
         e->ext = (uint32_t)(t->exts.len - 1);
     }
     if (ev->has_shapes) {
-        if (!SC__VEC_APPEND(&t->shapes, &ev->sh) || t->shapes.len >= SC__NONE) return oom(r);
+        if (!room_for_one(r, &t->shapes) || !SC__VEC_APPEND(&t->shapes, &ev->sh) ||
+            t->shapes.len >= SC__NONE)
+            return oom(r);
         e->shapes = (uint32_t)(t->shapes.len - 1);
     }
-    if (!SC__VEC_APPEND(&t->events, e) || t->events.len >= SC__NONE) return oom(r);
+    if (!room_for_one(r, &t->events) || !SC__VEC_APPEND(&t->events, e) || t->events.len >= SC__NONE)
+        return oom(r);
     if ((t->events.len & 1023) == 0) { /* fault the arrays in ahead, a megabyte at a time */
         sc__vec_prefault(&t->events, &r->warm[0]);
         sc__vec_prefault(&t->exts, &r->warm[1]);
@@ -764,6 +787,7 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
         sc_trace_free(t);
         return status;
     }
+    r.sized_by = src;
     int rc = sc__jp_drive(&r.jp, sc__kr_step, &r, ST_START, ST_END, "trace object");
     if (rc == SC__J_OK && !r.saw_events)
         rc = sc__jp_error_at(&r.jp, r.jp.p, SC_E_FORMAT,

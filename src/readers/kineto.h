@@ -95,6 +95,10 @@ typedef struct kreader {
     ktset *tmpl; /* NULL: every event is read key by key */
     uint64_t matched; /* events read by a template */
     uintptr_t warm[3]; /* sc__vec_prefault of events, exts, shapes */
+    /* The input whose size the trace's arrays grow to in step with
+     * (grown_cap in kineto.c): the whole file's, for a reader that fills
+     * the trace from its start; NULL (set by sc__kr_open): doubling. */
+    const struct sc__source *sized_by;
     kevent blank;     /* an event before its first member */
 } kreader;
 

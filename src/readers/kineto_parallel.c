@@ -88,6 +88,7 @@ typedef struct spare {
 
 typedef struct stream {
     const char *path;
+    const sc__source *src; /* the file; its size sizes the result's arrays */
     sc_load_options opts; /* the caller's, with the slices' window */
     uint64_t budget;
     sc_trace *t0;
@@ -221,8 +222,9 @@ static bool cut_plain(stream *st, int fd, uint64_t size, size_t every) {
     s0->s.t = st->t0;
     if (sc__source_open_at(&s0->s.src, st->path, 0, &s0->s.err) != SC_OK) return false;
     s0->s.has_src = true;
-    if (!sc__slice_open(&s0->s, st->path, 0, &st->opts, st->budget) || !sc__slice_head(&s0->s))
-        return false;
+    if (!sc__slice_open(&s0->s, st->path, 0, &st->opts, st->budget)) return false;
+    s0->s.r.sized_by = st->src; /* it fills the result from the file's start */
+    if (!sc__slice_head(&s0->s)) return false;
     st->head_read = true;
     char *buf = malloc(SC__SLICE_GUESS_BUF);
     bool ok = buf != NULL;
@@ -254,6 +256,7 @@ static void run_slice(stream *st, sslice *s, size_t index) {
     }
     if (!sc__slice_open(&s->s, st->path, s->s.start, &st->opts, st->budget)) return;
     if (index == 0) {
+        s->s.r.sized_by = st->src; /* it fills the result from the file's start */
         if (!sc__slice_head(&s->s)) return;
         pthread_mutex_lock(&st->mu);
         st->head_read = true;
@@ -296,10 +299,29 @@ static void *pool_thread(void *arg) {
     return NULL;
 }
 
+/* Grows the result's arrays for slice s's events, which end at offset
+ * `done` of the decoded file, to the size the whole file is on course for
+ * (sc__vec_grown_cap), as the sequential reader does, where that fits the
+ * budget; else (or out of memory here) sc__trace_append doubles them. */
+static void size_result(stream *st, const sc_trace *add, uint64_t done) {
+    sc_trace *t0 = st->t0;
+    sc__vec *to[3] = {&t0->events, &t0->exts, &t0->shapes};
+    const sc__vec *from[3] = {&add->events, &add->exts, &add->shapes};
+    uint64_t total = sc__source_expected_size(st->src, done), grow = 0;
+    size_t cap[3];
+    for (int i = 0; i < 3; i++) {
+        cap[i] = sc__vec_grown_cap(to[i], to[i]->len + from[i]->len, done, total);
+        grow += (uint64_t)(cap[i] - to[i]->cap) * to[i]->elem;
+    }
+    if (!grow || sc_trace_memory(t0) + grow > st->budget) return;
+    for (int i = 0; i < 3; i++) (void)sc__vec_reserve_exact(to[i], cap[i]);
+}
+
 /* Appends a verified slice's events to the result (slice 0 holds them
  * already) and frees its trace. */
 static bool append_slice(stream *st, sslice *s) {
     if (s->s.t == st->t0) return true;
+    if (s->s.after == SC__NO_OFFSET) size_result(st, s->s.t, s->s.stop);
     bool ok = sc__trace_append(st->t0, s->s.t) && sc_trace_memory(st->t0) <= st->budget;
     keep_arrays(st, s->s.t);
     sc_trace_free(s->s.t);
@@ -393,7 +415,7 @@ bool sc__kineto_load_parallel(const char *path, const sc_load_options *opts, uns
     sc__source src;
     sc_error e;
     if (sc__source_open_file(&src, path, &e) != SC_OK) return false;
-    stream st = {.path = path, .budget = sc__load_budget(opts), .plain = !src.gzip, .ahead = threads + 2};
+    stream st = {.path = path, .src = &src, .budget = sc__load_budget(opts), .plain = !src.gzip, .ahead = threads + 2};
     size_t chunk = slice_bytes ? slice_bytes : st.plain ? PLAIN_SLICE : STREAM_CHUNK;
     /* A small gzip file is one slice: then decoding and parsing still
      * overlap, as fast as the read-ahead thread that this replaced
