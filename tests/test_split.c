@@ -431,6 +431,83 @@ static void test_parsers_defer(void **state) {
     assert_int_equal(nice_of(gettid()), mine); /* only the thread that asked */
 }
 
+/* `events` events of three kinds in turn (with shapes, with extras,
+ * bare), then `padded` bare ones each carrying an argument of `pad` bytes
+ * that the reader skips: a file whose events thin out. */
+static char *sized_text(int events, int padded, size_t pad, size_t *n_out) {
+    size_t cap = (size_t)events * 160 + (size_t)padded * (pad + 120) + 64, n = 0;
+    char *text = malloc(cap), *filler = malloc(pad + 1);
+    assert_non_null(text);
+    assert_non_null(filler);
+    memset(filler, 'x', pad);
+    filler[pad] = '\0';
+    n += (size_t)snprintf(text, cap, "{\"traceEvents\":[");
+    for (int i = 0; i < events + padded; i++) {
+        const char *sep = i ? "," : "";
+        if (i >= events)
+            n += (size_t)snprintf(text + n, cap - n,
+                                  "%s{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1,"
+                                  "\"args\":{\"note\":\"%s\"}}",
+                                  sep, i, filler);
+        else if (i % 3 == 0)
+            n += (size_t)snprintf(text + n, cap - n,
+                                  "%s{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"mm\",\"pid\":1,\"tid\":1,"
+                                  "\"ts\":%d,\"dur\":1,\"args\":{\"Input Dims\":[[%d]]}}",
+                                  sep, i, i % 7);
+        else if (i % 3 == 1)
+            n += (size_t)snprintf(text + n, cap - n,
+                                  "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,"
+                                  "\"ts\":%d,\"dur\":1,\"args\":{\"grid\":[%d,1,1]}}",
+                                  sep, i, i % 5);
+        else
+            n += (size_t)snprintf(text + n, cap - n,
+                                  "%s{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1}",
+                                  sep, i);
+    }
+    n += (size_t)snprintf(text + n, cap - n, "]}");
+    free(filler);
+    *n_out = n;
+    return text;
+}
+
+/* The result's arrays grow to the size the whole file is on course for as
+ * slices are appended (size_result), past 2 MB of events: the trace is the
+ * sequential one. Where that size would pass the budget they double
+ * instead: 40,000 events, then 20,000 that carry 800 bytes each, project
+ * to ~12 MB of events when 2 MB are in, over a budget of 8 MB that the
+ * doubled arrays fit; the split read must still be taken, as the
+ * sequential one is. */
+static void test_sized_result(void **state) {
+    (void)state;
+    static const struct {
+        int events, padded;
+        uint64_t budget;
+    } cases[] = {{90000, 0, 0}, {40000, 20000, (uint64_t)8 << 20}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        size_t n;
+        char *text = sized_text(cases[c].events, cases[c].padded, 800, &n);
+        for (int gzip = 0; gzip < 2; gzip++) {
+            char *path = tmp_copy(text, n, gzip);
+            sc_trace *seq = load_seq(path), *t = NULL;
+            assert_int_equal(sc_trace_event_count(seq), (size_t)(cases[c].events + cases[c].padded));
+            sc_load_options o = {.max_memory_bytes = cases[c].budget};
+            sc_error err;
+            o.threads = 1;
+            assert_int_equal(sc_trace_load(path, &o, &t, &err), SC_OK);
+            identical(seq, t);
+            sc_trace_free(t);
+            t = NULL;
+            if (!sc__kineto_load_parallel(path, &o, 2, 256 << 10, &t))
+                fail_msg("case %zu, %s: the split read gave up", c, gzip ? "gzip" : "plain");
+            identical(seq, t);
+            sc_trace_free(t);
+            sc_trace_free(seq);
+            remove_tmp(path);
+        }
+        free(text);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shared_traces),
@@ -442,6 +519,7 @@ int main(void) {
         cmocka_unit_test(test_append_empty_arrays),
         cmocka_unit_test(test_threads_shared_out),
         cmocka_unit_test(test_parsers_defer),
+        cmocka_unit_test(test_sized_result),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
