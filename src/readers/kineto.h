@@ -245,7 +245,7 @@ typedef struct sc__slice {
     sc_trace *t;            /* slice 0 reads into the result itself */
     sc__source src;
     sc__jwin w;
-    kreader r;
+    kreader *r;             /* set up by sc__slice_open: 27 KB, only while it reads */
     sc_error err;
     bool has_src;  /* src is open (and must be closed) */
     bool ready;    /* w and r are set up over it */

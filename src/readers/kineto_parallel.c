@@ -223,12 +223,12 @@ static bool cut_plain(stream *st, int fd, uint64_t size, size_t every) {
     if (sc__source_open_at(&s0->s.src, st->path, 0, &s0->s.err) != SC_OK) return false;
     s0->s.has_src = true;
     if (!sc__slice_open(&s0->s, st->path, 0, &st->opts, st->budget)) return false;
-    s0->s.r.sized_by = st->src; /* it fills the result from the file's start */
+    s0->s.r->sized_by = st->src; /* it fills the result from the file's start */
     if (!sc__slice_head(&s0->s)) return false;
     st->head_read = true;
     char *buf = malloc(SC__SLICE_GUESS_BUF);
     bool ok = buf != NULL;
-    uint64_t g = sc__jp_offset(&s0->s.r.jp, s0->s.r.jp.p);
+    uint64_t g = sc__jp_offset(&s0->s.r->jp, s0->s.r->jp.p);
     while (ok && size - g > every) {
         if ((g = sc__slice_guess_file(fd, g + every, buf)) == SC__NO_OFFSET || g >= size) break;
         sslice *s = new_slice(g);
@@ -256,7 +256,7 @@ static void run_slice(stream *st, sslice *s, size_t index) {
     }
     if (!sc__slice_open(&s->s, st->path, s->s.start, &st->opts, st->budget)) return;
     if (index == 0) {
-        s->s.r.sized_by = st->src; /* it fills the result from the file's start */
+        s->s.r->sized_by = st->src; /* it fills the result from the file's start */
         if (!sc__slice_head(&s->s)) return;
         pthread_mutex_lock(&st->mu);
         st->head_read = true;
@@ -363,7 +363,7 @@ static sslice *merge_in_order(stream *st) {
             if (!accept_slice(st, cur)) return NULL;
             pthread_mutex_lock(&st->mu);
             if (v > 0) { /* nothing refers to it any more (slice 0 reads the tail) */
-                free(cur); /* its reader's caches: 28 KB a slice */
+                free(cur); /* its descriptor (the reader went at its close) */
                 st->sl[v] = NULL;
             }
             v = st->merged = j;

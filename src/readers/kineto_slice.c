@@ -20,6 +20,7 @@
 #include "../io/source.h"
 #include "kineto.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 
 /* A guess is searched for at most GUESS_SPAN bytes past its cut. */
@@ -93,7 +94,7 @@ enum { SL_FIRST, SL_EVENT, SL_NEXT, SL_DONE };
 
 static int slice_step(void *ctx, int *state) {
     slice *s = ctx;
-    sc__jp *jp = &s->r.jp;
+    sc__jp *jp = &s->r->jp;
     bool done;
     switch (*state) {
     case SL_FIRST: /* slice 0, just after '[': the array may be empty */
@@ -116,7 +117,7 @@ static int slice_step(void *ctx, int *state) {
         *state = SL_EVENT;
         return SC__J_OK;
     case SL_EVENT:
-        SC__JTRY(sc__kr_event(&s->r));
+        SC__JTRY(sc__kr_event(s->r));
         *state = SL_NEXT;
         return SC__J_OK;
     }
@@ -127,13 +128,17 @@ void sc__slice_parse(slice *s) {
     int state = s->first ? SL_FIRST : SL_EVENT;
     s->first = false;
     s->stop = NO_OFFSET;
-    s->rc = sc__jp_run(&s->r.jp, slice_step, s, &state, SL_DONE);
+    s->rc = sc__jp_run(&s->r->jp, slice_step, s, &state, SL_DONE);
 }
 
 
 bool sc__slice_open(slice *s, const char *path, uint64_t offset, const sc_load_options *opts,
                     uint64_t budget) {
-    if (sc__kr_open(&s->r, &s->w, &s->src, s->t, path, opts, budget, true, &s->err) != SC_OK) {
+    s->r = malloc(sizeof *s->r);
+    if (!s->r) sc__fail(&s->err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
+    if (!s->r || sc__kr_open(s->r, &s->w, &s->src, s->t, path, opts, budget, true, &s->err) != SC_OK) {
+        free(s->r); /* sc__kr_open closed what it had opened */
+        s->r = NULL;
         sc__slice_close(s);
         return false;
     }
@@ -142,14 +147,16 @@ bool sc__slice_open(slice *s, const char *path, uint64_t offset, const sc_load_o
 }
 
 void sc__slice_close(slice *s) {
-    if (s->ready) sc__kr_close(&s->r, &s->w);
+    if (s->ready) sc__kr_close(s->r, &s->w);
+    free(s->r);
+    s->r = NULL;
     if (s->has_src) sc__source_close(&s->src);
     s->ready = s->has_src = false;
 }
 
 bool sc__slice_head(slice *s) {
     int st = ST_START;
-    if (sc__jp_run(&s->r.jp, sc__kr_step, &s->r, &st, ST_EVENTS_FIRST) != SC__J_OK) return false;
+    if (sc__jp_run(&s->r->jp, sc__kr_step, s->r, &st, ST_EVENTS_FIRST) != SC__J_OK) return false;
     return (s->first = true);
 }
 
@@ -161,17 +168,17 @@ void sc__slice_release_input(slice *s) {
 
 bool sc__slice_tail(slice *s0, slice *last) {
     if (last != s0) { /* s0 takes over last's window, just past the ']' */
-        size_t at = (size_t)(last->r.jp.p - last->w.buf);
+        size_t at = (size_t)(last->r->jp.p - last->w.buf);
         sc__slice_release_input(s0);
         s0->src = last->src;
         s0->w = last->w;
         s0->w.src = &s0->src;
         s0->has_src = true;
-        s0->r.jp.p = s0->w.buf + at;
-        s0->r.jp.end = s0->w.buf + s0->w.len;
+        s0->r->jp.p = s0->w.buf + at;
+        s0->r->jp.end = s0->w.buf + s0->w.len;
         last->has_src = false;
         memset(&last->w, 0, sizeof last->w); /* closing last leaves them alone */
     }
-    int from = s0->r.bare_array ? ST_END : ST_MEMBER;
-    return sc__jp_drive(&s0->r.jp, sc__kr_step, &s0->r, from, ST_END, "trace object") == SC__J_OK;
+    int from = s0->r->bare_array ? ST_END : ST_MEMBER;
+    return sc__jp_drive(&s0->r->jp, sc__kr_step, s0->r, from, ST_END, "trace object") == SC__J_OK;
 }
