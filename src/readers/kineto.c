@@ -341,20 +341,24 @@ static bool room_for_one(const kreader *r, sc__vec *v) {
 }
 
 /* The memory guard (issue 6): before the event, extras or shapes array
- * grows, and every 64K events (strings grow without doubling), what the
- * trace holds plus the read window and the growth must fit the budget -
- * a clear error instead of swapping. Checked before anything of the event
- * is stored. Where growing to the input's projected size would not fit,
- * the arrays double from then on, as without it, and only that must fit. */
-static int check_budget(kreader *r) {
+ * grows for the event, and every 64K events (strings grow without
+ * doubling), what the trace holds plus the read window and the growth must
+ * fit the budget - a clear error instead of swapping. Checked before
+ * anything of the event is stored. Only the arrays the event adds to
+ * count: an array a trace never uses (no extras, say) has no room and
+ * would otherwise send every event through the whole sum. Where growing to
+ * the input's projected size would not fit, the arrays double from then
+ * on, as without it, and only that must fit. */
+static int check_budget(kreader *r, const kevent *ev) {
     const sc_trace *t = r->t;
-    uint64_t grow = growth(r, &t->events) + growth(r, &t->exts) + growth(r, &t->shapes);
+    uint64_t grow = growth(r, &t->events) + (ev->has_ext ? growth(r, &t->exts) : 0) +
+                    (ev->has_shapes ? growth(r, &t->shapes) : 0);
     if (!grow && (t->events.len & 0xFFFF) != 0) return SC__J_OK;
     uint64_t need = (uint64_t)sc_trace_memory(t) + r->jp.w->cap + grow;
     if (need <= r->budget) return SC__J_OK;
     if (r->sized_by) {
         r->sized_by = NULL;
-        return check_budget(r);
+        return check_budget(r, ev);
     }
     char text[32];
     sc__jp_error_at(&r->jp, r->jp.p, SC_E_LIMIT,
@@ -492,7 +496,7 @@ static int event_end(kreader *r, kevent *ev, const char *start) {
     sc_trace *t = r->t;
     e->track = event_track(r, ev->pid, ev->pid_str, ev->tid, ev->tid_str);
     if (e->track == SC__NONE) return oom(r);
-    if (check_budget(r) != SC__J_OK) return SC__J_ERR;
+    if (check_budget(r, ev) != SC__J_OK) return SC__J_ERR;
     if (ev->has_ext) {
         if (!room_for_one(r, &t->exts) || !SC__VEC_APPEND(&t->exts, &ev->x) || t->exts.len >= SC__NONE)
             return oom(r);

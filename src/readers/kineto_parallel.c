@@ -299,7 +299,7 @@ static void *pool_thread(void *arg) {
     return NULL;
 }
 
-/* Grows the result's arrays for slice s's events, which end at offset
+/* Grows the result's arrays for a slice's events, which end at offset
  * `done` of the decoded file, to the size the whole file is on course for
  * (sc__vec_grown_cap), as the sequential reader does, where that fits the
  * budget; else (or out of memory here) sc__trace_append doubles them. */
@@ -321,7 +321,7 @@ static void size_result(stream *st, const sc_trace *add, uint64_t done) {
  * already) and frees its trace. */
 static bool append_slice(stream *st, sslice *s) {
     if (s->s.t == st->t0) return true;
-    if (s->s.after == SC__NO_OFFSET) size_result(st, s->s.t, s->s.stop);
+    size_result(st, s->s.t, s->s.after != SC__NO_OFFSET ? s->s.after : s->s.stop);
     bool ok = sc__trace_append(st->t0, s->s.t) && sc_trace_memory(st->t0) <= st->budget;
     keep_arrays(st, s->s.t);
     sc_trace_free(s->s.t);
