@@ -15,7 +15,7 @@
  */
 #include "stepcast.h"
 #include "models/calibrate.h"
-#include "report/replay.h"
+#include "pipeline/replay.h"
 #include "sim/sim.h"
 
 #include <stdio.h>
@@ -158,16 +158,16 @@ int main(int argc, char **argv) {
 
     /* The replay stages after the build: calibration, simulation, summaries. */
     double t3 = now();
-    sc__replay *r;
+    sc_replay *r;
     if (sc__replay_graph(g, set, true, NULL, 0, &r, &err) != SC_OK) {
         fprintf(stderr, "bench_sim: %s\n", err.message);
         return 1;
     }
     FILE *null = fopen("/dev/null", "w");
-    if (!null || sc__replay_write(r, null, 1, &err) != SC_OK) return 1;
+    if (!null || sc_replay_write(r, null, 1, &err) != SC_OK) return 1;
     fclose(null);
     double t4 = now();
-    sc__replay_free(r);
+    sc_replay_free(r);
 
     char name[128];
     snprintf(name, sizeof name, "simulation, 8-rank Megatron graph (%zu tasks), 1 core", ntasks);

@@ -1,7 +1,8 @@
 /*
- * cli.h - what the stepcast subcommands share: exit codes, error printing
- * and the table that main.c dispatches on. Each subcommand lives in its own
- * cmd_*.c and uses only the public API in stepcast.h.
+ * cli.h - what the stepcast subcommands share: exit codes, error printing,
+ * the option parser (options.c) and the table that main.c dispatches on.
+ * Each subcommand lives in its own cmd_*.c and uses only the public API in
+ * stepcast.h.
  */
 #ifndef SC_CLI_H
 #define SC_CLI_H
@@ -26,6 +27,43 @@ typedef struct sc_cli_command {
     int (*run)(int argc, char **argv);
 } sc_cli_command;
 
+/* What an option's value is (sc_cli_opt.kind) and where it goes (dest). */
+typedef enum sc_cli_opt_kind {
+    SC_CLI_FLAG,   /* int: set to 1; takes no value */
+    SC_CLI_STRING, /* const char *: a non-empty value */
+    SC_CLI_UINT,   /* uint64_t: a decimal in [min, max] (max 0: no bound) */
+    SC_CLI_BYTES,  /* uint64_t: a size such as 512M (sc_parse_bytes) */
+    SC_CLI_CHOICE, /* int: the index of the value in choices */
+    SC_CLI_LIST,   /* const char *[cap]: each use appends its value; *count counts them */
+} sc_cli_opt_kind;
+
+typedef struct sc_cli_opt {
+    const char *name;  /* "--iteration" */
+    const char *alias; /* a short spelling, "-o", or NULL */
+    sc_cli_opt_kind kind;
+    void *dest;
+    uint64_t min, max;          /* SC_CLI_UINT */
+    const char *what;           /* the value, for errors: "a step number >= 0" */
+    const char *const *choices; /* SC_CLI_CHOICE: NULL-terminated */
+    size_t *count, cap;         /* SC_CLI_LIST */
+} sc_cli_opt;
+
+/* What is left once the options are taken: the paths, and the options
+ * every command has (--max-memory, -j) as the library's load options. */
+typedef struct sc_cli_args {
+    const char **paths;
+    size_t npaths;
+    sc_load_options load;
+} sc_cli_args;
+
+/* Parses argv[1 ..) (argv[0] is the command) against opts and the options
+ * of every command; SC_EXIT_OK, or the usage exit code after saying why.
+ * out->paths is malloc'ed: sc_cli_args_free. */
+int sc_cli_parse(const char *cmd, int argc, char **argv, const sc_cli_opt *opts, size_t nopts,
+                 sc_cli_args *out);
+void sc_cli_args_free(sc_cli_args *a);
+#define SC_CLI_NOPTS(table) (sizeof(table) / sizeof *(table))
+
 /* Prints "stepcast: <formatted error>" to stderr; returns the exit code. */
 int sc_cli_fail(const sc_error *err);
 /* Prints "stepcast <cmd>: message" and the usage line; returns SC_EXIT_USAGE. */
@@ -33,6 +71,10 @@ int sc_cli_usage(const char *cmd, const char *fmt, ...);
 int sc_cli_exit_code(sc_status status);
 /* Prints the trace set's warnings to stderr. */
 void sc_cli_print_warnings(const sc_traceset *set);
+/* Writes through an sc_output (a temporary file renamed into place): the
+ * exit code of open, write(ctx, file) and commit. */
+int sc_cli_write_file(const char *path, int force, sc_status (*write)(const void *ctx, FILE *f, sc_error *err),
+                      const void *ctx);
 const sc_cli_command *sc_cli_find(const char *name);
 
 /* Seconds on the monotonic clock, for the times commands report. */
@@ -43,10 +85,10 @@ static inline double sc_cli_now(void) {
 }
 
 int sc_cmd_info(int argc, char **argv);
-int sc_cmd_export(int argc, char **argv); /* issue 7 */
-int sc_cmd_et(int argc, char **argv);     /* issue 7 */
-int sc_cmd_replay(int argc, char **argv); /* issue 4 */
+int sc_cmd_export(int argc, char **argv);
+int sc_cmd_et(int argc, char **argv);
+int sc_cmd_replay(int argc, char **argv);
 int sc_cmd_synth(int argc, char **argv);
-int sc_cmd_graph(int argc, char **argv); /* issue 3 */
+int sc_cmd_graph(int argc, char **argv);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * cmd_et.c - `stepcast et [--json] [--ops N] ET [KINETO]`: what a PyTorch Execution
  * Trace holds (operators, shapes, tensor data dependencies) and, given the
- * same rank's Kineto trace, how well the two link (src/readers/pytorch_et.c).
+ * same rank's Kineto trace, how well the two link (src/readers/pytorch_et.c,
+ * src/report/et_report.c).
  *
  * With --ops N it lists the first N linked operators instead (Kineto start
  * and duration, ET id, input shapes and types).
@@ -74,12 +75,11 @@ static size_t list_ets(const char *dir, char ***out) {
     return n;
 }
 
-/* Loads and reports one ET. In a directory (skip_other) a file that is
- * not an ET (a Kineto trace beside it) is skipped with a note; *printed says
- * whether a report was written, before_print is written just before it. */
-static size_t g_ops; /* --ops N: list linked operators instead of the summary */
-
-static int report_one(const char *et_path, const sc_trace *k, int json, bool skip_other,
+/* Loads and reports one ET: its summary, or with ops > 0 its first ops
+ * linked operators. In a directory (skip_other) a file that is not an ET (a
+ * Kineto trace beside it) is skipped with a note; *printed says whether a
+ * report was written, before_print is written just before it. */
+static int report_one(const char *et_path, const sc_trace *k, int json, size_t ops, bool skip_other,
                       const char *before_print, bool *printed) {
     sc_error err;
     sc_et *et;
@@ -93,51 +93,43 @@ static int report_one(const char *et_path, const sc_trace *k, int json, bool ski
     fputs(before_print, stdout);
     *printed = true;
     int rc = SC_EXIT_OK;
-    sc_status rs = g_ops ? sc_report_et_ops(et, k, g_ops, stdout, json, &err)
-                         : sc_report_et(et, k, stdout, json, &err);
+    sc_status rs = ops ? sc_et_write_ops(et, k, ops, stdout, json, &err) : sc_et_write(et, k, stdout, json, &err);
     if (rs != SC_OK) rc = sc_cli_fail(&err);
     sc_et_free(et);
     return rc;
 }
 
-int sc_cmd_et(int argc, char **argv) {
-    int json = 0;
-    const char *paths[2];
-    size_t n = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0) json = 1;
-        else if (strcmp(argv[i], "--ops") == 0) {
-            char *end;
-            if (++i == argc || (g_ops = strtoull(argv[i], &end, 10)) == 0 || *end)
-                return sc_cli_usage("et", "--ops needs a positive count");
-        }
-        else if (argv[i][0] == '-' && argv[i][1]) return sc_cli_usage("et", "unknown option '%s'", argv[i]);
-        else if (n == 2) return sc_cli_usage("et", "give one ET file or directory and at most one Kineto path");
-        else paths[n++] = argv[i];
-    }
-    if (n == 0) return sc_cli_usage("et", "no execution trace given");
-    struct stat sb;
-    bool dir = stat(paths[0], &sb) == 0 && S_ISDIR(sb.st_mode);
+static void free_list(char **v, size_t n) {
+    for (size_t i = 0; i < n; i++) free(v[i]);
+    free(v);
+}
+
+/* One ET file, linked with the Kineto trace at kineto_path (may be NULL). */
+static int report_file(const char *et_path, const char *kineto_path, const sc_load_options *load, int json,
+                       size_t ops) {
     sc_error err;
-    if (!dir) {
-        sc_trace *k = NULL;
-        if (n == 2 && sc_trace_load(paths[1], NULL, &k, &err) != SC_OK) return sc_cli_fail(&err);
-        bool printed;
-        int rc = report_one(paths[0], k, json, false, "", &printed);
-        sc_trace_free(k);
-        return rc;
-    }
+    sc_trace *k = NULL;
+    if (kineto_path && sc_trace_load(kineto_path, load, &k, &err) != SC_OK) return sc_cli_fail(&err);
+    bool printed;
+    int rc = report_one(et_path, k, json, ops, false, "", &printed);
+    sc_trace_free(k);
+    return rc;
+}
+
+/* Every ET of a directory, each linked with the trace of its rank. */
+static int report_dir(const char *dir, const char *kineto_path, const sc_load_options *load, int json,
+                      size_t ops) {
     char **ets;
-    size_t ne = list_ets(paths[0], &ets);
+    size_t ne = list_ets(dir, &ets);
     if (ne == 0) {
-        fprintf(stderr, "stepcast: %s: no execution trace files (*.json, *.json.gz)\n", paths[0]);
+        fprintf(stderr, "stepcast: %s: no execution trace files (*.json, *.json.gz)\n", dir);
         free(ets);
         return SC_EXIT_INPUT;
     }
+    sc_error err;
     sc_traceset *set = NULL;
-    if (n == 2 && sc_traceset_load(&paths[1], 1, NULL, &set, &err) != SC_OK) {
-        for (size_t i = 0; i < ne; i++) free(ets[i]);
-        free(ets);
+    if (kineto_path && sc_traceset_load(&kineto_path, 1, load, &set, &err) != SC_OK) {
+        free_list(ets, ne);
         return sc_cli_fail(&err);
     }
     int rc = SC_EXIT_OK;
@@ -149,18 +141,41 @@ int sc_cmd_et(int argc, char **argv) {
         for (size_t j = 0; set && j < sc_traceset_count(set); j++)
             if (sc_trace_rank(sc_traceset_trace(set, j)) == r) k = sc_traceset_trace(set, j);
         bool printed;
-        rc = report_one(ets[i], k, json, true, json && reported ? ",\n" : "", &printed);
+        rc = report_one(ets[i], k, json, ops, true, json && reported ? ",\n" : "", &printed);
         if (printed && set && !k)
             fprintf(stderr, "stepcast: warning: %s: no Kineto trace of rank %lld\n", ets[i], r);
         reported += printed;
     }
     if (json) printf("]\n");
     if (rc == SC_EXIT_OK && reported == 0) {
-        fprintf(stderr, "stepcast: %s: no execution traces\n", paths[0]);
+        fprintf(stderr, "stepcast: %s: no execution traces\n", dir);
         rc = SC_EXIT_INPUT;
     }
-    for (size_t i = 0; i < ne; i++) free(ets[i]);
-    free(ets);
+    free_list(ets, ne);
     sc_traceset_free(set);
+    return rc;
+}
+
+int sc_cmd_et(int argc, char **argv) {
+    int json = 0;
+    uint64_t ops = 0;
+    const sc_cli_opt opts[] = {
+        {.name = "--json", .kind = SC_CLI_FLAG, .dest = &json},
+        {.name = "--ops", .kind = SC_CLI_UINT, .dest = &ops, .min = 1, .what = "a positive count"},
+    };
+    sc_cli_args a;
+    int rc = sc_cli_parse("et", argc, argv, opts, SC_CLI_NOPTS(opts), &a);
+    if (rc != SC_EXIT_OK) return rc;
+    if (a.npaths == 0 || a.npaths > 2) {
+        sc_cli_args_free(&a);
+        return sc_cli_usage("et", a.npaths ? "give one ET file or directory and at most one Kineto path"
+                                           : "no execution trace given");
+    }
+    const char *et_path = a.paths[0], *kineto = a.npaths == 2 ? a.paths[1] : NULL;
+    struct stat sb;
+    bool dir = stat(et_path, &sb) == 0 && S_ISDIR(sb.st_mode);
+    rc = dir ? report_dir(et_path, kineto, &a.load, json, (size_t)ops)
+             : report_file(et_path, kineto, &a.load, json, (size_t)ops);
+    sc_cli_args_free(&a);
     return rc;
 }

@@ -16,16 +16,14 @@ static const sc_cli_command commands[] = {
     {"info", "summarise traces: ranks, events, kernels, collectives, iterations",
      "stepcast info [--json] [-j N] TRACE|DIR...", sc_cmd_info},
     {"synth", "write synthetic Kineto traces for N ranks, modelled on a real one",
-     "stepcast synth --ranks N [--iterations I] [--layers L] [--seed S] [--gzip] [--template FILE] [--force] -o DIR",
+     "stepcast synth --ranks N [--iterations I] [--layers L] [--seed S] [--gzip [--gzip-level L]] [--template FILE] [--force] -o DIR",
      sc_cmd_synth},
-    {"graph", "build the execution graph: tasks, edges by family, matched collectives (issue 3)",
+    {"graph", "build the execution graph: tasks, edges by family, matched collectives",
      "stepcast graph [--json] [--dot FILE [--force]] [--iteration N] [--hide-cuda-sync] TRACE|DIR...", sc_cmd_graph},
-    /* replay (issue 4) */
     {"replay", "simulate the traced iteration: measured vs simulated step, breakdown, critical path",
      "stepcast replay [--json] [--chrome FILE [--force]] [--iteration N] [--comm coupled|traced] "
      "[--scale CLASS=FACTOR]... [--timings] TRACE|DIR...",
      sc_cmd_replay},
-    /* Chakra / Execution Trace interop (issue 7) */
     {"export", "write Chakra execution traces (PREFIX.<rank>.et) for ASTRA-sim & co.",
      "stepcast export --chakra PREFIX [--no-cpu|--gpu-only] [--iteration N] [--force] TRACE|DIR...",
      sc_cmd_export},
@@ -113,58 +111,16 @@ static int cmd_version(int argc, char **argv) {
     return SC_EXIT_OK;
 }
 
-/* Removes argv[i .. i+used) (and keeps the terminating NULL). */
-static void drop_args(int *argc, char **argv, int i, int used) {
-    memmove(&argv[i], &argv[i + used], (size_t)(*argc - i - used + 1) * sizeof *argv);
-    *argc -= used;
-}
-
-/* The value of global option `opt` at argv[i] ("--opt V" or "--opt=V"),
- * with *used set to the arguments it takes; NULL when argv[i] is not it,
- * "" when its value is missing. */
-static const char *global_value(int argc, char **argv, int i, const char *opt, int *used) {
-    size_t n = strlen(opt);
-    if (strncmp(argv[i], opt, n) != 0) return NULL;
-    if (argv[i][n] == '=' && opt[1] == '-') {
-        *used = 1;
-        return argv[i] + n + 1;
+int sc_cli_write_file(const char *path, int force, sc_status (*write)(const void *ctx, FILE *f, sc_error *err),
+                      const void *ctx) {
+    sc_error err;
+    sc_output *out;
+    if (sc_output_open(path, force ? SC_OUTPUT_FORCE : 0, &out, &err) != SC_OK) return sc_cli_fail(&err);
+    if (write(ctx, sc_output_file(out), &err) != SC_OK) {
+        sc_output_abort(out);
+        return sc_cli_fail(&err);
     }
-    if (argv[i][n] != '\0') return NULL;
-    *used = i + 1 < argc ? 2 : 1;
-    return i + 1 < argc ? argv[i + 1] : "";
-}
-
-/* Options of every command, taken out of the arguments here (up to a "--")
- * and handed to the library through the environment, which every load
- * without options of its own reads (src/base/budget.c):
- *   --max-memory SIZE  (issues 5, 6) STEPCAST_MAX_MEMORY: the memory of the job
- *                      (traces, graph, simulation);
- *   -j N, --jobs N     (issue 5) STEPCAST_THREADS: threads for reading and
- *                      building, 0 = every core.
- * Returns SC_EXIT_OK or the usage exit code. */
-static int take_global_options(int *argc, char **argv, const char *cmd) {
-    for (int i = 2; i < *argc; i++) {
-        if (strcmp(argv[i], "--") == 0) break;
-        const char *v;
-        int used = 0;
-        if ((v = global_value(*argc, argv, i, "--max-memory", &used))) {
-            uint64_t bytes;
-            if (sc_parse_bytes(v, &bytes) != SC_OK)
-                return sc_cli_usage(cmd, "--max-memory wants a size such as 512M or 8G, got '%s'", v);
-            if (setenv("STEPCAST_MAX_MEMORY", v, 1) != 0) return SC_EXIT_INTERNAL;
-        } else if ((v = global_value(*argc, argv, i, "--jobs", &used)) ||
-                   (v = global_value(*argc, argv, i, "-j", &used))) {
-            char *end = NULL;
-            long n = strtol(v, &end, 10);
-            if (!*v || *end || n < 0 || n > 4096)
-                return sc_cli_usage(cmd, "-j wants a thread count (0 = every core), got '%s'", v);
-            if (setenv("STEPCAST_THREADS", v, 1) != 0) return SC_EXIT_INTERNAL;
-        } else {
-            continue;
-        }
-        drop_args(argc, argv, i, used);
-        i--;
-    }
+    if (sc_output_commit(out, &err) != SC_OK) return sc_cli_fail(&err);
     return SC_EXIT_OK;
 }
 
@@ -181,8 +137,6 @@ int main(int argc, char **argv) {
         fprintf(stderr, "stepcast: unknown command '%s' (try 'stepcast help')\n", argv[1]);
         return SC_EXIT_USAGE;
     }
-    int urc = take_global_options(&argc, argv, c->name);
-    if (urc != SC_EXIT_OK) return urc;
     int rc = c->run(argc - 1, argv + 1);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "stepcast: cannot write to standard output\n");

@@ -10,7 +10,8 @@
  * check at load time must have rejected anything the later decoding cannot
  * handle.
  */
-#include "../src/readers/chakra.h"
+#include "../src/readers/readers.h"
+#include "reports.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         sc_trace *one[1] = {t};
         sc_traceset set = {.traces = one, .count = 1};
         /* The replay builds the graph (and stops where that fails). */
-        sc_report_replay(&set, NULL, devnull, size & 2, &err);
-        sc_report_info(&set, devnull, size & 1, &err);
+        fuzz_replay(&set, devnull, size & 2);
+        fuzz_info(&set, devnull, size & 1);
         sc_trace_free(t);
     } else if (t || !err.message[0]) {
         abort(); /* a failed load hands out nothing and says why */

@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sc_et *et = NULL;
     sc_error err;
     if (sc_et_load(path, &et, &err) == SC_OK) {
-        sc_report_et(et, NULL, devnull, size & 1, &err);
+        sc_et_write(et, NULL, devnull, size & 1, &err);
         sc_et_free(et);
     } else if (et || !err.message[0]) {
         abort();

@@ -10,6 +10,7 @@
  * whatever the reader accepted (hostile times, orphan launches, odd nesting).
  */
 #include "../src/trace/trace.h"
+#include "reports.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,9 +38,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     (void)sc_trace_memory(t);
     sc_trace *one[1] = {t};
     sc_traceset set = {.traces = one, .count = 1};
-    sc_report_info(&set, devnull, size & 1, &err);
-    sc_report_graph(&set, NULL, devnull, size & 2, &err);
-    sc_report_replay(&set, NULL, devnull, size & 4, &err);
+    fuzz_info(&set, devnull, size & 1);
+    fuzz_graph(&set, devnull, size & 2);
+    fuzz_replay(&set, devnull, size & 4);
     sc_trace_free(t);
     return 0;
 }

@@ -13,7 +13,14 @@
  *     the terminal and never exits;
  *   - times are int64 nanoseconds unless a name says otherwise.
  *
- * Sections: 1 errors, 2 traces, 3 trace sets, 4 reports.
+ *   - stages hand back data (a trace set, an info summary, a graph, a
+ *     replay) with accessors; the functions that print (*_write, *_export)
+ *     only format what a stage returned, so a script or a binding can read
+ *     the same figures as the command-line tool.
+ *
+ * Sections: 1 errors, 2 traces, 3 trace sets, 4 info, 5 the execution
+ * graph, 6 replay, 7 Chakra and Execution Traces, 8 outputs, 9 synthetic
+ * traces.
  */
 #ifndef STEPCAST_H
 #define STEPCAST_H
@@ -75,33 +82,35 @@ SC_API const char *sc_error_format(const sc_error *err, char *buf, size_t size);
 
 typedef struct sc_trace sc_trace;
 
+/* How to load traces. Zero-initialise and set what you need: every 0 means
+ * the default. */
 typedef struct sc_load_options {
-    /* Guards against hostile input; 0 means the default. */
+    /* Guards against hostile input. */
     uint64_t max_string_bytes; /* default 256 MiB */
     uint32_t max_depth;        /* default 512 */
     uint64_t max_event_bytes;  /* one traceEvents element; default 1 GiB */
     /* Initial size of the read window; 0 means 256 KiB. Tests set a tiny one
      * (e.g. 64) so that every unit straddles a refill. */
     uint32_t window_bytes;
-    /* Threads a load may use (issue 5, `-j N`); 0 means $STEPCAST_THREADS,
-     * else every online core. sc_traceset_load reads files in parallel, one
-     * per thread, and gives threads left over to the files; sc_trace_load
-     * reads a plain file of 32 MiB or more in slices on that many threads,
-     * and a gzip regular file by inflating it on one more thread while
-     * they parse it (the trace is the same as with 1). A trace set's graph
-     * (replay, graph, export) is built with the same cap. Set 1 to keep the
-     * work on the calling thread. */
+    /* Threads a load may use; 0 means $STEPCAST_THREADS, else every online
+     * core. sc_traceset_load reads files in parallel, one per thread, and
+     * gives threads left over to the files; sc_trace_load reads a plain
+     * file of 32 MiB or more in slices on that many threads, and a gzip
+     * regular file by inflating it on one more thread while they parse it
+     * (the trace is the same as with 1). A trace set's graph is built with
+     * the same cap. Set 1 to keep the work on the calling thread. */
     uint32_t threads;
-    /* Memory the readers may hold for the whole load (issue 6); a trace set
-     * gives each file an equal share. Over it, loading fails with SC_E_LIMIT
-     * instead of swapping. A trace set keeps it for the job built from it
-     * (issue 5): the graph (with the traces not yet released) and a replay's
-     * simulation fail with SC_E_LIMIT, before they grow past it, too.
-     * 0: $STEPCAST_MAX_MEMORY, else 80% of RAM. */
+    /* Memory the whole job may take; a trace set gives each file an equal
+     * share while loading. Over it, loading fails with SC_E_LIMIT instead of
+     * swapping. A trace set keeps it for the job built from it: the graph
+     * (with the traces not yet released) and a replay's simulation fail
+     * with SC_E_LIMIT, before they grow past it, too. 0: $STEPCAST_MAX_MEMORY,
+     * else 80% of RAM. */
     uint64_t max_memory_bytes;
 } sc_load_options;
 
-/* Reads one Kineto trace (.json or .json.gz, detected by content). */
+/* Reads one Kineto trace (.json or .json.gz, detected by content). opts may
+ * be NULL (every default). */
 SC_API sc_status sc_trace_load(const char *path, const sc_load_options *opts,
                                sc_trace **out, sc_error *err);
 
@@ -120,12 +129,16 @@ SC_API size_t sc_trace_memory(const sc_trace *trace);
 
 /* --------------------------------------------------------------- 3 trace sets */
 
-/* A job: one trace per rank, ordered by rank. */
+/* A job: one trace per rank, ordered by rank. Kineto traces and Chakra
+ * execution traces (.et / .et.gz, one file per rank named
+ * <prefix>.<rank>.et) are both accepted, told apart by content. */
 typedef struct sc_traceset sc_traceset;
 
-/* Each path is a trace file or a directory (every .json/.json.gz in it).
- * Ranks come from distributedInfo.rank, else the file name (rank-N, rank_N,
- * workerN), else argument order; each fallback adds a warning. */
+/* Each path is a trace file or a directory (every .json/.json.gz/.et/.et.gz
+ * under it). Ranks come from distributedInfo.rank, else the file name
+ * (rank-N, rank_N, workerN), else argument order; each fallback adds a
+ * warning. PyTorch Execution Traces met in a directory are skipped with a
+ * warning. */
 SC_API sc_status sc_traceset_load(const char *const *paths, size_t npaths,
                                   const sc_load_options *opts, sc_traceset **out,
                                   sc_error *err);
@@ -135,21 +148,228 @@ SC_API const sc_trace *sc_traceset_trace(const sc_traceset *set, size_t i);
 SC_API size_t sc_traceset_warning_count(const sc_traceset *set);
 SC_API const char *sc_traceset_warning(const sc_traceset *set, size_t i);
 
-/* --------------------------------------------------------------- 4 reports */
+/* --------------------------------------------------------------- 4 info */
 
-/* `stepcast info`: per-rank summary, as text or JSON, written to out. */
-SC_API sc_status sc_report_info(const sc_traceset *set, FILE *out, int json, sc_error *err);
-/* sc_traceset_load for sc_report_info alone, in bounded memory: each rank's
- * report is worked out as soon as its file is read, and its events are then
- * freed. A job then needs the memory of the files read at once (one per
- * thread), not of all its files, and each file gets the memory budget
- * divided by the threads instead of by the files. The set's traces have no
- * events: it is for sc_report_info and the accessors above only. */
-SC_API sc_status sc_traceset_load_for_info(const char *const *paths, size_t npaths,
-                                           const sc_load_options *opts, sc_traceset **out,
-                                           sc_error *err);
+/* `stepcast info`: what each rank's trace holds. */
+typedef struct sc_info sc_info;
 
-/* -------------------------------------------------- 5 safe output (issue 6) */
+/* Loads the paths as sc_traceset_load does, in bounded memory: each rank is
+ * summed up as soon as its file is read, and its events are then freed. A
+ * job then needs the memory of the files read at once (one per thread), not
+ * of all its files, and each file gets the memory budget divided by the
+ * threads instead of by the files. */
+SC_API sc_status sc_info_load(const char *const *paths, size_t npaths, const sc_load_options *opts,
+                              sc_info **out, sc_error *err);
+/* The same summary of a set already loaded (set keeps its events). */
+SC_API sc_status sc_info_of_set(const sc_traceset *set, sc_info **out, sc_error *err);
+SC_API void sc_info_free(sc_info *info);
+
+/* One rank's summary; strings live as long as the sc_info. Counts that do
+ * not apply to its format are 0. */
+typedef struct sc_info_rank {
+    const char *file;
+    const char *format;     /* "kineto" or "chakra" */
+    int64_t rank, world_size; /* -1 when unknown */
+    const char *gpu;        /* "" when unknown */
+    uint64_t bytes;         /* decompressed input bytes */
+    uint64_t events;        /* Kineto events, or Chakra nodes */
+    uint64_t kernels;       /* Kineto kernels */
+    uint64_t collectives;   /* NCCL kernels, or Chakra GPU collective nodes */
+    int64_t gpu_busy_ns;    /* union of kernel/memcpy/memset intervals */
+    size_t iterations;      /* ProfilerStep#N annotations */
+} sc_info_rank;
+
+SC_API size_t sc_info_rank_count(const sc_info *info);
+/* SC_E_USAGE when i is out of range. */
+SC_API sc_status sc_info_rank_at(const sc_info *info, size_t i, sc_info_rank *out, sc_error *err);
+SC_API size_t sc_info_warning_count(const sc_info *info);
+SC_API const char *sc_info_warning(const sc_info *info, size_t i);
+/* The report: per rank file, rank, world size, GPU, events by category,
+ * kernels per stream, NCCL collectives by kind, iterations, GPU busy time;
+ * text for people or JSON for scripts; deterministic. */
+SC_API sc_status sc_info_write(const sc_info *info, FILE *out, int json, sc_error *err);
+
+/* --------------------------------------------------- 5 the execution graph */
+
+/* The execution graph of one iteration of every rank: CPU tasks with gaps,
+ * GPU tasks per stream, launch / stream / cross-stream / cross-thread edges,
+ * syncs, collectives matched across ranks. */
+typedef struct sc_graph sc_graph;
+
+typedef struct sc_graph_options {
+    int64_t iteration;  /* ProfilerStep#N; -1: the last complete one. A Chakra
+                           set holds one window: asking it for one is SC_E_USAGE */
+    int hide_cuda_sync; /* 1: ignore cuda_sync events and infer cross-stream edges */
+    int release_traces; /* 1: free each trace's events once its part of the graph is
+                           built (the set then serves only sc_traceset_free):
+                           traces and graph are never all in memory */
+} sc_graph_options;
+#define SC_GRAPH_OPTIONS_INIT {.iteration = -1, .hide_cuda_sync = 0, .release_traces = 0}
+
+/* Builds the graph of the set (opts may be NULL: the defaults); the set's
+ * memory budget and thread cap apply. The set must outlive the call only. */
+SC_API sc_status sc_graph_build(const sc_traceset *set, const sc_graph_options *opts, sc_graph **out,
+                                sc_error *err);
+SC_API void sc_graph_free(sc_graph *graph);
+
+/* One rank of the graph; strings live as long as the sc_graph. */
+typedef struct sc_graph_rank {
+    int64_t rank;
+    const char *file;      /* "" for none */
+    const char *iteration; /* "ProfilerStep#N", or "" for a whole trace */
+    int64_t measured_step_ns;
+    uint32_t threads, streams, operators, tasks;
+} sc_graph_rank;
+
+SC_API size_t sc_graph_rank_count(const sc_graph *graph);
+SC_API sc_status sc_graph_rank_at(const sc_graph *graph, size_t i, sc_graph_rank *out, sc_error *err);
+SC_API size_t sc_graph_task_count(const sc_graph *graph);
+SC_API uint64_t sc_graph_edge_count(const sc_graph *graph);
+SC_API size_t sc_graph_group_count(const sc_graph *graph); /* collectives and p2p pairs */
+/* The warnings of the load and of the build (collective mismatches, ...). */
+SC_API size_t sc_graph_warning_count(const sc_graph *graph);
+SC_API const char *sc_graph_warning(const sc_graph *graph, size_t i);
+
+/* `stepcast graph`: per rank task counts by kind and edge counts by family;
+ * cross-rank groups; the self-check of the cross-stream inference when a
+ * trace carries cuda_sync events; warnings. Text or JSON; deterministic. */
+SC_API sc_status sc_graph_write(const sc_graph *graph, FILE *out, int json, sc_error *err);
+/* The graph itself in Graphviz DOT (one cluster per processor, edges
+ * coloured by family, dashed lines between members of a cross-rank group);
+ * meant for small traces. */
+SC_API sc_status sc_graph_write_dot(const sc_graph *graph, FILE *out, sc_error *err);
+
+/* ---------------------------------------------------------------- 6 replay */
+
+/* A simulated iteration of every rank at once, measured against the trace. */
+typedef struct sc_replay sc_replay;
+
+typedef struct sc_replay_options {
+    sc_graph_options graph;    /* which iteration, and how the graph is built */
+    int comm_traced;           /* 1: each rank's traced NCCL durations, no coupling */
+    const char *const *scales; /* "CLASS=FACTOR": compute, comm, cpu, gemm, attention, gpu, */
+    size_t nscales;            /* or a kernel-name substring; applied in order */
+} sc_replay_options;
+#define SC_REPLAY_OPTIONS_INIT {.graph = SC_GRAPH_OPTIONS_INIT, .comm_traced = 0, .scales = NULL, .nscales = 0}
+
+/* Rebuilds one iteration of every rank as an execution graph, calibrates
+ * it from the same traces, applies the --scale rules and simulates it
+ * (collectives coupled across ranks unless comm_traced). The result is
+ * byte-for-byte the same for identical inputs. */
+SC_API sc_status sc_replay_run(const sc_traceset *set, const sc_replay_options *opts, sc_replay **out,
+                               sc_error *err);
+SC_API void sc_replay_free(sc_replay *replay);
+
+/* One rank: measured and simulated step, and where the simulated time went
+ * from the GPU's point of view. */
+typedef struct sc_replay_rank {
+    int64_t rank;
+    int64_t measured_ns;       /* the traced step; 0 when the input has none (Chakra) */
+    int64_t simulated_ns;
+    int64_t launch_latency_ns; /* calibrated */
+    int64_t start_offset_ns;   /* when the rank entered the step, after the first */
+    int64_t exposed_compute_ns, exposed_comm_ns, overlapped_ns, idle_ns;
+    const double *sm_busy;     /* share of each 1 ms window with a busy stream */
+    size_t sm_windows;
+} sc_replay_rank;
+
+/* The job's step: its slowest rank, measured and simulated. */
+typedef struct sc_replay_step {
+    int64_t measured_ns, simulated_ns;
+    size_t slowest_measured, slowest_simulated; /* rank indices */
+} sc_replay_step;
+
+/* A named amount on the critical path, sorted by time, then count, then name. */
+typedef struct sc_cp_item {
+    const char *name;
+    int64_t ns;
+    uint64_t count;
+} sc_cp_item;
+
+typedef enum sc_cp_view {
+    SC_CP_BY_CLASS = 0, /* cpu, launch, gemm, communication, ... */
+    SC_CP_BY_OPERATOR,  /* the 15 operators with the most time */
+    SC_CP_BY_EDGE,      /* edge families and the simulator's own waits */
+} sc_cp_view;
+
+typedef struct sc_critical_path {
+    int64_t length_ns; /* end of the last task of the slowest rank */
+    uint64_t tasks;    /* tasks on the path */
+    int64_t last_rank; /* the job rank it ends on, -1 when none */
+} sc_critical_path;
+
+/* Where each stage's wall time went (the figures behind `--timings`). */
+typedef struct sc_replay_timings {
+    double build;     /* the graph: every rank's tasks and edges, collectives matched, checked */
+    double calibrate; /* contradicted edges pruned; launch latencies, sync costs, backlogs,
+                         transfers; --scale */
+    double simulate;  /* the simulator: its state set up, then the event loop */
+    double simulate_setup; /* of simulate, the set-up: arrays allocated and paged in, tasks
+                              ordered (on large jobs bound by fresh memory, not the loop) */
+    double summarise; /* per-rank breakdowns and the critical path */
+    uint64_t tasks;   /* tasks simulated */
+} sc_replay_timings;
+
+SC_API size_t sc_replay_rank_count(const sc_replay *replay);
+SC_API sc_status sc_replay_rank_at(const sc_replay *replay, size_t i, sc_replay_rank *out,
+                                   sc_error *err);
+SC_API sc_replay_step sc_replay_get_step(const sc_replay *replay);
+SC_API sc_critical_path sc_replay_get_critical_path(const sc_replay *replay);
+/* The items of one view of the critical path; *items lives as long as the
+ * replay. Returns their count. */
+SC_API size_t sc_replay_cp_items(const sc_replay *replay, sc_cp_view view, const sc_cp_item **items);
+SC_API int sc_replay_coupled(const sc_replay *replay);
+SC_API size_t sc_replay_task_count(const sc_replay *replay);
+/* Edges of one family name ("cross_stream", ...) dropped because the trace
+ * contradicts them (the destination started before the source ended). */
+SC_API uint64_t sc_replay_edges_dropped(const sc_replay *replay, const char *family);
+SC_API size_t sc_replay_warning_count(const sc_replay *replay);
+SC_API const char *sc_replay_warning(const sc_replay *replay, size_t i);
+SC_API sc_replay_timings sc_replay_get_timings(const sc_replay *replay);
+
+/* `stepcast replay`: per rank the measured and simulated step time, the
+ * error, the breakdown and SM-busy share, then the critical path. Text or
+ * JSON; byte-identical for identical inputs. */
+SC_API sc_status sc_replay_write(const sc_replay *replay, FILE *out, int json, sc_error *err);
+/* The simulated and the measured timeline of every rank as Chrome-trace
+ * JSON (ui.perfetto.dev). */
+SC_API sc_status sc_replay_write_chrome(const sc_replay *replay, FILE *out, sc_error *err);
+
+/* -------------------------------------------- 7 Chakra and Execution Traces */
+
+/* `stepcast export --chakra`: the graph as Chakra execution traces, the
+ * format ASTRA-sim reads. */
+#define SC_EXPORT_NO_CPU 1u   /* drop CPU operator tasks, keep runtime calls */
+#define SC_EXPORT_GPU_ONLY 2u /* keep only GPU tasks (kernels, copies, communication) */
+#define SC_EXPORT_FORCE 4u    /* replace existing files */
+
+typedef struct sc_export_stats {
+    uint64_t files, nodes, dependencies, bytes;
+    uint64_t graph_tasks; /* tasks in the graph before any were dropped */
+} sc_export_stats;
+
+/* Writes prefix.<rank>.et per rank: a GlobalMetadata, then COMP / COMM_COLL
+ * / COMM_SEND / COMM_RECV nodes with durations and dependencies (each file
+ * via a temporary name and a rename). stats may be NULL. */
+SC_API sc_status sc_graph_export_chakra(const sc_graph *graph, const char *prefix, unsigned flags,
+                                        sc_export_stats *stats, sc_error *err);
+
+/* A PyTorch Execution Trace (host graph JSON, schema 1.0.1 - 1.1.x) and its
+ * link with the Kineto trace of the same rank. */
+typedef struct sc_et sc_et;
+SC_API sc_status sc_et_load(const char *path, sc_et **out, sc_error *err);
+SC_API void sc_et_free(sc_et *et);
+/* `stepcast et`: nodes, operators with shapes, tensor data dependencies and,
+ * with a Kineto trace (may be NULL), how many of its CPU ops link to an ET
+ * node by record-function id (or by order as a fallback). */
+SC_API sc_status sc_et_write(const sc_et *et, const sc_trace *kineto, FILE *out, int json,
+                             sc_error *err);
+/* `stepcast et --ops N`: the first max linked operators (Kineto file
+ * order): Kineto start and duration, ET id, rf_id, input shapes and types. */
+SC_API sc_status sc_et_write_ops(const sc_et *et, const sc_trace *kineto, size_t max, FILE *out,
+                                 int json, sc_error *err);
+
+/* ---------------------------------------------------------------- 8 outputs */
 
 /* An output file written to a temporary name in the same directory and
  * renamed into place on commit, so a failure never leaves a partial file.
@@ -173,7 +393,7 @@ SC_API void sc_output_abort(sc_output *o);
  * zero, or a value that overflows. For --max-memory. */
 SC_API sc_status sc_parse_bytes(const char *text, uint64_t *out);
 
-/* ------------------------------------------- synthetic traces (issue 5) */
+/* ------------------------------------------------------ 9 synthetic traces */
 
 /* `stepcast synth`: Kineto traces for `ranks` ranks modelled on a real
  * template trace (its step, nesting, launches, flows, streams, event
@@ -183,6 +403,7 @@ SC_API sc_status sc_parse_bytes(const char *text, uint64_t *out);
  * out_dir/rank-NNNNN.json[.gz]; byte-identical for the same options. */
 typedef struct sc_synth_options {
     const char *template_path; /* a Kineto trace to model on (required) */
+    const sc_load_options *load; /* how to read it; NULL: the defaults */
     uint32_t ranks;            /* >= 1 */
     uint32_t iterations;       /* ProfilerSteps per rank; 0 means 1 */
     uint32_t layers;           /* repeated layers per step; 0: as in the template */
@@ -193,107 +414,6 @@ typedef struct sc_synth_options {
 } sc_synth_options;
 
 SC_API sc_status sc_synth(const sc_synth_options *opts, const char *out_dir, sc_error *err);
-
-/* ------------------------------------------- execution graph (issue 3) */
-
-/* `stepcast graph`: build the execution graph of one iteration of every
- * rank (CPU tasks with gaps, GPU tasks per stream, launch / stream /
- * cross-stream / cross-thread edges, syncs, collectives matched across
- * ranks) and describe it: per rank task counts by kind and edge counts by
- * family; cross-rank groups; the self-check of the cross-stream inference
- * when a trace carries cuda_sync events; warnings (e.g. ranks that disagree
- * on their number of collectives). Text or JSON to out; deterministic. */
-typedef struct sc_graph_options {
-    int64_t iteration;  /* ProfilerStep#N; -1: the last complete one */
-    int hide_cuda_sync; /* 1: ignore cuda_sync events and infer cross-stream edges */
-} sc_graph_options;
-#define SC_GRAPH_OPTIONS_INIT {-1, 0}
-
-SC_API sc_status sc_report_graph(const sc_traceset *set, const sc_graph_options *opts, FILE *out,
-                                 int json, sc_error *err);
-/* The graph itself in Graphviz DOT (one cluster per processor, edges
- * coloured by family, dashed lines between members of a cross-rank group);
- * meant for small traces. */
-SC_API sc_status sc_report_graph_dot(const sc_traceset *set, const sc_graph_options *opts, FILE *out,
-                                     sc_error *err);
-
-/* ---------------------------------------------------- replay (issue 4) */
-
-/* Where a replay's time went, in wall seconds (sc_replay_options.timings):
- * the figures behind `stepcast replay --timings`. */
-typedef struct sc_replay_timings {
-    double build;     /* the graph: every rank's tasks and edges, collectives matched, checked */
-    double calibrate; /* contradicted edges pruned; launch latencies, sync costs, backlogs,
-                         transfers; --scale */
-    double simulate;  /* the simulator: its state set up, then the event loop */
-    double simulate_setup; /* of simulate, the set-up: arrays allocated and paged in, tasks
-                              ordered (on large jobs bound by fresh memory, not the loop) */
-    double summarise; /* per-rank breakdowns and the critical path */
-    double write;     /* the report, and the Chrome timeline when asked for */
-    uint64_t tasks;   /* tasks simulated */
-} sc_replay_timings;
-
-typedef struct sc_replay_options {
-    int64_t iteration;         /* ProfilerStep#N to replay; -1: the last complete one */
-    int comm_traced;           /* 1: each rank's traced NCCL durations, no coupling */
-    const char *const *scales; /* "CLASS=FACTOR": compute, comm, cpu, gemm, attention, gpu, */
-    size_t nscales;            /* or a kernel-name substring; applied in order */
-    const char *chrome_path;   /* write the simulated + measured timeline here (NULL: no) */
-    int force;                 /* replace an existing chrome_path */
-    int release_traces;        /* 1: free each trace's events once its part of the graph is
-                                  built (the set then serves only sc_traceset_free): traces
-                                  and graph are never all in memory (issue 5) */
-    sc_replay_timings *timings; /* filled in when not NULL; a replay that fails before its
-                                   report (bad --scale, build, calibration, simulation,
-                                   summary) leaves all 0 but the build's time, if it ran */
-} sc_replay_options;
-#define SC_REPLAY_OPTIONS_INIT {-1, 0, NULL, 0, NULL, 0, 0, NULL}
-
-/* `stepcast replay`: rebuild one iteration of every rank as an execution
- * graph, simulate it (collectives coupled across ranks unless comm_traced)
- * and print per rank the measured and simulated step time, the error, a
- * breakdown (exposed compute / exposed communication / overlapped / idle,
- * SM-busy per 1 ms window) and the critical path. Text or JSON to out;
- * byte-identical for identical inputs. */
-SC_API sc_status sc_report_replay(const sc_traceset *set, const sc_replay_options *opts, FILE *out,
-                                  int json, sc_error *err);
-
-/* ------------------------------------ Chakra and Execution Traces (issue 7) */
-
-/* Trace sets also hold Chakra execution traces (.et / .et.gz, one file per
- * rank named <prefix>.<rank>.et): every command that builds a graph takes
- * them. `stepcast export --chakra` goes the other way. */
-#define SC_EXPORT_NO_CPU 1u   /* drop CPU operator tasks, keep runtime calls */
-#define SC_EXPORT_GPU_ONLY 2u /* keep only GPU tasks (kernels, copies, communication) */
-#define SC_EXPORT_FORCE 4u    /* replace existing files */
-
-typedef struct sc_export_stats {
-    uint64_t files, nodes, dependencies, bytes;
-    uint64_t graph_tasks; /* tasks in the graph before any were dropped */
-} sc_export_stats;
-
-/* Builds the graph of the set (iteration: ProfilerStep number, -1 = last
- * complete one) and writes prefix.<rank>.et per rank: a GlobalMetadata,
- * then COMP / COMM_COLL / COMM_SEND / COMM_RECV nodes with durations and
- * dependencies (each file via a temporary name and a rename). stats may be
- * NULL. */
-SC_API sc_status sc_export_chakra(const sc_traceset *set, const char *prefix, unsigned flags,
-                                  int64_t iteration, sc_export_stats *stats, sc_error *err);
-
-/* A PyTorch Execution Trace (host graph JSON, schema 1.0.1 - 1.1.x) and its
- * link with the Kineto trace of the same rank. */
-typedef struct sc_et sc_et;
-SC_API sc_status sc_et_load(const char *path, sc_et **out, sc_error *err);
-SC_API void sc_et_free(sc_et *et);
-/* `stepcast et`: nodes, operators with shapes, tensor data dependencies and,
- * with a Kineto trace (may be NULL), how many of its CPU ops link to an ET
- * node by record-function id (or by order as a fallback). */
-SC_API sc_status sc_report_et(const sc_et *et, const sc_trace *kineto, FILE *out, int json,
-                              sc_error *err);
-/* `stepcast et --ops N`: the first max linked operators (Kineto file
- * order): Kineto start and duration, ET id, rf_id, input shapes and types. */
-SC_API sc_status sc_report_et_ops(const sc_et *et, const sc_trace *kineto, size_t max, FILE *out,
-                                  int json, sc_error *err);
 
 #ifdef __cplusplus
 }

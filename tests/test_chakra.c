@@ -16,7 +16,7 @@
 #include "graph/graph.h"
 #include "io/source.h"
 #include "models/calibrate.h"
-#include "readers/chakra.h"
+#include "report/chakra_export.h"
 #include "readers/chakra_wire.h"
 #include "sim/sim.h"
 #include "trace/trace.h"
@@ -32,7 +32,7 @@ static sc__graph *build_paths(const char *const *paths, size_t n, sc_traceset **
     if (st != SC_OK) fail_msg("load: %s", err.message);
     sc__build_options bo = {.iteration = -1};
     sc__graph *g = NULL;
-    st = sc__graph_build(set, &bo, &g, &err);
+    st = sc__graph_build(set, &bo, &g, NULL, &err);
     if (st != SC_OK) fail_msg("build: %s", err.message);
     if (set_out) *set_out = set;
     else sc_traceset_free(set);
@@ -66,7 +66,7 @@ static void test_converter_file(void **state) {
     assert_int_equal(total, 381795 * 1000LL);
     /* The converter's looping ctrl_deps were dropped with a warning. */
     bool warned = false;
-    for (size_t i = 0; i < g->nwarnings; i++) warned |= strstr(g->warnings[i], "ctrl_deps close cycles") != NULL;
+    for (size_t i = 0; i < g->warnings.count; i++) warned |= strstr(g->warnings.items[i], "ctrl_deps close cycles") != NULL;
     assert_true(warned);
     /* Export is deterministic: two runs write the same bytes. */
     char pa[600], pb[600], a[620], b[620];
@@ -155,7 +155,7 @@ static void test_custom_ring(void **state) {
             assert_int_equal(tasks[v].dur, 0);
         }
     assert_int_equal(cross, 8 * 14);
-    for (size_t i = 0; i < g->nwarnings; i++) assert_null(strstr(g->warnings[i], "no partner"));
+    for (size_t i = 0; i < g->warnings.count; i++) assert_null(strstr(g->warnings.items[i], "no partner"));
     sc__graph_free(g);
 }
 
@@ -171,13 +171,13 @@ static void test_info(void **state) {
     static char buf[1 << 16];
     FILE *f = fmemopen(buf, sizeof buf - 1, "w");
     assert_non_null(f);
-    assert_int_equal(sc_report_info(set, f, 0, &err), SC_OK);
+    assert_int_equal(sc_test_info_report(set, f, 0, &err), SC_OK);
     fclose(f);
     assert_non_null(strstr(buf, "nodes by type       comp=3643, coll=21"));
     assert_non_null(strstr(buf, "collectives         all_reduce=5, broadcast=2"));
     assert_non_null(strstr(buf, "nodes by type       comp=7, send=14, recv=14"));
     f = fmemopen(buf, sizeof buf - 1, "w");
-    assert_int_equal(sc_report_info(set, f, 1, &err), SC_OK);
+    assert_int_equal(sc_test_info_report(set, f, 1, &err), SC_OK);
     fclose(f);
     assert_non_null(strstr(buf, "\"format\": \"chakra\""));
     assert_non_null(strstr(buf, "\"collectives_by_kind\": {\"reduce_scatter\": 1}"));
@@ -203,7 +203,7 @@ static sc__graph *graph_from_bytes(const sc__pbuf *file, const char *name, sc_er
     sc__graph *g = NULL;
     if (*st == SC_OK) {
         sc__build_options bo = {.iteration = -1};
-        *st = sc__graph_build(set, &bo, &g, err);
+        *st = sc__graph_build(set, &bo, &g, NULL, err);
         sc_traceset_free(set);
     }
     unlink(path);
@@ -286,7 +286,7 @@ static void test_wire_corners(void **state) {
     assert_int_equal(grp[0].type, SC_C_ALL_GATHER);
     /* Edges: 0 -> 7 (data), 7 -> 9 (data); the dangling one is dropped with a warning. */
     bool warned = false;
-    for (size_t i = 0; i < g->nwarnings; i++) warned |= strstr(g->warnings[i], "does not have") != NULL;
+    for (size_t i = 0; i < g->warnings.count; i++) warned |= strstr(g->warnings.items[i], "does not have") != NULL;
     assert_true(warned);
     assert_int_equal(g->succ[g->succ_off[0]], 1);
     assert_int_equal(g->succ_family[g->succ_off[0]], SC_E_DATA);
@@ -310,8 +310,8 @@ static void test_wire_corners(void **state) {
         if (field == 4) {
             assert_int_equal(st, SC_OK);
             assert_int_equal(g->nedges, 1);
-            assert_true(g->nwarnings >= 1);
-            assert_non_null(strstr(g->warnings[g->nwarnings - 1], "ctrl_deps close cycles"));
+            assert_true(g->warnings.count >= 1);
+            assert_non_null(strstr(g->warnings.items[g->warnings.count - 1], "ctrl_deps close cycles"));
             sc__graph_free(g);
         } else {
             assert_int_equal(st, SC_E_GRAPH);
@@ -359,10 +359,10 @@ static void test_memory_budget(void **state) {
     assert_true(files > 8 * 83); /* eight files of 83 bytes, and their headers */
     sc__graph *g;
     set->budget = files + 1;
-    assert_int_equal(sc__graph_build(set, NULL, &g, &err), SC_E_LIMIT);
+    assert_int_equal(sc__graph_build(set, NULL, &g, NULL, &err), SC_E_LIMIT);
     assert_non_null(strstr(err.message, "the Chakra files"));
     set->budget = 0;
-    assert_int_equal(sc__graph_build(set, NULL, &g, &err), SC_OK);
+    assert_int_equal(sc__graph_build(set, NULL, &g, NULL, &err), SC_OK);
     sc__graph_free(g);
     sc_traceset_free(set);
 }

@@ -11,13 +11,13 @@
 
 #include <stdio.h>
 
-/* Runs sc_report_et as JSON and returns the text (static buffer). */
+/* Runs sc_et_write as JSON and returns the text (static buffer). */
 static const char *report_json(const sc_et *et, const sc_trace *k) {
     static char buf[8192];
     FILE *f = fmemopen(buf, sizeof buf - 1, "w");
     assert_non_null(f);
     sc_error err;
-    assert_int_equal(sc_report_et(et, k, f, 1, &err), SC_OK);
+    assert_int_equal(sc_et_write(et, k, f, 1, &err), SC_OK);
     fclose(f);
     return buf;
 }
@@ -126,7 +126,7 @@ static void test_schema_11_rf_id(void **state) {
     static char ops[4096];
     FILE *f = fmemopen(ops, sizeof ops - 1, "w");
     assert_non_null(f);
-    assert_int_equal(sc_report_et_ops(et, k, 10, f, 1, &err), SC_OK);
+    assert_int_equal(sc_et_write_ops(et, k, 10, f, 1, &err), SC_OK);
     fclose(f);
     const char *relu = strstr(ops, "\"name\": \"aten::relu\""), *mm = strstr(ops, "\"name\": \"aten::mm\"");
     assert_non_null(relu);

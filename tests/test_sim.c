@@ -468,11 +468,11 @@ static void test_scale_rules(void **state) {
     sc__sim_free(&s);
 
     /* A rule that selects nothing (a typo) re-times nothing and says so. */
-    size_t before = t.g->nwarnings;
+    size_t before = t.g->warnings.count;
     assert_int_equal(sc__scale_parse("no_such_kernel=2", &r, &err), SC_OK);
     assert_true(sc__scale_apply(t.g, &r, 1));
-    assert_int_equal(t.g->nwarnings, before + 1);
-    assert_non_null(strstr(t.g->warnings[before], "no_such_kernel"));
+    assert_int_equal(t.g->warnings.count, before + 1);
+    assert_non_null(strstr(t.g->warnings.items[before], "no_such_kernel"));
     s = run(&t, true, 0);
     assert_int_equal(s.end[k2], 5 + 4000 + 1000);
     sc__sim_free(&s);

@@ -23,6 +23,25 @@
 
 #include "stepcast.h"
 
+/* The reports the CLI prints, from the stages it runs: a graph of set, or
+ * the summary of a set already loaded, written to f. */
+static inline sc_status sc_test_graph_report(const sc_traceset *set, const sc_graph_options *o, FILE *f,
+                                             int json, sc_error *err) {
+    sc_graph *g;
+    sc_status st = sc_graph_build(set, o, &g, err);
+    if (st == SC_OK) st = sc_graph_write(g, f, json, err);
+    sc_graph_free(g);
+    return st;
+}
+
+static inline sc_status sc_test_info_report(const sc_traceset *set, FILE *f, int json, sc_error *err) {
+    sc_info *info;
+    sc_status st = sc_info_of_set(set, &info, err);
+    if (st == SC_OK) st = sc_info_write(info, f, json, err);
+    sc_info_free(info);
+    return st;
+}
+
 /* Full path of a file under shared/traces; static buffer, one call at a time. */
 static inline const char *sc_test_trace(const char *rel) {
     static char buf[4096];

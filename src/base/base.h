@@ -162,6 +162,44 @@ static inline void *sc__vec_end(const sc__vec *v) {
     return v->data ? (char *)v->data + v->len * v->elem : NULL;
 }
 
+/* ------------------------------------------------------------------ maps */
+
+/* int64 key -> uint32 value, open addressing on flat arrays (idmap.c). A
+ * value may be anything but SC__NONE, which marks an empty slot. */
+typedef struct sc__idmap {
+    int64_t *keys;
+    uint32_t *vals; /* SC__NONE = empty slot */
+    size_t nslots, count;
+} sc__idmap;
+
+bool sc__idmap_init(sc__idmap *m, size_t expected);
+void sc__idmap_free(sc__idmap *m);
+void sc__idmap_clear(sc__idmap *m);
+/* Inserts or overwrites; false on OOM. */
+bool sc__idmap_put(sc__idmap *m, int64_t key, uint32_t val);
+/* Inserts only when absent; false on OOM. */
+bool sc__idmap_put_new(sc__idmap *m, int64_t key, uint32_t val);
+/* sc__idmap_put_new that also says whether key was new (*added). */
+bool sc__idmap_insert(sc__idmap *m, int64_t key, uint32_t val, bool *added);
+uint32_t sc__idmap_get(const sc__idmap *m, int64_t key); /* SC__NONE when absent */
+
+/* ------------------------------------------------------------------ warnings */
+
+/* A list of one-line warnings (a full sentence each, no newline), for
+ * whatever collects them for the user to read: a trace set while loading, a
+ * graph while building (warnings.c). */
+typedef struct sc__warnings {
+    char **items;
+    size_t count;
+} sc__warnings;
+
+/* Appends the formatted line; false on OOM (the list is unchanged). */
+bool sc__warnings_add(sc__warnings *w, const char *fmt, ...) SC__PRINTF(2, 3);
+bool sc__warnings_vadd(sc__warnings *w, const char *fmt, va_list ap);
+/* Drops the warnings past the first `keep`. */
+void sc__warnings_truncate(sc__warnings *w, size_t keep);
+void sc__warnings_free(sc__warnings *w);
+
 /* ------------------------------------------------------------------ strings */
 
 /* Interns byte strings: equal strings get equal uint32 ids; id 0 is "". The

@@ -16,12 +16,11 @@
  * build_parallel): the same graph as the one-thread loop, string ids
  * included.
  *
- * Each rank also gets its stream backlog measured (calibrate.h) while its
+ * Each rank also gets its stream backlog measured (backlog.c) while its
  * events are at hand; with release_traces the events are then freed, so a
- * large job never holds every trace and the whole graph at once (issue 5).
+ * large job never holds every trace and the whole graph at once.
  */
 #include "build.h"
-#include "../models/calibrate.h"
 #include "../trace/job_check.h"
 
 #include <pthread.h>
@@ -160,48 +159,6 @@ static void set_step(sc__bctx *c) {
     }
 }
 
-/* The stream backlog of the rank (calibrate.h) into g->proc_backlog, while
- * its events are at hand: procs [first_proc, end) are the rank's. */
-static bool rank_backlog(sc__bctx *c, uint32_t first_proc) {
-    sc__graph *g = c->g;
-    size_t np = g->procs.len;
-    const sc__proc *procs = sc__graph_procs(g);
-    const sc__task *tasks = sc__graph_tasks(g);
-    if (!sc__vec_reserve(&g->proc_backlog, np)) return false;
-    int64_t *bl = (int64_t *)g->proc_backlog.data;
-    for (size_t q = g->proc_backlog.len; q < np; q++) bl[q] = 0;
-    g->proc_backlog.len = np;
-    size_t n = np - first_proc;
-    if (!n) return true;
-    /* Per processor of the rank: the measured start of its lowest-seq task. */
-    uint32_t *first = sc__alloc_array(n, sizeof *first);
-    uint32_t *streams = sc__alloc_array(n, sizeof *streams);
-    int64_t *first_ts = sc__alloc_array(n, sizeof *first_ts);
-    int64_t *out = sc__alloc_array(n, sizeof *out);
-    bool ok = first && streams && first_ts && out;
-    if (ok) {
-        for (size_t j = 0; j < n; j++) first[j] = SC__NONE;
-        for (size_t i = c->first_task; i < g->tasks.len; i++) {
-            if (tasks[i].proc < first_proc) continue; /* not expected: a rank's processors are its own */
-            uint32_t j = tasks[i].proc - first_proc;
-            if (first[j] == SC__NONE || tasks[i].seq < tasks[first[j]].seq) first[j] = (uint32_t)i;
-        }
-        size_t ns = 0;
-        for (size_t j = 0; j < n; j++)
-            if (procs[first_proc + j].kind == SC_P_STREAM && first[j] != SC__NONE) {
-                streams[ns] = (uint32_t)(first_proc + j);
-                first_ts[ns++] = tasks[first[j]].ts;
-            }
-        sc__calibrate_backlog_rank(g, c->rank, c->t, streams, first_ts, ns, out);
-        for (size_t j = 0; j < ns; j++) bl[streams[j]] = out[j];
-    }
-    free(first);
-    free(streams);
-    free(first_ts);
-    free(out);
-    return ok;
-}
-
 static sc_status build_rank(sc__bctx *c, uint32_t trace_index, sc_error *err) {
     ctx_reset(c);
     uint32_t first_proc = (uint32_t)c->g->procs.len;
@@ -219,7 +176,7 @@ static sc_status build_rank(sc__bctx *c, uint32_t trace_index, sc_error *err) {
     if ((st = sc__build_cross_stream(c, err)) != SC_OK) return st;
     if ((st = sc__build_syncs(c, err)) != SC_OK) return st;
     set_step(c);
-    if (!rank_backlog(c, first_proc)) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    if (!sc__build_backlog(c, first_proc)) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     return SC_OK;
 }
 
@@ -232,7 +189,7 @@ static bool job_warn(void *g, const char *msg) { return sc__graph_warn(g, "%s", 
 static sc_status common_iteration(sc__bctx *c, const sc_traceset *set, int64_t *out, sc_error *err) {
     int64_t lo = INT64_MAX, hi = -1;
     *out = -1;
-    size_t nwarn = c->g->nwarnings; /* the real pass repeats any window warning */
+    size_t nwarn = c->g->warnings.count; /* the real pass repeats any window warning */
     sc_status st = SC_OK;
     for (size_t i = 0; i < set->count && st == SC_OK && lo >= 0; i++) {
         c->t = set->traces[i];
@@ -241,7 +198,7 @@ static sc_status common_iteration(sc__bctx *c, const sc_traceset *set, int64_t *
         if (c->win.number < lo) lo = c->win.number;
         if (c->win.number > hi) hi = c->win.number;
     }
-    while (c->g->nwarnings > nwarn) free(c->g->warnings[--c->g->nwarnings]);
+    sc__warnings_truncate(&c->g->warnings, nwarn);
     if (st != SC_OK || lo < 0 || lo == hi) return st;
     *out = lo;
     if (!sc__graph_warn(c->g, "ranks' last complete iterations differ (ProfilerStep#%lld to #%lld); "
@@ -465,7 +422,7 @@ static bool append_part(sc__graph *g, sc__vec *comms, rank_part *part) {
             if (pc[k].pg_ranks != SC__NONE) gc[k].pg_ranks = MAPS(pc[k].pg_ranks);
         }
         comms->len += part->comms.len;
-        for (size_t k = 0; k < p->nwarnings && ok; k++) ok = sc__graph_warn(g, "%s", p->warnings[k]);
+        for (size_t k = 0; k < p->warnings.count && ok; k++) ok = sc__graph_warn(g, "%s", p->warnings.items[k]);
     }
 #undef MAPS
     free(smap);

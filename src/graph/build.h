@@ -11,9 +11,9 @@
  *   gpu_tasks.c    GPU tasks on (device, stream) processors, launch edges;
  *   cross_stream.c cudaEventRecord / cudaStreamWaitEvent edges;
  *   syncs.c        what each GPU->CPU sync task waits for;
+ *   backlog.c      how long each stream is still busy from before the step;
  * then, across ranks, collectives.c matches collectives into groups.
- * Helpers: idmap.c (int64 -> uint32 hash map for correlation ids),
- * runtime_calls.c (what a CUDA/HIP call does, by name), streams.c (a
+ * Helpers: runtime_calls.c (what a CUDA/HIP call does, by name), streams.c (a
  * rank's GPU tasks by stream, for launch-time lookups).
  *
  * Scratch data lives in the context, in flat arrays indexed by the task's
@@ -24,22 +24,6 @@
 
 #include "../trace/trace.h"
 #include "graph.h"
-
-/* int64 key -> uint32 value, open addressing on flat arrays. */
-typedef struct sc__idmap {
-    int64_t *keys;
-    uint32_t *vals; /* SC__NONE = empty slot */
-    size_t nslots, count;
-} sc__idmap;
-
-bool sc__idmap_init(sc__idmap *m, size_t expected);
-void sc__idmap_free(sc__idmap *m);
-void sc__idmap_clear(sc__idmap *m);
-/* Inserts or overwrites; false on OOM. */
-bool sc__idmap_put(sc__idmap *m, int64_t key, uint32_t val);
-/* Inserts only when absent; false on OOM. */
-bool sc__idmap_put_new(sc__idmap *m, int64_t key, uint32_t val);
-uint32_t sc__idmap_get(const sc__idmap *m, int64_t key); /* SC__NONE when absent */
 
 /* What a CUDA / HIP runtime or driver call does (runtime_calls.c). */
 typedef enum sc__call_class {
@@ -137,6 +121,10 @@ sc_status sc__build_cross_thread(sc__bctx *c, sc_error *err);
 sc_status sc__build_gpu(sc__bctx *c, sc_error *err);
 sc_status sc__build_cross_stream(sc__bctx *c, sc_error *err);
 sc_status sc__build_syncs(sc__bctx *c, sc_error *err);
+/* The rank's stream backlog (backlog.c) into g->proc_backlog, while its
+ * events are at hand: processors [first_proc, end) are the rank's. False
+ * on out-of-memory. */
+bool sc__build_backlog(sc__bctx *c, uint32_t first_proc);
 /* *uneven: some communicator's member ranks ran different numbers of
  * collectives in the window (already a warning). */
 sc_status sc__build_collectives(sc__graph *g, sc__vec *comms, bool *uneven, sc_error *err);
@@ -168,14 +156,6 @@ uint32_t sc__latest_end(const sc__bctx *c, int64_t launched_before, int64_t end_
  * had all ended by end_limit: the last task of the one that finished last
  * (the stream a stream sync most likely waited for); SC__NONE if none. */
 uint32_t sc__stream_drained(const sc__bctx *c, int64_t launched_before, int64_t end_limit);
-
-/* Build results beyond the graph: the self-check of the cross-stream
- * inference (when some rank had cuda_sync events). */
-typedef struct sc__build_stats {
-    bool sync_checked;
-    uint64_t recorded, matched, missed, extra;
-    unsigned threads; /* ranks built on this many threads at most */
-} sc__build_stats;
 
 sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_options *opts,
                                        sc__graph **out, sc__build_stats *stats, sc_error *err);

@@ -42,8 +42,7 @@ void sc__graph_free(sc__graph *g) {
     free(g->succ);
     free(g->succ_family);
     free(g->indeg);
-    for (size_t i = 0; i < g->nwarnings; i++) free(g->warnings[i]);
-    free(g->warnings);
+    sc__warnings_free(&g->warnings);
     free(g);
 }
 
@@ -161,20 +160,11 @@ uint32_t sc__graph_add_group(sc__graph *g, sc__coll_type type, int64_t bytes,
 }
 
 bool sc__graph_warn(sc__graph *g, const char *fmt, ...) {
-    char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    bool ok = sc__warnings_vadd(&g->warnings, fmt, ap);
     va_end(ap);
-    char **w = sc__realloc_array(g->warnings, g->nwarnings + 1, sizeof *w);
-    if (!w) return false;
-    g->warnings = w;
-    size_t n = strlen(msg);
-    char *c = malloc(n + 1);
-    if (!c) return false;
-    memcpy(c, msg, n + 1);
-    g->warnings[g->nwarnings++] = c;
-    return true;
+    return ok;
 }
 
 /* (to << 8 | family) keys of one source's successors. */

@@ -178,7 +178,7 @@ typedef struct sc__graph {
     uint64_t nedges;
 
     /* int64 per processor: how long (ns) after its rank's step_start a stream
-     * is still busy with GPU work from before the window (calibrate.h); the
+     * is still busy with GPU work from before the window (backlog.c); the
      * Kineto builder measures it while the rank's events are at hand, so the
      * traces may be freed before the replay. Empty when not measured. */
     sc__vec proc_backlog;
@@ -197,8 +197,7 @@ typedef struct sc__graph {
     uint64_t budget, budget_held;
 
     /* Warnings from building (collective mismatches, unmatched launches...). */
-    char **warnings;
-    size_t nwarnings;
+    sc__warnings warnings;
 } sc__graph;
 
 typedef struct sc__edge {
@@ -272,18 +271,29 @@ typedef struct sc__build_options {
 sc_status sc__graph_build_kineto(const sc_traceset *set, const sc__build_options *opts,
                                  sc__graph **out, sc_error *err);
 
-/* ---- added by Chakra interop (issue 7) ---- */
-/* One graph from a set of Chakra .et ranks (src/readers/chakra.c; the
- * mapping is documented there). opts are not used: a Chakra file is one
- * window already. */
+/* Build results beyond the graph: the self-check of the cross-stream
+ * inference (when some rank had cuda_sync events). */
+typedef struct sc__build_stats {
+    bool sync_checked;
+    uint64_t recorded, matched, missed, extra;
+    unsigned threads; /* ranks built on this many threads at most */
+} sc__build_stats;
+
+/* The Kineto builder, with the self-check of the cross-stream inference
+ * (stats may be NULL). */
+sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_options *opts,
+                                       sc__graph **out, sc__build_stats *stats, sc_error *err);
+
+/* One graph from a set of Chakra .et ranks (build_chakra.c documents the
+ * mapping): a Chakra file is one window already, so there are no options. */
 sc_status sc__graph_build_chakra(const sc_traceset *set, sc__graph **out, sc_error *err);
 
-/* THE entry point for commands that take traces: Kineto traces go to
- * sc__graph_build_kineto, Chakra ranks to sc__graph_build_chakra; a set that
- * mixes both is a usage error (src/graph/build_any.c). */
+/* The entry point for every command that takes traces (build_any.c): Kineto
+ * traces go to the Kineto builder, Chakra ranks to build_chakra.c; a set
+ * that mixes both, or asks a Chakra set for an iteration, is a usage error.
+ * stats (may be NULL) gets the Kineto builder's self-check, zero for Chakra. */
 sc_status sc__graph_build(const sc_traceset *set, const sc__build_options *opts, sc__graph **out,
-                          sc_error *err);
-/* ---- end of the Chakra additions ---- */
+                          sc__build_stats *stats, sc_error *err);
 
 /* Bytes held by the graph (for bytes-per-task figures). */
 size_t sc__graph_memory(const sc__graph *g);

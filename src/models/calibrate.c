@@ -32,8 +32,8 @@
  * step's annotation opens, its streams may still be busy with the previous
  * step's kernels, and the measured step (annotation start to last task end)
  * includes that tail. So a stream becomes free at its rank's offset plus
- * the measured end of the last GPU task before the window on that stream,
- * relative to step_start (clamped to the stream's first task in the window).
+ * the backlog the Kineto builder measured while the rank's events were at
+ * hand (src/graph/backlog.c; graphs from other sources have none: 0).
  * Like the start offsets, this is an initial condition, not a placement.
  *
  * Collective transfer time (per group). A traced NCCL kernel spans from when
@@ -45,7 +45,6 @@
  * clocks differ (several hosts), where comparing start times would not be.
  */
 #include "calibrate.h"
-#include "../trace/trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -212,73 +211,12 @@ bool sc__calibrate_rank_offsets(const sc__graph *g, int64_t *offset) {
 }
 
 
-void sc__calibrate_backlog_rank(const sc__graph *g, uint32_t k, const sc_trace *t, const uint32_t *streams,
-                                const int64_t *first_ts, size_t n, int64_t *out) {
-    const sc__proc *procs = sc__graph_procs(g);
-    const sc__rank *gr = &SC__VEC_AT(&g->ranks, sc__rank, k);
-    const sc__event *ev = sc__trace_events(t);
-    for (size_t j = 0; j < n; j++) out[j] = 0;
-    if (!n) return;
-    for (size_t i = 0; i < t->events.len; i++) {
-        const sc__event *e = &ev[i];
-        if (!(e->flags & SC_EF_GPU) || e->ph != 'X' || e->ts >= gr->step_end) continue;
-        int16_t dev = sc__event_device(t, e);
-        int64_t stream = sc__event_stream(t, e);
-        for (size_t j = 0; j < n; j++) {
-            uint32_t q = streams[j];
-            if (procs[q].device != dev || procs[q].id != stream) continue;
-            int64_t first = first_ts[j];
-            if (e->ts >= first) break;
-            int64_t end = e->ts + e->dur;
-            if (end > first) end = first;
-            if (end - gr->step_start > out[j]) out[j] = end - gr->step_start;
-            break;
-        }
-    }
-}
-
-bool sc__calibrate_backlog(const sc__graph *g, const sc_traceset *set, int64_t *backlog) {
-    const sc__task *tasks = sc__graph_tasks(g);
-    const sc__proc *procs = sc__graph_procs(g);
-    size_t np = g->procs.len, nr = g->ranks.len;
-    if (g->proc_backlog.len == np) { /* measured by the builder */
+bool sc__calibrate_backlog(const sc__graph *g, int64_t *backlog) {
+    size_t np = g->procs.len;
+    if (g->proc_backlog.len == np) { /* measured by the Kineto builder */
         if (np) memcpy(backlog, g->proc_backlog.data, np * sizeof *backlog);
         return true;
     }
     for (size_t q = 0; q < np; q++) backlog[q] = 0;
-    if (!set) return true;
-    /* Each rank's stream processors (CSR), so an event looks at its own
-     * rank's few streams and not at every processor of the job. */
-    uint32_t *off = calloc(nr + 2, sizeof *off);
-    uint32_t *streams = sc__alloc_array(np ? np : 1, sizeof *streams);
-    int64_t *first = sc__alloc_array(np ? np : 1, sizeof *first);
-    int64_t *out = sc__alloc_array(np ? np : 1, sizeof *out);
-    if (!off || !streams || !first || !out) {
-        free(off);
-        free(streams);
-        free(first);
-        free(out);
-        return false;
-    }
-    for (size_t q = 0; q < np; q++)
-        if (procs[q].kind == SC_P_STREAM && procs[q].rank < nr && procs[q].first != SC__NONE)
-            off[procs[q].rank + 2]++;
-    for (size_t k = 0; k < nr; k++) off[k + 2] += off[k + 1];
-    for (size_t q = 0; q < np; q++)
-        if (procs[q].kind == SC_P_STREAM && procs[q].rank < nr && procs[q].first != SC__NONE)
-            streams[off[procs[q].rank + 1]++] = (uint32_t)q;
-    for (size_t j = 0; j < off[nr]; j++) first[j] = tasks[procs[streams[j]].first].ts;
-    for (size_t k = 0; k < nr; k++) {
-        const sc__rank *gr = &SC__VEC_AT(&g->ranks, sc__rank, k);
-        if (gr->trace >= set->count || off[k] == off[k + 1]) continue;
-        size_t n = off[k + 1] - off[k];
-        sc__calibrate_backlog_rank(g, (uint32_t)k, set->traces[gr->trace], streams + off[k], first + off[k], n,
-                                   out + off[k]);
-        for (size_t j = 0; j < n; j++) backlog[streams[off[k] + j]] = out[off[k] + j];
-    }
-    free(off);
-    free(streams);
-    free(first);
-    free(out);
     return true;
 }

@@ -21,15 +21,9 @@ void sc__calibrate_sync_base(const sc__graph *g, int64_t *base);
 bool sc__calibrate_rank_offsets(const sc__graph *g, int64_t *offset);
 
 /* Per processor: how long (ns) after its rank's offset a stream is still
- * busy with GPU work from before the window (0 for threads). */
-bool sc__calibrate_backlog(const sc__graph *g, const sc_traceset *set, int64_t *backlog);
-/* The same rule for one graph rank k from its trace t: streams[0..n) are its
- * stream processors in index order, first_ts[j] the measured start of the
- * first (lowest seq) task of streams[j]; sets out[j]. The graph builder calls
- * it while t's events are loaded (g->proc_backlog), calibrate_backlog uses
- * that when present. */
-void sc__calibrate_backlog_rank(const sc__graph *g, uint32_t k, const sc_trace *t, const uint32_t *streams,
-                                const int64_t *first_ts, size_t n, int64_t *out);
+ * busy with GPU work from before the window (0 for threads): what the
+ * builder measured (g->proc_backlog), else 0. */
+bool sc__calibrate_backlog(const sc__graph *g, int64_t *backlog);
 
 /* Fills every group's transfer_ns from its members' traced durations. */
 bool sc__calibrate_transfers(sc__graph *g);

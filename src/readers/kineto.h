@@ -14,7 +14,7 @@
 #ifndef SC_KINETO_H
 #define SC_KINETO_H
 
-#include "../trace/trace.h"
+#include "readers.h"
 #include "json.h"
 
 #include <stdatomic.h>

@@ -706,7 +706,7 @@ static bool et_link(const sc_et *et, const sc_trace *k, link_stats *ls, sc__vec 
     return true;
 }
 
-sc_status sc_report_et(const sc_et *et, const sc_trace *kineto, FILE *out, int json, sc_error *err) {
+sc_status sc_et_write(const sc_et *et, const sc_trace *kineto, FILE *out, int json, sc_error *err) {
     sc_status whole = sc__trace_check_whole(kineto, err); /* the Kineto side needs its events */
     if (whole != SC_OK) return whole;
     link_stats ls;
@@ -781,7 +781,7 @@ static int cmp_pair_event(const void *a, const void *b) {
 /* The linked operators themselves: per Kineto cpu_op (in file order, at most
  * max of them) its start and duration from Kineto and its ET node's id,
  * input shapes and input types. */
-sc_status sc_report_et_ops(const sc_et *et, const sc_trace *kineto, size_t max, FILE *out, int json,
+sc_status sc_et_write_ops(const sc_et *et, const sc_trace *kineto, size_t max, FILE *out, int json,
                            sc_error *err) {
     if (!kineto) return sc__fail(err, SC_E_USAGE, et->path, SC_NO_OFFSET, "listing ops needs a Kineto trace");
     sc_status whole = sc__trace_check_whole(kineto, err);

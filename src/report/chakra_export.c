@@ -30,8 +30,9 @@
  * through dropped tasks (earlier ones on that processor follow from stream
  * or thread order).
  */
-#include "../graph/graph.h"
-#include "../readers/chakra.h"
+#include "chakra_export.h"
+
+#include "../pipeline/job.h"
 #include "../readers/chakra_wire.h"
 
 #include <stdio.h>
@@ -560,23 +561,18 @@ sc_status sc__chakra_export(const sc__graph *g, const char *prefix, unsigned fla
     return s;
 }
 
-sc_status sc_export_chakra(const sc_traceset *set, const char *prefix, unsigned flags,
-                           int64_t iteration, sc_export_stats *stats, sc_error *err) {
+sc_status sc_graph_export_chakra(const sc_graph *jg, const char *prefix, unsigned flags,
+                                 sc_export_stats *stats, sc_error *err) {
     sc__error_clear(err);
+    if (!jg) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "no graph to export");
     if (!prefix || !*prefix) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "no output prefix");
-    sc__build_options bo = {.iteration = iteration, .hide_cuda_sync = false};
-    sc__graph *g;
-    sc_status s = sc__graph_build(set, &bo, &g, err);
-    if (s != SC_OK) return s;
     sc__chakra_export_stats st;
-    s = sc__chakra_export(g, prefix, flags, &st, err);
-    if (stats) {
-        stats->files = st.files;
-        stats->nodes = st.nodes;
-        stats->dependencies = st.deps;
-        stats->bytes = st.bytes;
-        stats->graph_tasks = g->tasks.len;
-    }
-    sc__graph_free(g);
+    sc_status s = sc__chakra_export(jg->g, prefix, flags, &st, err);
+    if (stats)
+        *stats = (sc_export_stats){.files = st.files,
+                                   .nodes = st.nodes,
+                                   .dependencies = st.deps,
+                                   .bytes = st.bytes,
+                                   .graph_tasks = jg->g->tasks.len};
     return s;
 }

@@ -13,10 +13,10 @@
  * its graph_gap_us, graph.h): the critical path's raw
  * material, readable in the UI. Tasks appear in graph order with fixed
  * number formats, so the file is
- * byte-identical across runs. The caller (sc_report_replay) writes it
- * through sc_output_*, i.e. to a temporary name renamed into place.
+ * byte-identical across runs. The CLI writes it through sc_output_*, i.e.
+ * to a temporary name renamed into place.
  */
-#include "replay.h"
+#include "../pipeline/replay.h"
 
 /* Chunked writing: keep the buffer small for 100k+ events. */
 static bool flush_if_big(sc__buf *b, FILE *out, bool force) {
@@ -59,7 +59,7 @@ static void task_event(sc__buf *b, const sc__graph *g, const sc__task *t, uint32
     sc__buf_puts(b, "}");
 }
 
-sc_status sc__chrome_write(const sc__replay *r, FILE *out, sc_error *err) {
+sc_status sc_replay_write_chrome(const sc_replay *r, FILE *out, sc_error *err) {
     const sc__graph *g = r->g;
     const sc__task *tasks = sc__graph_tasks(g);
     const sc__proc *procs = sc__graph_procs(g);

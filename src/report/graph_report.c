@@ -9,32 +9,19 @@
  * the cross-stream inference (when a trace carries cuda_sync events) and the
  * builder's warnings. Text for people, JSON for scripts; `--dot` writes the
  * graph itself for small inputs (Graphviz, one cluster per processor).
- * Output is built in memory and written at once; it is deterministic.
+ * The graph comes built from the pipeline (src/pipeline/job.c); output is
+ * built in memory and written at once; it is deterministic.
  */
-#include "../graph/build.h"
+#include "../pipeline/job.h"
 
 #include <stdlib.h>
 
 typedef struct rank_counts {
     uint64_t kinds[SC_T_COUNT];
     uint64_t families[SC_E_FAMILY_COUNT];
-    uint32_t threads, streams, ops;
 } rank_counts;
 
-static sc_status build(const sc_traceset *set, const sc_graph_options *opts, sc__graph **g,
-                       sc__build_stats *stats, sc_error *err) {
-    sc__build_options bo = {.iteration = -1};
-    if (opts) {
-        bo.iteration = opts->iteration;
-        bo.hide_cuda_sync = opts->hide_cuda_sync != 0;
-    }
-    memset(stats, 0, sizeof *stats);
-    /* Chakra ranks go through the common entry point (no self-check there). */
-    if (set->count && set->traces[0]->format == SC__FMT_CHAKRA) return sc__graph_build(set, &bo, g, err);
-    return sc__graph_build_kineto_stats(set, &bo, g, stats, err);
-}
-
-static bool count_rank(const sc__graph *g, uint32_t r, rank_counts *rc) {
+static void count_rank(const sc__graph *g, uint32_t r, rank_counts *rc) {
     memset(rc, 0, sizeof *rc);
     const sc__rank *rk = &SC__VEC_AT(&g->ranks, sc__rank, r);
     const sc__task *t = sc__graph_tasks(g);
@@ -43,26 +30,6 @@ static bool count_rank(const sc__graph *g, uint32_t r, rank_counts *rc) {
         for (uint32_t k = g->succ_off[i]; k < g->succ_off[i + 1]; k++)
             rc->families[g->succ_family[k] < SC_E_FAMILY_COUNT ? g->succ_family[k] : 0]++;
     }
-    const sc__proc *p = sc__graph_procs(g);
-    for (size_t i = 0; i < g->procs.len; i++)
-        if (p[i].rank == r) {
-            if (p[i].kind == SC_P_THREAD) rc->threads++;
-            else rc->streams++;
-        }
-    return true;
-}
-
-static uint32_t rank_ops(const sc__graph *g, uint32_t r) {
-    /* Ops are added rank by rank; a rank's ops are those its tasks name. */
-    const sc__rank *rk = &SC__VEC_AT(&g->ranks, sc__rank, r);
-    const sc__task *t = sc__graph_tasks(g);
-    uint32_t lo = SC__NONE, hi = 0;
-    for (uint32_t i = rk->first_task; i < rk->first_task + rk->ntasks; i++)
-        if (t[i].op != SC__NONE) {
-            if (t[i].op < lo) lo = t[i].op;
-            if (t[i].op + 1 > hi) hi = t[i].op + 1;
-        }
-    return lo == SC__NONE ? 0 : hi - lo;
 }
 
 typedef struct group_counts {
@@ -108,37 +75,23 @@ static void text_counts(sc__buf *b, const char *label, const uint64_t *v, size_t
     sc__buf_puts(b, first ? "-\n" : "\n");
 }
 
-/* "ProfilerStep#N" when the rank's graph is one annotated iteration: the
- * step's first task is the annotation's own time. "" for a whole trace. */
-static const char *iteration_of(const sc__graph *g, const sc__rank *rk) {
-    if (rk->step_first_task == SC__NONE) return "";
-    uint32_t op = sc__graph_tasks(g)[rk->step_first_task].op;
-    if (op == SC__NONE) return "";
-    const char *name = sc__graph_str(g, SC__VEC_AT(&g->ops, sc__op, op).name);
-    return sc__starts_with(name, "ProfilerStep#") ? name : "";
-}
-
-static const char *path_of(const sc_traceset *set, const sc__rank *rk) {
-    return rk->trace < set->count ? set->traces[rk->trace]->path : "";
-}
-
-static void put_json(sc__buf *b, const sc_traceset *set, const sc__graph *g, const sc__build_stats *st) {
+static void put_json(sc__buf *b, const sc_graph *jg) {
+    const sc__graph *g = jg->g;
+    const sc__build_stats *st = &jg->stats;
     sc__buf_puts(b, "{\n  \"ranks\": [\n");
     for (uint32_t r = 0; r < g->ranks.len; r++) {
-        const sc__rank *rk = &SC__VEC_AT(&g->ranks, sc__rank, r);
+        sc_graph_rank gr;
+        sc_graph_rank_at(jg, r, &gr, NULL);
         rank_counts rc;
         count_rank(g, r, &rc);
-        const char *path = path_of(set, rk);
-        sc__buf_printf(b, "    {\"rank\": %lld, \"file\": ", (long long)rk->rank);
-        sc__buf_json_str(b, path, strlen(path));
-        const char *it = iteration_of(g, rk);
+        sc__buf_printf(b, "    {\"rank\": %lld, \"file\": ", (long long)gr.rank);
+        sc__buf_json_str(b, gr.file, strlen(gr.file));
         sc__buf_puts(b, ", \"iteration\": ");
-        if (*it) sc__buf_json_str(b, it, strlen(it));
+        if (*gr.iteration) sc__buf_json_str(b, gr.iteration, strlen(gr.iteration));
         else sc__buf_puts(b, "null");
         sc__buf_printf(b, ", \"measured_step_us\": %.3f, \"threads\": %u, \"streams\": %u, \"ops\": %u, "
                           "\"tasks\": %u, \"tasks_by_kind\": ",
-                       (double)(rk->step_end - rk->step_start) / 1e3, rc.threads, rc.streams,
-                       rank_ops(g, r), rk->ntasks);
+                       (double)gr.measured_step_ns / 1e3, gr.threads, gr.streams, gr.operators, gr.tasks);
         json_counts(b, rc.kinds, SC_T_COUNT, sc__task_kind_name);
         sc__buf_puts(b, ", \"edges_by_family\": ");
         json_counts(b, rc.families, SC_E_FAMILY_COUNT, sc__edge_family_name);
@@ -158,32 +111,31 @@ static void put_json(sc__buf *b, const sc_traceset *set, const sc__graph *g, con
                           "\"extra\": %llu},\n",
                        (unsigned long long)st->recorded, (unsigned long long)st->matched,
                        (unsigned long long)st->missed, (unsigned long long)st->extra);
+    /* The load's warnings, then the builder's. */
     sc__buf_puts(b, "  \"warnings\": [");
-    size_t k = 0;
-    for (size_t i = 0; i < set->nwarnings; i++, k++) {
-        sc__buf_puts(b, k ? ", " : "");
-        sc__buf_json_str(b, set->warnings[i], strlen(set->warnings[i]));
-    }
-    for (size_t i = 0; i < g->nwarnings; i++, k++) {
-        sc__buf_puts(b, k ? ", " : "");
-        sc__buf_json_str(b, g->warnings[i], strlen(g->warnings[i]));
+    for (size_t i = 0; i < sc_graph_warning_count(jg); i++) {
+        const char *w = sc_graph_warning(jg, i);
+        sc__buf_puts(b, i ? ", " : "");
+        sc__buf_json_str(b, w, strlen(w));
     }
     sc__buf_puts(b, "]\n}\n");
 }
 
-static void put_text(sc__buf *b, const sc_traceset *set, const sc__graph *g, const sc__build_stats *st) {
+static void put_text(sc__buf *b, const sc_graph *jg) {
+    const sc__graph *g = jg->g;
+    const sc__build_stats *st = &jg->stats;
     for (uint32_t r = 0; r < g->ranks.len; r++) {
-        const sc__rank *rk = &SC__VEC_AT(&g->ranks, sc__rank, r);
+        sc_graph_rank gr;
+        sc_graph_rank_at(jg, r, &gr, NULL);
         rank_counts rc;
         count_rank(g, r, &rc);
-        sc__buf_printf(b, "rank %lld  %s\n", (long long)rk->rank, path_of(set, rk));
-        const char *it = iteration_of(g, rk);
-        sc__buf_printf(b, "  %-16s%s\n", "iteration", *it ? it : "(whole trace)");
+        sc__buf_printf(b, "rank %lld  %s\n", (long long)gr.rank, gr.file);
+        sc__buf_printf(b, "  %-16s%s\n", "iteration", *gr.iteration ? gr.iteration : "(whole trace)");
         sc__buf_printf(b, "  %-16s%.3f ms (annotation start to the end of the last task it caused)\n",
-                       "measured step", (double)(rk->step_end - rk->step_start) / 1e6);
-        sc__buf_printf(b, "  %-16s%u threads, %u streams, %u operators\n", "processors", rc.threads,
-                       rc.streams, rank_ops(g, r));
-        sc__buf_printf(b, "  %-16s%u\n", "tasks", rk->ntasks);
+                       "measured step", (double)gr.measured_step_ns / 1e6);
+        sc__buf_printf(b, "  %-16s%u threads, %u streams, %u operators\n", "processors", gr.threads,
+                       gr.streams, gr.operators);
+        sc__buf_printf(b, "  %-16s%u\n", "tasks", gr.tasks);
         text_counts(b, "by kind", rc.kinds, SC_T_COUNT, sc__task_kind_name);
         text_counts(b, "edges by family", rc.families, SC_E_FAMILY_COUNT, sc__edge_family_name);
     }
@@ -200,7 +152,7 @@ static void put_text(sc__buf *b, const sc_traceset *set, const sc__graph *g, con
                        (unsigned long long)st->missed, (unsigned long long)st->extra);
     /* The trace set's own warnings (skipped files...) are the caller's to
      * show (the CLI prints them on stderr); JSON carries both kinds. */
-    for (size_t i = 0; i < g->nwarnings; i++) sc__buf_printf(b, "warning: %s\n", g->warnings[i]);
+    for (size_t i = 0; i < g->warnings.count; i++) sc__buf_printf(b, "warning: %s\n", g->warnings.items[i]);
 }
 
 static sc_status write_out(sc__buf *b, FILE *out, sc_error *err) {
@@ -214,17 +166,11 @@ static sc_status write_out(sc__buf *b, FILE *out, sc_error *err) {
     return SC_OK;
 }
 
-sc_status sc_report_graph(const sc_traceset *set, const sc_graph_options *opts, FILE *out, int json,
-                          sc_error *err) {
-    sc__graph *g;
-    sc__build_stats st;
-    sc_status s = build(set, opts, &g, &st, err);
-    if (s != SC_OK) return s;
+sc_status sc_graph_write(const sc_graph *jg, FILE *out, int json, sc_error *err) {
     sc__buf b;
     sc__buf_init(&b);
-    if (json) put_json(&b, set, g, &st);
-    else put_text(&b, set, g, &st);
-    sc__graph_free(g);
+    if (json) put_json(&b, jg);
+    else put_text(&b, jg);
     return write_out(&b, out, err);
 }
 
@@ -244,12 +190,8 @@ static void dot_task_label(sc__buf *b, const sc__graph *g, uint32_t i) {
     sc__buf_json_str(b, label, strlen(label)); /* JSON escaping is valid DOT quoting */
 }
 
-sc_status sc_report_graph_dot(const sc_traceset *set, const sc_graph_options *opts, FILE *out,
-                              sc_error *err) {
-    sc__graph *g;
-    sc__build_stats st;
-    sc_status s = build(set, opts, &g, &st, err);
-    if (s != SC_OK) return s;
+sc_status sc_graph_write_dot(const sc_graph *jg, FILE *out, sc_error *err) {
+    const sc__graph *g = jg->g;
     sc__buf b;
     sc__buf_init(&b);
     sc__buf_puts(&b, "digraph stepcast {\n  rankdir=LR;\n  node [shape=box, fontsize=9];\n");
@@ -283,6 +225,5 @@ sc_status sc_report_graph_dot(const sc_traceset *set, const sc_graph_options *op
             sc__buf_printf(&b, "  t%u -> t%u [style=dashed, dir=none, color=darkgreen];\n",
                            mem[grp[i].first], mem[grp[i].first + m]);
     sc__buf_puts(&b, "}\n");
-    sc__graph_free(g);
     return write_out(&b, out, err);
 }

@@ -40,8 +40,6 @@ void sc_trace_free(sc_trace *t) {
     sc__vec_free(&t->devices);
     free(t->track_slots);
     free(t->chakra_data);
-    free(t->info_body[0]);
-    free(t->info_body[1]);
     free(t->path);
     free(t);
 }

@@ -135,30 +135,10 @@ struct sc_trace {
     size_t chakra_size;
     uint64_t chakra_nodes; /* Node messages in the file */
 
-    /* A rank's `info` report after its header, as text and as JSON,
-     * rendered before its events were freed (sc_traceset_load_for_info,
-     * report/info.c); NULL otherwise. */
-    char *info_body[2];
     bool header_only; /* sc__trace_keep_header: nothing else is left */
 };
 
 enum { SC__FMT_KINETO = 0, SC__FMT_CHAKRA = 1 };
-
-/* Reads a Chakra .et / .et.gz file into a trace of format SC__FMT_CHAKRA
- * (framing and every message checked now, so errors carry offsets). The rank
- * comes from the name <prefix>.<rank>.et, else a "rank" attr of the
- * GlobalMetadata, else stays -1. opts (may be NULL) gives the memory budget. */
-sc_status sc__chakra_load(const char *path, const sc_load_options *opts, sc_trace **out,
-                          sc_error *err);
-
-/* The Chakra and Kineto readers on a source already open, named path: a
- * pipe, which can be read only once, after its first bytes were peeked to
- * tell its format (traceset.c). The source stays the caller's. */
-struct sc__source;
-sc_status sc__chakra_load_source(struct sc__source *src, const char *path,
-                                 const sc_load_options *opts, sc_trace **out, sc_error *err);
-sc_status sc__kineto_load_source(struct sc__source *src, const char *path,
-                                 const sc_load_options *opts, sc_trace **out, sc_error *err);
 
 sc_trace *sc__trace_new(const char *path);
 /* Frees the events and their args (the bulk of a trace), keeping its
@@ -218,31 +198,17 @@ size_t sc__nccl_kind(const char *name, char *buf, size_t size);
 /* The GPU name of the device the trace's kernels ran on ("" when unknown). */
 const char *sc__trace_gpu_name(const sc_trace *t);
 
-/* Trace sets: the job's ranks, sorted by rank. */
+/* Trace sets: the job's ranks, sorted by rank (traceset.c; loaded by
+ * src/readers/traceset_load.c). */
 struct sc_traceset {
     sc_trace **traces;
     size_t count;
     unsigned threads; /* the load's thread cap, kept for building its graph */
     uint64_t budget;  /* the load's memory budget, which the job built from it keeps too */
-    char **warnings;
-    size_t nwarnings;
+    sc__warnings warnings;
 };
 
 /* Bytes the set's traces hold now (sc_trace_memory of each). */
 uint64_t sc__traceset_memory(const sc_traceset *set);
-
-/* Threads for file i of a set of `files` loaded with `threads` (traceset.c). */
-unsigned sc__file_threads(unsigned threads, size_t files, size_t i);
-
-/* sc_traceset_load, calling each(ctx, t) on the loading thread as soon as
- * file t is read, before the next file: a caller that needs only figures
- * of each trace works them out there and frees the events, so that a job
- * holds the files being read at once, not all of them. Each file then gets
- * the memory budget divided by the files read at once instead of by all
- * files. A failing each() fails the load as a reader's error would. */
-typedef sc_status (*sc__trace_fn)(void *ctx, sc_trace *t, sc_error *err);
-sc_status sc__traceset_load_each(const char *const *paths, size_t npaths,
-                                 const sc_load_options *opts, sc__trace_fn each, void *ctx,
-                                 sc_traceset **out, sc_error *err);
 
 #endif /* SC_TRACE_H */

@@ -216,8 +216,8 @@ static bool is_named(const sc_trace *t, const sc__event *e, const char *a, const
     return strcmp(s, a) == 0 || strcmp(s, b) == 0;
 }
 
-static sc_status tmpl_build(tmpl *m, const char *path, sc_error *err) {
-    sc_status st = sc_trace_load(path, NULL, &m->t, err);
+static sc_status tmpl_build(tmpl *m, const char *path, const sc_load_options *load, sc_error *err) {
+    sc_status st = sc_trace_load(path, load, &m->t, err);
     if (st != SC_OK) return st;
     const sc_trace *t = m->t;
     m->ev = sc__trace_events(t);
@@ -918,7 +918,7 @@ sc_status sc_synth(const sc_synth_options *opts, const char *out_dir, sc_error *
                         strerror(errno));
     tmpl m;
     memset(&m, 0, sizeof m);
-    sc_status st = tmpl_build(&m, opts->template_path, err);
+    sc_status st = tmpl_build(&m, opts->template_path, opts->load, err);
     if (st != SC_OK) {
         tmpl_free(&m);
         return st;

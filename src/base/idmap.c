@@ -1,9 +1,10 @@
 /*
  * idmap.c - an int64 -> uint32 hash map on two flat arrays (open addressing,
- * linear probing), for the builder's correlation and flow lookups. One
- * allocation per map, no per-entry malloc; sized for a load factor <= 1/2.
+ * linear probing): the graph builder's correlation and flow lookups, the
+ * Chakra builder's node ids. One allocation per map, no per-entry malloc;
+ * sized for a load factor <= 1/2.
  */
-#include "build.h"
+#include "base.h"
 
 #include <stdlib.h>
 
@@ -64,7 +65,9 @@ static bool grow(sc__idmap *m) {
     return true;
 }
 
-static bool put(sc__idmap *m, int64_t key, uint32_t val, bool overwrite) {
+/* *added: whether key was new (else its value is overwritten or kept). */
+static bool put(sc__idmap *m, int64_t key, uint32_t val, bool overwrite, bool *added) {
+    *added = false;
     if (!m->vals && !sc__idmap_init(m, 16)) return false;
     if ((m->count + 1) * 2 > m->nslots && !grow(m)) return false;
     size_t s = slot_of(m, key);
@@ -72,14 +75,26 @@ static bool put(sc__idmap *m, int64_t key, uint32_t val, bool overwrite) {
         m->keys[s] = key;
         m->vals[s] = val;
         m->count++;
+        *added = true;
     } else if (overwrite) {
         m->vals[s] = val;
     }
     return true;
 }
 
-bool sc__idmap_put(sc__idmap *m, int64_t key, uint32_t val) { return put(m, key, val, true); }
-bool sc__idmap_put_new(sc__idmap *m, int64_t key, uint32_t val) { return put(m, key, val, false); }
+bool sc__idmap_put(sc__idmap *m, int64_t key, uint32_t val) {
+    bool added;
+    return put(m, key, val, true, &added);
+}
+
+bool sc__idmap_put_new(sc__idmap *m, int64_t key, uint32_t val) {
+    bool added;
+    return put(m, key, val, false, &added);
+}
+
+bool sc__idmap_insert(sc__idmap *m, int64_t key, uint32_t val, bool *added) {
+    return put(m, key, val, false, added);
+}
 
 uint32_t sc__idmap_get(const sc__idmap *m, int64_t key) {
     if (!m->vals) return SC__NONE;

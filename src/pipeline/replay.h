@@ -1,21 +1,22 @@
 /*
- * replay.h - one replay of a job (internal view shared by the replay report,
- * the Chrome timeline writer, the tests and the benchmark).
+ * replay.h - one replay of a job, as data: what the pipeline hands the
+ * reports (the replay report, the Chrome timeline), the tests and the
+ * benchmarks, and what `predict` will build on.
  *
  * sc__replay_graph() takes a built graph, calibrates it (src/models),
  * applies the --scale rules (src/transforms), simulates it (src/sim) and
- * derives the per-rank figures; sc__replay_write() prints them and
- * sc__chrome_write() draws the timelines.
+ * derives the per-rank figures (breakdown.c) and the critical path
+ * (critical_path.c). It prints nothing: src/report/ formats the result.
  */
-#ifndef SC_REPLAY_H
-#define SC_REPLAY_H
+#ifndef SC_PIPELINE_REPLAY_H
+#define SC_PIPELINE_REPLAY_H
 
 #include "../sim/sim.h"
 #include "../transforms/prune.h"
 #include "../transforms/scale.h"
 
 #define SC__SM_WINDOW_NS 1000000 /* SM-busy windows of 1 ms */
-#define SC__SM_MAX_WINDOWS ((size_t)1 << 24) /* 4.7 h of step; longer is refused (issue 6) */
+#define SC__SM_MAX_WINDOWS ((size_t)1 << 24) /* 4.7 h of step; longer is refused */
 
 typedef struct sc__replay_rank {
     int64_t rank;           /* job rank */
@@ -26,22 +27,15 @@ typedef struct sc__replay_rank {
     size_t nwindows;
 } sc__replay_rank;
 
-/* A named amount on the critical path (sorted by ns, then name). */
-typedef struct sc__cp_item {
-    const char *name;
-    int64_t ns;
-    uint64_t count;
-} sc__cp_item;
-
 typedef struct sc__cp_summary {
     int64_t length_ns; /* end of the last task of the slowest rank */
     uint64_t ntasks;   /* tasks on the path */
-    uint32_t last_rank;
-    sc__cp_item *by_class, *by_op, *by_edge;
+    uint32_t last_rank; /* graph rank index */
+    sc_cp_item *by_class, *by_op, *by_edge;
     size_t nclass, nop, nedge;
 } sc__cp_summary;
 
-typedef struct sc__replay {
+struct sc_replay {
     sc__graph *g; /* owned */
     sc__sim sim;
     bool coupled;
@@ -55,23 +49,26 @@ typedef struct sc__replay {
     size_t slowest; /* rank index with the longest simulated step */
     size_t slowest_measured;
     sc__cp_summary cp;
-    double calibrate_s, simulate_s, summarise_s; /* wall time of each stage (sc_replay_timings) */
-} sc__replay;
+    sc_replay_timings timings; /* wall time of each stage */
+};
 
 /* Takes ownership of g (finished) even on failure. set: the traces g was
- * built from (for the stream backlog), or NULL. */
-sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, const sc__scale_rule *rules, size_t nrules,
-                           sc__replay **out, sc_error *err);
-void sc__replay_free(sc__replay *r);
+ * built from, for the job's thread cap and memory budget (and the memory
+ * its traces still hold), or NULL. */
+sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled,
+                           const sc__scale_rule *rules, size_t nrules, sc_replay **out,
+                           sc_error *err);
 
 static inline double sc__replay_error_pct(int64_t measured, int64_t simulated) {
     return measured > 0 ? 100.0 * (double)(simulated - measured) / (double)measured : 0.0;
 }
 
-/* The report, as text or JSON (byte-identical for identical inputs). */
-sc_status sc__replay_write(const sc__replay *r, FILE *out, int json, sc_error *err);
+/* Per rank: the measured and simulated step, the breakdown of the simulated
+ * step and its SM-busy windows (breakdown.c); then the slowest ranks. False
+ * on out-of-memory. */
+bool sc__replay_per_rank(sc_replay *r);
+/* The critical path from the slowest rank's last task back (critical_path.c).
+ * False on out-of-memory. */
+bool sc__replay_critical_path(sc_replay *r);
 
-/* Chrome-trace JSON: per rank a "simulated" and a "measured" process. */
-sc_status sc__chrome_write(const sc__replay *r, FILE *out, sc_error *err);
-
-#endif /* SC_REPLAY_H */
+#endif /* SC_PIPELINE_REPLAY_H */

@@ -1,0 +1,133 @@
+/*
+ * breakdown.c - where each rank's simulated step goes.
+ *
+ * Per rank: the measured step (the builder's step_start..step_end: the
+ * iteration annotation's start to the end of the last task it caused) and
+ * the simulated step (simulated start of the same first task to the
+ * simulated end of the rank's last task); the job's step is the slowest
+ * rank. The simulated step is split from the GPU's point of view: exposed
+ * compute (only non-communication GPU work running), exposed communication
+ * (only collectives / p2p), overlapped (both), idle (no GPU work: CPU-bound
+ * or waiting), and the SM-busy fraction (share of each 1 ms window with at
+ * least one busy stream).
+ */
+#include "replay.h"
+
+#include <stdlib.h>
+
+typedef struct mark {
+    int64_t time;
+    int8_t dcompute, dcomm;
+} mark;
+
+static int cmp_mark(const void *a, const void *b) {
+    const mark *x = a, *y = b;
+    if (x->time != y->time) return x->time < y->time ? -1 : 1;
+    /* Same instant: order by deltas so the sweep is deterministic. */
+    int kx = x->dcompute * 2 + x->dcomm, ky = y->dcompute * 2 + y->dcomm;
+    return kx - ky;
+}
+
+/* Adds busy time [a, b) to the 1 ms windows counted from s0. */
+static void add_busy(sc__replay_rank *rr, int64_t a, int64_t b) {
+    int64_t s0 = rr->sim_start;
+    while (a < b) {
+        size_t w = (size_t)((a - s0) / SC__SM_WINDOW_NS);
+        int64_t wend = s0 + (int64_t)(w + 1) * SC__SM_WINDOW_NS;
+        int64_t e = b < wend ? b : wend;
+        if (w < rr->nwindows) rr->sm_busy[w] += (double)(e - a);
+        a = e;
+    }
+}
+
+/* Breakdown and SM-busy windows of one rank; tasks = its tasks. */
+static bool rank_breakdown(const sc_replay *r, sc__replay_rank *rr, const uint32_t *tasks, size_t n) {
+    const sc__task *all = sc__graph_tasks(r->g);
+    int64_t s0 = rr->sim_start, s1 = rr->sim_end;
+    int64_t span = s1 > s0 ? s1 - s0 : 0;
+    rr->nwindows = (size_t)((span + SC__SM_WINDOW_NS - 1) / SC__SM_WINDOW_NS);
+    if (rr->nwindows > SC__SM_MAX_WINDOWS) rr->nwindows = SC__SM_MAX_WINDOWS; /* see sc__replay_graph */
+    rr->sm_busy = calloc(rr->nwindows ? rr->nwindows : 1, sizeof *rr->sm_busy);
+    mark *m = sc__alloc_array(2 * n + 1, sizeof *m);
+    if (!rr->sm_busy || !m) {
+        free(m);
+        return false;
+    }
+    size_t nm = 0;
+    for (size_t i = 0; i < n; i++) {
+        const sc__task *t = &all[tasks[i]];
+        if (!sc__task_on_gpu(t->kind)) continue;
+        int64_t a = r->sim.start[tasks[i]], b = r->sim.end[tasks[i]];
+        if (a < s0) a = s0;
+        if (b > s1) b = s1;
+        if (b <= a) continue;
+        int8_t comm = r->cls[tasks[i]] == SC_SCALE_COMM;
+        m[nm++] = (mark){a, (int8_t)!comm, comm};
+        m[nm++] = (mark){b, (int8_t)-!comm, (int8_t)-comm};
+    }
+    qsort(m, nm, sizeof *m, cmp_mark);
+    int compute = 0, comm = 0;
+    int64_t prev = s0;
+    for (size_t i = 0; i < nm; i++) {
+        int64_t d = m[i].time - prev;
+        if (d > 0) {
+            if (compute && comm) rr->overlapped_ns += d;
+            else if (compute) rr->exposed_compute_ns += d;
+            else if (comm) rr->exposed_comm_ns += d;
+            if (compute || comm) add_busy(rr, prev, m[i].time);
+        }
+        prev = m[i].time;
+        compute += m[i].dcompute;
+        comm += m[i].dcomm;
+    }
+    rr->idle_ns = span - rr->exposed_compute_ns - rr->exposed_comm_ns - rr->overlapped_ns;
+    for (size_t w = 0; w < rr->nwindows; w++) {
+        int64_t wlen = SC__SM_WINDOW_NS;
+        if (w + 1 == rr->nwindows && span % SC__SM_WINDOW_NS) wlen = span % SC__SM_WINDOW_NS;
+        rr->sm_busy[w] /= (double)wlen;
+    }
+    free(m);
+    return true;
+}
+
+bool sc__replay_per_rank(sc_replay *r) {
+    const sc__graph *g = r->g;
+    const sc__task *tasks = sc__graph_tasks(g);
+    const sc__proc *procs = sc__graph_procs(g);
+    size_t nr = g->ranks.len, nt = g->tasks.len;
+    uint32_t *off = calloc(nr + 2, sizeof *off);
+    uint32_t *by_rank = sc__alloc_array(nt ? nt : 1, sizeof *by_rank);
+    r->ranks = calloc(nr ? nr : 1, sizeof *r->ranks);
+    r->nranks = nr;
+    bool ok = off && by_rank && r->ranks;
+    if (ok) {
+        for (size_t i = 0; i < nt; i++) off[procs[tasks[i].proc].rank + 2]++;
+        for (size_t k = 0; k < nr; k++) off[k + 2] += off[k + 1];
+        for (size_t i = 0; i < nt; i++) by_rank[off[procs[tasks[i].proc].rank + 1]++] = (uint32_t)i;
+    }
+    for (size_t k = 0; ok && k < nr; k++) {
+        const sc__rank *gr = &SC__VEC_AT(&g->ranks, sc__rank, k);
+        sc__replay_rank *rr = &r->ranks[k];
+        const uint32_t *mine = by_rank + off[k];
+        size_t n = off[k + 1] - off[k];
+        rr->rank = gr->rank;
+        rr->measured_ns = gr->step_end - gr->step_start;
+        int64_t lo = INT64_MAX, hi = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (r->sim.start[mine[i]] < lo) lo = r->sim.start[mine[i]];
+            if (r->sim.end[mine[i]] > hi) hi = r->sim.end[mine[i]];
+        }
+        rr->sim_start = gr->step_first_task < nt ? r->sim.start[gr->step_first_task] : (n ? lo : 0);
+        rr->sim_end = n ? hi : rr->sim_start;
+        if (rr->sim_end < rr->sim_start) rr->sim_end = rr->sim_start;
+        ok = rank_breakdown(r, rr, mine, n);
+    }
+    for (size_t k = 1; ok && k < nr; k++) {
+        const sc__replay_rank *a = &r->ranks[k], *b = &r->ranks[r->slowest];
+        if (a->sim_end - a->sim_start > b->sim_end - b->sim_start) r->slowest = k;
+        if (a->measured_ns > r->ranks[r->slowest_measured].measured_ns) r->slowest_measured = k;
+    }
+    free(off);
+    free(by_rank);
+    return ok;
+}

@@ -1,0 +1,244 @@
+/*
+ * replay.c - the replay pipeline: build the graph of one iteration for every
+ * rank (src/graph), calibrate launch latency, sync cost, start offsets,
+ * stream backlogs and collective transfer times from the same traces
+ * (src/models/calibrate.c), apply the --scale rules (src/transforms/scale.c),
+ * simulate all ranks together (src/sim), then derive the per-rank figures
+ * (breakdown.c) and the critical path (critical_path.c). The result is
+ * data, read through the accessors of stepcast.h; src/report/ prints it.
+ */
+#include "replay.h"
+
+#include "../models/calibrate.h"
+#include "../trace/trace.h"
+
+#include <stdlib.h>
+
+/* Bytes r holds besides its graph before the simulation: per-task classes
+ * and traced durations, per-rank and per-processor calibration. */
+static size_t replay_memory(const sc_replay *r) {
+    const sc__graph *g = r->g;
+    size_t nt = g->tasks.len;
+    return nt + (r->traced_dur ? nt * sizeof *r->traced_dur : 0) +
+           g->ranks.len * (sizeof *r->launch_latency + sizeof *r->sync_base + sizeof *r->rank_offset) +
+           g->procs.len * sizeof *r->backlog;
+}
+
+sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, const sc__scale_rule *rules, size_t nrules,
+                           sc_replay **out, sc_error *err) {
+    *out = NULL;
+    sc_replay *r = calloc(1, sizeof *r);
+    if (!r) {
+        sc__graph_free(g);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory replaying");
+    }
+    r->g = g;
+    r->coupled = coupled;
+    double t0 = sc__now();
+    sc__prune_contradicted(g, r->pruned);
+    size_t nr = g->ranks.len ? g->ranks.len : 1;
+    r->launch_latency = calloc(nr, sizeof *r->launch_latency);
+    r->sync_base = calloc(nr, sizeof *r->sync_base);
+    r->rank_offset = calloc(nr, sizeof *r->rank_offset);
+    r->backlog = calloc(g->procs.len ? g->procs.len : 1, sizeof *r->backlog);
+    if (!r->launch_latency || !r->sync_base || !r->rank_offset || !r->backlog ||
+        !sc__calibrate_backlog(g, r->backlog) ||
+        !sc__calibrate_launch(g, r->launch_latency, &g->spare) || !sc__calibrate_rank_offsets(g, r->rank_offset) ||
+        !sc__calibrate_transfers(g)) {
+        sc_replay_free(r);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory calibrating");
+    }
+    sc__spare_free(&g->spare); /* before the simulator takes its memory */
+    sc__calibrate_sync_base(g, r->sync_base);
+    if (nrules) {
+        const sc__task *tasks = sc__graph_tasks(g);
+        r->traced_dur = sc__alloc_array(g->tasks.len ? g->tasks.len : 1, sizeof *r->traced_dur);
+        if (!r->traced_dur) {
+            sc_replay_free(r);
+            return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory scaling");
+        }
+        for (size_t i = 0; i < g->tasks.len; i++) r->traced_dur[i] = tasks[i].dur;
+    }
+    r->cls = sc__alloc_array(g->tasks.len ? g->tasks.len : 1, 1);
+    if (!r->cls || !sc__scale_classify(g, r->cls) || !sc__scale_apply(g, rules, nrules)) {
+        sc_replay_free(r);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory scaling");
+    }
+    sc__sim_params p = {.coupled = coupled,
+                        .launch_latency = r->launch_latency,
+                        .sync_base = r->sync_base,
+                        .rank_offset = r->rank_offset,
+                        .proc_backlog = r->backlog,
+                        .threads = set ? set->threads : 1};
+    double t1 = sc__now();
+    r->timings.calibrate = t1 - t0;
+    /* The simulation's arrays are the job's last large ones: over the
+     * budget, say so now rather than swap (traces still held count too). */
+    uint64_t besides = sc__sim_memory(g) + sc__traceset_memory(set) + replay_memory(r);
+    sc_status st = sc__graph_check_budget(g, set ? set->budget : 0, besides, "simulating the graph",
+                                          "the simulation's arrays and any traces held", err);
+    if (st != SC_OK) {
+        sc_replay_free(r);
+        return st;
+    }
+    st = sc__sim_run(g, &p, &r->sim, err);
+    double t2 = sc__now();
+    r->timings.simulate = t2 - t1;
+    r->timings.simulate_setup = r->sim.setup_s;
+    r->timings.tasks = g->tasks.len;
+    if (st != SC_OK) {
+        sc_replay_free(r);
+        return st;
+    }
+    /* The SM-busy table holds one double per simulated millisecond of each
+     * rank. A step beyond 2^24 ms (4.7 h) comes from a corrupt timestamp (the
+     * fuzzer moved one event 17 years back: a 4 TB table); refuse it as bad
+     * input rather than fail to allocate, or worse, succeed and swap. */
+    if (r->sim.makespan > (int64_t)SC__SM_MAX_WINDOWS * SC__SM_WINDOW_NS) {
+        sc_status lim = sc__fail(err, SC_E_LIMIT, NULL, SC_NO_OFFSET,
+                                 "the simulated step lasts %.1f hours, more than the %.1f hours "
+                                 "stepcast summarises: a corrupt or mis-scaled timestamp?",
+                                 (double)r->sim.makespan / 3.6e12,
+                                 (double)SC__SM_MAX_WINDOWS * SC__SM_WINDOW_NS / 3.6e12);
+        sc_replay_free(r);
+        return lim;
+    }
+    if (!sc__replay_per_rank(r) || !sc__replay_critical_path(r)) {
+        sc_replay_free(r);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory summarising the replay");
+    }
+    r->timings.summarise = sc__now() - t2;
+    *out = r;
+    return SC_OK;
+}
+
+void sc_replay_free(sc_replay *r) {
+    if (!r) return;
+    for (size_t k = 0; r->ranks && k < r->nranks; k++) free(r->ranks[k].sm_busy);
+    free(r->ranks);
+    free(r->launch_latency);
+    free(r->sync_base);
+    free(r->rank_offset);
+    free(r->backlog);
+    free(r->traced_dur);
+    free(r->cls);
+    free(r->cp.by_class);
+    free(r->cp.by_op);
+    free(r->cp.by_edge);
+    sc__sim_free(&r->sim);
+    sc__graph_free(r->g);
+    free(r);
+}
+
+/* ------------------------------------------------------------ public API */
+
+/* The --scale rules, parsed; *out is NULL when there are none. */
+static sc_status parse_scales(const sc_replay_options *o, sc__scale_rule **out, sc_error *err) {
+    *out = NULL;
+    if (!o->nscales) return SC_OK;
+    sc__scale_rule *rules = sc__alloc_array(o->nscales, sizeof *rules);
+    if (!rules) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    for (size_t i = 0; i < o->nscales; i++) {
+        sc_status st = sc__scale_parse(o->scales[i], &rules[i], err);
+        if (st != SC_OK) {
+            free(rules);
+            return st;
+        }
+    }
+    *out = rules;
+    return SC_OK;
+}
+
+sc_status sc_replay_run(const sc_traceset *set, const sc_replay_options *opts, sc_replay **out,
+                        sc_error *err) {
+    sc__error_clear(err);
+    *out = NULL;
+    sc_replay_options defaults = SC_REPLAY_OPTIONS_INIT;
+    if (!opts) opts = &defaults;
+    if (!set) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "replay: no traces");
+    sc__scale_rule *rules;
+    sc_status st = parse_scales(opts, &rules, err);
+    if (st != SC_OK) return st;
+    sc__build_options bo = {.iteration = opts->graph.iteration,
+                            .hide_cuda_sync = opts->graph.hide_cuda_sync != 0,
+                            .release_traces = opts->graph.release_traces != 0,
+                            .keep_spare = true};
+    double t0 = sc__now();
+    sc__graph *g;
+    st = sc__graph_build(set, &bo, &g, NULL, err); /* Kineto or Chakra */
+    double build = sc__now() - t0;
+    if (st == SC_OK) st = sc__replay_graph(g, set, !opts->comm_traced, rules, opts->nscales, out, err);
+    free(rules);
+    if (st == SC_OK) (*out)->timings.build = build;
+    return st;
+}
+
+size_t sc_replay_rank_count(const sc_replay *r) { return r ? r->nranks : 0; }
+
+sc_status sc_replay_rank_at(const sc_replay *r, size_t i, sc_replay_rank *out, sc_error *err) {
+    if (!r || i >= r->nranks || !out)
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "replay rank %zu out of range", i);
+    const sc__replay_rank *rr = &r->ranks[i];
+    *out = (sc_replay_rank){.rank = rr->rank,
+                            .measured_ns = rr->measured_ns,
+                            .simulated_ns = rr->sim_end - rr->sim_start,
+                            .launch_latency_ns = r->launch_latency[i],
+                            .start_offset_ns = r->rank_offset[i],
+                            .exposed_compute_ns = rr->exposed_compute_ns,
+                            .exposed_comm_ns = rr->exposed_comm_ns,
+                            .overlapped_ns = rr->overlapped_ns,
+                            .idle_ns = rr->idle_ns,
+                            .sm_busy = rr->sm_busy,
+                            .sm_windows = rr->nwindows};
+    return SC_OK;
+}
+
+sc_replay_step sc_replay_get_step(const sc_replay *r) {
+    sc_replay_step s = {0};
+    if (!r || !r->nranks) return s;
+    const sc__replay_rank *slow = &r->ranks[r->slowest];
+    s.measured_ns = r->ranks[r->slowest_measured].measured_ns;
+    s.simulated_ns = slow->sim_end - slow->sim_start;
+    s.slowest_measured = r->slowest_measured;
+    s.slowest_simulated = r->slowest;
+    return s;
+}
+
+sc_critical_path sc_replay_get_critical_path(const sc_replay *r) {
+    sc_critical_path cp = {.last_rank = -1};
+    if (!r) return cp;
+    cp.length_ns = r->cp.length_ns;
+    cp.tasks = r->cp.ntasks;
+    if (r->nranks) cp.last_rank = r->ranks[r->cp.last_rank].rank;
+    return cp;
+}
+
+size_t sc_replay_cp_items(const sc_replay *r, sc_cp_view view, const sc_cp_item **items) {
+    *items = NULL;
+    if (!r) return 0;
+    switch (view) {
+    case SC_CP_BY_CLASS: *items = r->cp.by_class; return r->cp.nclass;
+    case SC_CP_BY_OPERATOR: *items = r->cp.by_op; return r->cp.nop;
+    case SC_CP_BY_EDGE: *items = r->cp.by_edge; return r->cp.nedge;
+    }
+    return 0;
+}
+
+int sc_replay_coupled(const sc_replay *r) { return r && r->coupled; }
+size_t sc_replay_task_count(const sc_replay *r) { return r ? r->g->tasks.len : 0; }
+
+uint64_t sc_replay_edges_dropped(const sc_replay *r, const char *family) {
+    for (int f = 0; r && family && f < SC_E_FAMILY_COUNT; f++)
+        if (strcmp(sc__edge_family_name((uint8_t)f), family) == 0) return r->pruned[f];
+    return 0;
+}
+
+size_t sc_replay_warning_count(const sc_replay *r) { return r ? r->g->warnings.count : 0; }
+const char *sc_replay_warning(const sc_replay *r, size_t i) {
+    return r && i < r->g->warnings.count ? r->g->warnings.items[i] : NULL;
+}
+
+sc_replay_timings sc_replay_get_timings(const sc_replay *r) {
+    sc_replay_timings t = {0};
+    return r ? r->timings : t;
+}
