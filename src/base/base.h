@@ -183,6 +183,14 @@ bool sc__idmap_put_new(sc__idmap *m, int64_t key, uint32_t val);
 bool sc__idmap_insert(sc__idmap *m, int64_t key, uint32_t val, bool *added);
 uint32_t sc__idmap_get(const sc__idmap *m, int64_t key); /* SC__NONE when absent */
 
+/* ------------------------------------------------------------------ sorting */
+
+/* qsort with a context handed to every comparison (sort.c), so a comparator
+ * that looks items up in a table needs no global or thread-local to find
+ * it. Same order as qsort with the same comparator. */
+typedef int (*sc__cmp_fn)(const void *a, const void *b, void *ctx);
+void sc__sort(void *base, size_t n, size_t size, sc__cmp_fn cmp, void *ctx);
+
 /* ------------------------------------------------------------------ warnings */
 
 /* A list of one-line warnings (a full sentence each, no newline), for

@@ -35,17 +35,21 @@ typedef struct comm_key {
     uint32_t comm;  /* communicator ordinal */
 } comm_key;
 
-static _Thread_local const sc__comm_rec *sort_recs;
-static _Thread_local const sc__task *sort_tasks;
+/* What cmp_key looks its keys up in. */
+typedef struct key_tables {
+    const sc__comm_rec *recs;
+    const sc__task *tasks;
+} key_tables;
 
 /* By communicator, then rank, then stream order (seq on the stream). */
-static int cmp_key(const void *a, const void *b) {
+static int cmp_key(const void *a, const void *b, void *ctx) {
+    const key_tables *kt = ctx;
     const comm_key *x = a, *y = b;
     if (x->comm != y->comm) return x->comm < y->comm ? -1 : 1;
-    const sc__comm_rec *rx = &sort_recs[x->rec], *ry = &sort_recs[y->rec];
+    const sc__comm_rec *rx = &kt->recs[x->rec], *ry = &kt->recs[y->rec];
     if (rx->rank != ry->rank) return rx->rank < ry->rank ? -1 : 1;
     if (rx->seq != ry->seq) return rx->seq < ry->seq ? -1 : 1;
-    const sc__task *tx = &sort_tasks[rx->task], *ty = &sort_tasks[ry->task];
+    const sc__task *tx = &kt->tasks[rx->task], *ty = &kt->tasks[ry->task];
     if (tx->ts != ty->ts) return tx->ts < ty->ts ? -1 : 1;
     return rx->task < ry->task ? -1 : (rx->task > ry->task);
 }
@@ -271,9 +275,8 @@ sc_status sc__build_collectives(sc__graph *g, sc__vec *comms, bool *uneven, sc_e
     bool ok = keys && labels && start && count && members &&
               assign_comms(g, r, n, keys, labels, &ncomms);
     if (ok) {
-        sort_recs = r;
-        sort_tasks = sc__graph_tasks(g);
-        qsort(keys, n, sizeof *keys, cmp_key);
+        key_tables kt = {r, sc__graph_tasks(g)};
+        sc__sort(keys, n, sizeof *keys, cmp_key, &kt);
         for (size_t lo = 0; lo < n && ok;) {
             size_t hi = lo;
             while (hi < n && keys[hi].comm == keys[lo].comm) hi++;

@@ -64,11 +64,12 @@ static int kind_rank(uint8_t k) {
     }
 }
 
-static _Thread_local const sc__event *sort_events;
-
-static int cmp_event(const void *a, const void *b) {
+/* By start, then longest first (the enclosing event), then kind (ctx: the
+ * trace's events). */
+static int cmp_event(const void *a, const void *b, void *ctx) {
+    const sc__event *events = ctx;
     uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-    const sc__event *x = &sort_events[i], *y = &sort_events[j];
+    const sc__event *x = &events[i], *y = &events[j];
     if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
     if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
     int kx = kind_rank(x->kind), ky = kind_rank(y->kind);
@@ -318,14 +319,14 @@ sc_status sc__build_cpu(sc__bctx *c, sc_error *err) {
     s.c = c;
     bool ok = bucket_events(c, &b);
     uint32_t main_track = ok ? pick_main(c, &b) : SC__NONE;
-    sort_events = sc__trace_events(t);
+    sc__event *events = sc__trace_events(t);
     for (uint32_t pass = 0; ok && pass < 2; pass++) {
         for (uint32_t k = 0; ok && k < t->tracks.len; k++) {
             if ((pass == 0) != (k == main_track)) continue;
             uint32_t n = b.off[k + 1] - b.off[k];
             if (!n) continue;
             uint32_t *idx = b.idx + b.off[k];
-            qsort(idx, n, sizeof *idx, cmp_event);
+            sc__sort(idx, n, sizeof *idx, cmp_event, events);
             const sc__track *tr = sc__trace_track_at(t, k);
             s.proc = sc__graph_add_proc(c->g, c->rank, SC_P_THREAD, -1, tr->tid);
             ok = s.proc != SC__NONE;

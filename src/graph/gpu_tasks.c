@@ -39,12 +39,12 @@ typedef struct gpu_ev {
     uint32_t launch;
 } gpu_ev;
 
-static _Thread_local const sc__event *sort_events;
-
-static int cmp_gpu(const void *a, const void *b) {
+/* By stream, then start (ctx: the trace's events). */
+static int cmp_gpu(const void *a, const void *b, void *ctx) {
+    const sc__event *events = ctx;
     const gpu_ev *x = a, *y = b;
     if (x->proc != y->proc) return x->proc < y->proc ? -1 : 1;
-    const sc__event *ex = &sort_events[x->event], *ey = &sort_events[y->event];
+    const sc__event *ex = &events[x->event], *ey = &events[y->event];
     if (ex->ts != ey->ts) return ex->ts < ey->ts ? -1 : 1;
     return x->event < y->event ? -1 : (x->event > y->event);
 }
@@ -257,8 +257,7 @@ sc_status sc__build_gpu(sc__bctx *c, sc_error *err) {
     c->first_gpu_task = (uint32_t)c->g->tasks.len;
     bool ok = select_events(c, &sel);
     if (ok && sel.len) {
-        sort_events = sc__trace_events(c->t);
-        qsort(sel.data, sel.len, sizeof(gpu_ev), cmp_gpu);
+        sc__sort(sel.data, sel.len, sizeof(gpu_ev), cmp_gpu, sc__trace_events(c->t));
         const gpu_ev *gs = sel.data;
         uint32_t seq = 0;
         for (size_t i = 0; i < sel.len && ok; i++) {

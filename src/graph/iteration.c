@@ -32,13 +32,11 @@ static bool is_step(const sc_trace *t, const sc__event *e, int64_t *number) {
     return true;
 }
 
-/* qsort has no context argument; the builder runs one rank at a time per
- * thread, so the events being sorted are passed through a thread-local. */
-static _Thread_local const sc__event *step_events;
-
-/* Latest start first; on equal starts the longest (the outer annotation). */
-static int cmp_step_desc(const void *a, const void *b) {
-    const sc__event *x = &step_events[*(const uint32_t *)a], *y = &step_events[*(const uint32_t *)b];
+/* Latest start first; on equal starts the longest (the outer annotation).
+ * ctx: the trace's events. */
+static int cmp_step_desc(const void *a, const void *b, void *ctx) {
+    const sc__event *events = ctx;
+    const sc__event *x = &events[*(const uint32_t *)a], *y = &events[*(const uint32_t *)b];
     if (x->ts != y->ts) return x->ts > y->ts ? -1 : 1;
     if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
@@ -129,8 +127,7 @@ sc_status sc__build_window(sc__bctx *c, sc_error *err) {
         if (n > max_n) max_n = n;
         steps[k++] = (uint32_t)i;
     }
-    step_events = ev;
-    qsort(steps, nsteps, sizeof *steps, cmp_step_desc);
+    sc__sort(steps, nsteps, sizeof *steps, cmp_step_desc, (void *)ev);
     const sc__event *best = NULL;
     int64_t best_n = -1;
     for (size_t j = 0; j < nsteps && !best; j++) {

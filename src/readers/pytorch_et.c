@@ -544,7 +544,7 @@ static bool tensor_shapes(const char *s, char *out, size_t cap) {
 }
 
 static bool same_shapes(const char *a, const char *b) {
-    static _Thread_local char x[4096], y[4096];
+    char x[4096], y[4096];
     if (!tensor_shapes(a, x, sizeof x) || !tensor_shapes(b, y, sizeof y)) return false;
     return strcmp(x, y) == 0;
 }
@@ -591,12 +591,11 @@ static int cmp_rf_pos(const void *a, const void *b) {
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* qsort has no context argument in C17; linking runs on one thread. */
-static _Thread_local const sc__event *g_sort_events;
-
-static int cmp_event_ts(const void *a, const void *b) {
+/* By start time (ctx: the Kineto trace's events). */
+static int cmp_event_ts(const void *a, const void *b, void *ctx) {
+    const sc__event *events = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    const sc__event *ex = &g_sort_events[x], *ey = &g_sort_events[y];
+    const sc__event *ex = &events[x], *ey = &events[y];
     if (ex->ts != ey->ts) return ex->ts < ey->ts ? -1 : 1;
     return x < y ? -1 : x > y;
 }
@@ -671,8 +670,7 @@ static bool et_link(const sc_et *et, const sc_trace *k, link_stats *ls, sc__vec 
         size_t na = 0;
         for (size_t i = 0; i < k->events.len; i++)
             if (ev[i].kind == SC_K_CPU_OP && ev[i].ph == 'X') by_ts[na++] = (uint32_t)i;
-        g_sort_events = ev;
-        qsort(by_ts, na, sizeof *by_ts, cmp_event_ts);
+        sc__sort(by_ts, na, sizeof *by_ts, cmp_event_ts, (void *)ev);
         for (size_t r = 0; r < na; r++) {
             uint32_t i = by_ts[r];
             const char *nm = sc__trace_str(k, ev[i].name);
