@@ -455,182 +455,217 @@ static bool push_ref(sc__vec *v, comm_ref r) {
 }
 
 /* Adds one rank's tasks and edges. */
-static sc_status add_rank(build_state *bs, const sc_trace *t, rank_nodes *rn, sc_error *err) {
-    sc__graph *g = bs->g;
+/* One rank being added: its nodes, where each went, and its scratch. */
+typedef struct rank_build {
+    build_state *bs;
+    const sc_trace *t;
+    rank_nodes *rn;
+    sc__idmap ids;       /* node id -> node index */
+    uint32_t *order;     /* node indices in the order tasks are added */
+    uint32_t *task_of;   /* node index -> task */
+    procmap pm;
+    uint32_t *pg_count;  /* collectives so far per pg_name id */
+    uint32_t rank;       /* graph rank index */
+    uint32_t first_task;
+    int64_t lo, hi;      /* measured window of the nodes with a start */
+    bool drop_back_ctrl; /* the ctrl deps close cycles: order by data deps */
+} rank_build;
+
+static sc_status rank_oom(const rank_build *rb, sc_error *err) {
+    return sc__fail(err, SC_E_NOMEM, rb->t->path, SC_NO_OFFSET, "out of memory");
+}
+
+/* Node ids to indices, and every dependency resolved to an index (a
+ * warning for reused ids and for dependencies on ids the file lacks). */
+static sc_status index_ids(rank_build *rb, sc_error *err) {
+    rank_nodes *rn = rb->rn;
     size_t n = rn->count;
-    sc__idmap m = {0};
-    uint32_t *order = sc__alloc_array(n ? n : 1, sizeof *order);
-    uint32_t *task_of = sc__alloc_array(n ? n : 1, sizeof *task_of);
-    procmap pm = {0};
-    sc__vec seen_pg; /* pg ids used on this rank, to reset ordinals */
-    sc__vec_init(&seen_pg, sizeof(uint32_t));
-    uint32_t *pg_count = NULL;
-    sc_status st = SC_OK;
-    if (!order || !task_of || !sc__idmap_init(&m, n)) {
-        st = sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
-        goto out;
-    }
     uint64_t dup = 0;
-    for (size_t i = 0; i < n && st == SC_OK; i++) {
+    for (size_t i = 0; i < n; i++) {
         bool added;
-        if (!sc__idmap_insert(&m, (int64_t)rn->nodes[i].id, (uint32_t)i, &added))
-            st = sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
+        if (!sc__idmap_insert(&rb->ids, (int64_t)rn->nodes[i].id, (uint32_t)i, &added)) return rank_oom(rb, err);
         dup += !added;
     }
-    if (st != SC_OK) goto out;
+    sc__graph *g = rb->bs->g;
     if (dup)
-        sc__graph_warn(g, "%s: %llu nodes reuse an id; dependencies go to the first", t->path,
+        sc__graph_warn(g, "%s: %llu nodes reuse an id; dependencies go to the first", rb->t->path,
                        (unsigned long long)dup);
     uint64_t dangling = 0;
-    resolve_deps(&m, rn->nodes, n, dup == 0, &rn->ctrl, &dangling);
-    resolve_deps(&m, rn->nodes, n, dup == 0, &rn->data, &dangling);
+    resolve_deps(&rb->ids, rn->nodes, n, dup == 0, &rn->ctrl, &dangling);
+    resolve_deps(&rb->ids, rn->nodes, n, dup == 0, &rn->data, &dangling);
     if (dangling)
         sc__graph_warn(g, "%s: %llu dependencies name nodes the file does not have (dropped)",
-                       t->path, (unsigned long long)dangling);
-    bs->dangling += dangling;
-    /* Converter output has ctrl_deps that loop (self-references, parent <->
-     * child): when all deps together are cyclic, order by data deps alone
-     * and drop the ctrl deps that point backwards (a warning says how many).
-     * Cyclic data deps stay an error, reported by finish(). */
-    bool complete = false, drop_back_ctrl = false;
-    if (!topo_order(rn, order, false, &complete) ||
-        (!complete && (drop_back_ctrl = true, !topo_order(rn, order, true, &complete)))) {
-        st = sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
-        goto out;
+                       rb->t->path, (unsigned long long)dangling);
+    rb->bs->dangling += dangling;
+    return SC_OK;
+}
+
+/* The order tasks are added in. Converter output has ctrl_deps that loop
+ * (self-references, parent <-> child): when all deps together are cyclic,
+ * order by data deps alone and drop the ctrl deps that point backwards (a
+ * warning says how many). Cyclic data deps stay an error, reported by
+ * finish(). */
+static sc_status order_nodes(rank_build *rb, sc_error *err) {
+    bool complete = false;
+    if (!topo_order(rb->rn, rb->order, false, &complete)) return rank_oom(rb, err);
+    if (complete) return SC_OK;
+    rb->drop_back_ctrl = true;
+    if (!topo_order(rb->rn, rb->order, true, &complete)) return rank_oom(rb, err);
+    return SC_OK;
+}
+
+/* The task of node k on its processor, with its per-task side data. */
+static uint32_t add_node_task(rank_build *rb, const ck_node *k) {
+    build_state *bs = rb->bs;
+    sc__graph *g = bs->g;
+    uint32_t proc = proc_get(&rb->pm, g, rb->rank, k->on_stream, k->device, k->proc_id);
+    if (proc == SC__NONE) return SC__NONE;
+    sc__task task = {.dur = k->dur,
+                     .gap = k->gap,
+                     .ts = k->ts,
+                     .proc = proc,
+                     .seq = sc__graph_procs(g)[proc].ntasks++, /* reset by finish() */
+                     .name = k->name,
+                     .op = SC__NONE,
+                     .group = SC__NONE,
+                     .event = SC__NONE,
+                     .sync_arg = SC__NONE,
+                     .kind = k->kind,
+                     .sync = k->sync,
+                     .flags = k->flags};
+    if (k->op_name != SC__NONE && (task.op = op_for_name(bs, k->op_name)) == SC__NONE) return SC__NONE;
+    uint32_t ti = sc__graph_add_task(g, &task);
+    int64_t *b = sc__vec_push(&bs->bytes);
+    uint8_t *ct = sc__vec_push(&bs->ctype);
+    uint8_t *tm = sc__vec_push(&bs->timed);
+    if (ti == SC__NONE || !b || !ct || !tm) return SC__NONE;
+    *b = k->bytes;
+    *ct = k->coll_type;
+    *tm = (uint8_t)(k->has_dur | (k->eager << 1)); /* bit 1: an eager send/recv */
+    return ti;
+}
+
+/* Queues task ti of node k for matching across ranks when it communicates. */
+static bool queue_comm(rank_build *rb, const ck_node *k, uint32_t ti) {
+    comm_ref r = {ti, rb->rank, 0, k->src, k->dst, k->tag, k->pg};
+    switch (k->kind) {
+    case SC_T_COLL:
+        r.ordinal = rb->pg_count[k->pg]++;
+        return push_ref(&rb->bs->colls, r);
+    case SC_T_SEND: return push_ref(&rb->bs->sends, r);
+    case SC_T_RECV: return push_ref(&rb->bs->recvs, r);
+    default: return true;
     }
-    uint32_t rank = sc__graph_add_rank(g, t->rank, SC__NONE);
-    pg_count = calloc(g->strings.count + n + 1, sizeof *pg_count);
-    if (rank == SC__NONE || !pg_count) {
-        st = sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
-        goto out;
-    }
-    uint32_t first_task = (uint32_t)g->tasks.len;
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (size_t w = 0; w < n; w++) {
-        const ck_node *k = &rn->nodes[order[w]];
-        uint32_t proc = proc_get(&pm, g, rank, k->on_stream, k->device, k->proc_id);
-        if (proc == SC__NONE) {
-            st = sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
-            goto out;
-        }
-        sc__task task = {0};
-        task.dur = k->dur;
-        task.gap = k->gap;
-        task.ts = k->ts;
-        task.proc = proc;
-        task.seq = sc__graph_procs(g)[proc].ntasks++; /* reset by finish() */
-        task.name = k->name;
-        task.op = task.group = task.event = SC__NONE;
-        if (k->op_name != SC__NONE && (task.op = op_for_name(bs, k->op_name)) == SC__NONE) {
-            st = sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
-            goto out;
-        }
-        task.kind = k->kind;
-        task.sync = k->sync;
-        task.flags = k->flags;
-        task.sync_arg = SC__NONE;
-        uint32_t ti = sc__graph_add_task(g, &task);
-        int64_t *b = sc__vec_push(&bs->bytes);
-        uint8_t *ct = sc__vec_push(&bs->ctype);
-        uint8_t *tm = sc__vec_push(&bs->timed);
-        if (ti == SC__NONE || !b || !ct || !tm) {
-            st = sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
-            goto out;
-        }
-        *b = k->bytes;
-        *ct = k->coll_type;
-        *tm = (uint8_t)(k->has_dur | (k->eager << 1)); /* bit 1: an eager send/recv */
-        task_of[order[w]] = ti;
+}
+
+static sc_status add_tasks(rank_build *rb, sc_error *err) {
+    rank_nodes *rn = rb->rn;
+    for (size_t w = 0; w < rn->count; w++) {
+        const ck_node *k = &rn->nodes[rb->order[w]];
+        uint32_t ti = add_node_task(rb, k);
+        if (ti == SC__NONE || !queue_comm(rb, k, ti)) return rank_oom(rb, err);
+        rb->task_of[rb->order[w]] = ti;
         if (k->has_start) {
-            if (k->ts < lo) lo = k->ts;
-            if (k->ts + k->dur > hi) hi = k->ts + k->dur;
-        }
-        comm_ref r = {ti, rank, 0, k->src, k->dst, k->tag, k->pg};
-        bool ok = true;
-        if (k->kind == SC_T_COLL) {
-            if (!pg_count[k->pg]) {
-                uint32_t *s = sc__vec_push(&seen_pg);
-                if (s) *s = k->pg;
-                else ok = false;
-            }
-            r.ordinal = pg_count[k->pg]++;
-            ok = ok && push_ref(&bs->colls, r);
-        } else if (k->kind == SC_T_SEND) {
-            ok = push_ref(&bs->sends, r);
-        } else if (k->kind == SC_T_RECV) {
-            ok = push_ref(&bs->recvs, r);
-        }
-        if (!ok) {
-            st = sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
-            goto out;
+            if (k->ts < rb->lo) rb->lo = k->ts;
+            if (k->ts + k->dur > rb->hi) rb->hi = k->ts + k->dur;
         }
     }
-    /* Syncs: a stepcast file names the stream by id and the task by node id. */
-    sc__task *tasks = sc__graph_tasks(g);
-    for (size_t i = 0; i < n; i++) {
-        const ck_node *k = &rn->nodes[i];
-        sc__task *tk = &tasks[task_of[i]];
+    return SC_OK;
+}
+
+/* Syncs: a stepcast file names the stream by id and the task by node id. */
+static void resolve_syncs(rank_build *rb) {
+    sc__task *tasks = sc__graph_tasks(rb->bs->g);
+    for (size_t i = 0; i < rb->rn->count; i++) {
+        const ck_node *k = &rb->rn->nodes[i];
+        sc__task *tk = &tasks[rb->task_of[i]];
         if (k->sync == SC_SYNC_STREAM) {
-            for (size_t p = 0; p < pm.count; p++)
-                if (pm.items[p].stream && pm.items[p].id == k->sync_arg) tk->sync_arg = pm.items[p].proc;
+            for (size_t p = 0; p < rb->pm.count; p++)
+                if (rb->pm.items[p].stream && rb->pm.items[p].id == k->sync_arg) tk->sync_arg = rb->pm.items[p].proc;
         } else if (k->sync == SC_SYNC_DEVICE) {
             tk->sync_arg = k->sync_arg >= 0 ? (uint32_t)k->sync_arg : 0;
         } else if (k->sync == SC_SYNC_TASK) {
-            uint32_t v = k->sync_arg >= 0 ? sc__idmap_get(&m, k->sync_arg) : SC__NONE;
-            tk->sync_arg = v == SC__NONE ? SC__NONE : task_of[v];
+            uint32_t v = k->sync_arg >= 0 ? sc__idmap_get(&rb->ids, k->sync_arg) : SC__NONE;
+            tk->sync_arg = v == SC__NONE ? SC__NONE : rb->task_of[v];
         }
         if (k->sync && tk->sync_arg == SC__NONE) tk->sync = SC_SYNC_NONE;
     }
-    /* Edges (task_of follows the order, so "backwards" is task_of[p] >= task_of[i]). */
+}
+
+/* Edges (task_of follows the order, so "backwards" is task_of[p] >= task_of[i]). */
+static sc_status add_edges(rank_build *rb, sc_error *err) {
+    const rank_nodes *rn = rb->rn;
     const uint64_t *cd = rn->ctrl.data, *dd = rn->data.data;
     const uint8_t *fam = rn->fam.data;
     uint64_t dropped = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < rn->count; i++) {
         const ck_node *k = &rn->nodes[i];
         for (uint32_t j = 0; j < k->ctrl_count + k->data_count; j++) {
             bool is_ctrl = j < k->ctrl_count;
             uint64_t p = is_ctrl ? cd[k->ctrl_first + j] : dd[k->data_first + j - k->ctrl_count];
             if (p == SC__NONE) continue;
-            if (is_ctrl && drop_back_ctrl && task_of[p] >= task_of[i]) {
+            if (is_ctrl && rb->drop_back_ctrl && rb->task_of[p] >= rb->task_of[i]) {
                 dropped++;
                 continue;
             }
             uint8_t f = is_ctrl ? SC_E_CTRL : SC_E_DATA;
             if (k->fam_off != SC__NONE && fam[k->fam_off + j] < SC_E_FAMILY_COUNT) f = fam[k->fam_off + j];
-            if (!sc__graph_add_edge(g, task_of[p], task_of[i], (sc__edge_family)f)) {
-                st = sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
-                goto out;
-            }
+            if (!sc__graph_add_edge(rb->bs->g, rb->task_of[p], rb->task_of[i], (sc__edge_family)f))
+                return rank_oom(rb, err);
         }
     }
     if (dropped)
-        sc__graph_warn(g, "%s: %llu ctrl_deps close cycles (self-references or loops); dropped", t->path,
-                       (unsigned long long)dropped);
-    sc__rank *r = &SC__VEC_AT(&g->ranks, sc__rank, rank);
-    r->ntasks = (uint32_t)(g->tasks.len - first_task);
+        sc__graph_warn(rb->bs->g, "%s: %llu ctrl_deps close cycles (self-references or loops); dropped",
+                       rb->t->path, (unsigned long long)dropped);
+    return SC_OK;
+}
+
+/* The rank's tasks and measured step: the file's own window (stepcast's),
+ * else the span of the node starts. */
+static void set_step(rank_build *rb) {
+    sc__graph *g = rb->bs->g;
+    const rank_nodes *rn = rb->rn;
+    sc__rank *r = &SC__VEC_AT(&g->ranks, sc__rank, rb->rank);
+    r->ntasks = (uint32_t)(g->tasks.len - rb->first_task);
     if (rn->meta.has_step) {
         r->step_start = rn->meta.step_start;
         r->step_end = rn->meta.step_end;
-    } else if (lo <= hi) {
-        r->step_start = lo;
-        r->step_end = hi;
+    } else if (rb->lo <= rb->hi) {
+        r->step_start = rb->lo;
+        r->step_end = rb->hi;
     }
     if (rn->meta.step_first >= 0) {
-        uint32_t v = sc__idmap_get(&m, rn->meta.step_first);
-        r->step_first_task = v == SC__NONE ? SC__NONE : task_of[v];
+        uint32_t v = sc__idmap_get(&rb->ids, rn->meta.step_first);
+        r->step_first_task = v == SC__NONE ? SC__NONE : rb->task_of[v];
     }
-out:
-    if (pg_count) {
-        const uint32_t *s = seen_pg.data;
-        for (size_t i = 0; i < seen_pg.len; i++) pg_count[s[i]] = 0;
+}
+
+static sc_status add_rank(build_state *bs, const sc_trace *t, rank_nodes *rn, sc_error *err) {
+    sc__graph *g = bs->g;
+    size_t n = rn->count;
+    rank_build rb = {.bs = bs, .t = t, .rn = rn, .lo = INT64_MAX, .hi = INT64_MIN};
+    rb.order = sc__alloc_array(n ? n : 1, sizeof *rb.order);
+    rb.task_of = sc__alloc_array(n ? n : 1, sizeof *rb.task_of);
+    rb.rank = sc__graph_add_rank(g, t->rank, SC__NONE);
+    rb.first_task = (uint32_t)g->tasks.len;
+    sc_status st = SC_OK;
+    if (!rb.order || !rb.task_of || rb.rank == SC__NONE || !sc__idmap_init(&rb.ids, n)) st = rank_oom(&rb, err);
+    if (st == SC_OK) st = index_ids(&rb, err);
+    if (st == SC_OK) st = order_nodes(&rb, err);
+    if (st == SC_OK && !(rb.pg_count = calloc(g->strings.count + n + 1, sizeof *rb.pg_count)))
+        st = rank_oom(&rb, err);
+    if (st == SC_OK) st = add_tasks(&rb, err);
+    if (st == SC_OK) {
+        resolve_syncs(&rb);
+        st = add_edges(&rb, err);
     }
-    free(pg_count);
-    sc__vec_free(&seen_pg);
-    free(pm.items);
-    free(pm.slots);
-    sc__idmap_free(&m);
-    free(order);
-    free(task_of);
+    if (st == SC_OK) set_step(&rb);
+    free(rb.pg_count);
+    free(rb.pm.items);
+    free(rb.pm.slots);
+    sc__idmap_free(&rb.ids);
+    free(rb.order);
+    free(rb.task_of);
     return st;
 }
 
