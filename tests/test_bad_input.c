@@ -1,5 +1,5 @@
 /*
- * test_bad_input.c - issue 2's bad-input classes through the library API.
+ * test_bad_input.c - the classes of bad input through the library API.
  *
  * Truncated files (.json and .json.gz, cut at many points), invalid JSON, a
  * number where a string belongs, a 2 GB string, nesting 10,000 deep, a

@@ -1,6 +1,6 @@
 /*
  * test_cli.c - `stepcast info` end to end: the bundled example, every folder
- * of shared/traces, and issue 2's bad inputs, which must exit 1 with exactly
+ * of shared/traces, and bad inputs, which must exit 1 with exactly
  * one line on stderr naming the file (and the byte offset where the bytes
  * are at fault); command-line mistakes exit 2.
  *
@@ -364,7 +364,7 @@ static void test_replay_timings(void **state) {
     outcome_free(&b);
 }
 
-/* --max-memory holds for the whole job, not only the load (issue 5): from
+/* --max-memory holds for the whole job, not only the load: from
  * the smallest budget up, `graph` and `replay` are refused with exit 1 and
  * one line saying which stage needs how much, until the budget suffices;
  * then they succeed and stay successful. Some budget must be refused by a

@@ -1,5 +1,5 @@
 /*
- * test_corpus.c - the hostile-input corpus (issue 6): every case runs the
+ * test_corpus.c - the hostile-input corpus: every case runs the
  * real CLI and checks its exit code and message.
  *
  * Two kinds of cases:

@@ -1,6 +1,6 @@
 /*
- * test_replay.c - the replay against real traces: the accuracy bar of
- * issue 4 (8-rank Megatron and DLRM sets coupled; every single-rank trace
+ * test_replay.c - the replay against real traces: the accuracy bar (the
+ * 8-rank Megatron and DLRM sets coupled; every single-rank trace
  * with an iteration annotation), a what-if that must move the step (so a
  * simulator echoing measured times fails), --comm traced, the JSON shape and
  * byte-identical output.
@@ -369,7 +369,7 @@ static uint64_t least_budget(sc_traceset *set, bool simulate, uint64_t lo, uint6
     return hi;
 }
 
-/* Issue 5, bounded memory: the load's budget holds for the whole job. The
+/* Bounded memory: the load's budget holds for the whole job. The
  * graph and the simulation are checked against it before they grow past
  * it, a clear SC_E_LIMIT rather than swapping or the out-of-memory killer.
  * The least budget a build needs is more than the traces (they are held

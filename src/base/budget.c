@@ -1,6 +1,6 @@
 /*
  * budget.c - the memory budget that turns "this trace would not fit" into a
- * clear error instead of swapping (issue 6).
+ * clear error instead of swapping.
  *
  * sc_load_options.max_memory_bytes caps what the readers hold for a job; 0
  * means the default: $STEPCAST_MAX_MEMORY if set (the CLI's --max-memory
@@ -8,7 +8,7 @@
  * evenly across its files (so the check is deterministic, whatever order the
  * threads finish in); a reader compares its arrays, strings and read window
  * against its share before each array doubles. The set keeps the whole
- * budget for the job built from it (issue 5): the graph builders check it
+ * budget for the job built from it: the graph builders check it
  * after each rank and before finishing, a replay before simulating
  * (sc__graph_check_budget in graph.c), so no stage swaps either.
  *

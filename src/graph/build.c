@@ -505,7 +505,7 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
     sc__graph *g = sc__graph_new();
     if (!g) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     /* One consistent job? Duplicate ranks, world-size mismatches are errors;
-     * partial jobs, clock skew, uneven collectives are warnings (issue 6). */
+     * partial jobs, clock skew, uneven collectives are warnings. */
     sc_status jst = sc__traceset_check_job(set, job_warn, g, err);
     if (jst != SC_OK) {
         sc__graph_free(g);

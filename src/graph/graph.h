@@ -8,7 +8,7 @@
  * why. Storage is data-oriented: flat arrays with uint32 indices, successors
  * in CSR form, names interned once per graph.
  *
- * Builders (src/graph/build_*.c from Kineto traces, src/readers/chakra*.c from
+ * Builders (build.c and its steps from Kineto traces, build_chakra.c from
  * Chakra files) fill a graph through sc__graph_add_* and sc__graph_finish();
  * the simulator (src/sim/) and transforms read the finished arrays.
  *
@@ -118,7 +118,6 @@ typedef struct sc__task {
     uint16_t flags;
 } sc__task;
 
-/* ---- added by the Kineto builder (issue 3) ---- */
 /* sc__task.flags bits. */
 enum {
     /* A communication task whose peers were not all found on the other ranks
@@ -130,7 +129,6 @@ enum {
      * rules above). */
     SC__TF_GRAPH_GAP = 1u << 1,
 };
-/* ---- end of the builder's additions ---- */
 
 /* An operator instance (cpu_op / user_annotation scope) for attribution. */
 typedef struct sc__op {
@@ -297,7 +295,8 @@ sc_status sc__graph_build(const sc_traceset *set, const sc__build_options *opts,
 
 /* Bytes held by the graph (for bytes-per-task figures). */
 size_t sc__graph_memory(const sc__graph *g);
-/* The job's memory budget (issue 5: bounded memory): g (its arrays as far
+/* The job's memory budget, so that a large job fails with a clear error
+ * instead of swapping: g (its arrays as far
  * as written: capacity not yet used is not resident) and `besides` bytes
  * that the job holds or is about to take (traces not yet released, the
  * simulation) must fit `budget` (0: no cap); else SC_E_LIMIT

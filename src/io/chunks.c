@@ -1,7 +1,7 @@
 /*
  * chunks.c - one source decoded on a thread into numbered chunks that
- * several readers read at offsets of their own (issue 5: gzip input parsed
- * on every core, kineto_parallel.c).
+ * several readers read at offsets of their own (gzip input parsed on every
+ * core, kineto_parallel.c).
  *
  * A gzip stream cannot be entered in the middle, so readers that want to
  * parse its pieces in parallel share one decoder: a thread inflates the

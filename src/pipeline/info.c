@@ -9,7 +9,7 @@
  * loading threads) and frees its events then, so `info` on a job of
  * thousands of ranks holds the files being read, not the job. The figures
  * are matched to the set's ranks once the load has put them in rank order.
- * report/info.c prints them.
+ * report/info_report.c prints them.
  */
 #include "info.h"
 

@@ -1,7 +1,7 @@
 /*
  * info.h - what `stepcast info` says of each rank, as data (the public
  * sc_info): worked out from a trace as soon as it is read (info.c), so a
- * job of thousands of ranks need not hold them all; report/info.c prints it.
+ * job of thousands of ranks need not hold them all; report/info_report.c prints it.
  */
 #ifndef SC_PIPELINE_INFO_H
 #define SC_PIPELINE_INFO_H

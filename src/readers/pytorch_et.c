@@ -20,7 +20,7 @@
  * order ops started), an op that reads tensor T depends on the latest
  * earlier op that wrote T, unless that op encloses it.
  *
- * Linking (sc_report_et): a Kineto cpu_op with a "Record function id" maps
+ * Linking (sc_et_write): a Kineto cpu_op with a "Record function id" maps
  * to the ET node with that rf_id; when the Kineto trace has none (2023-24
  * traces), the k-th cpu_op of a name (by start time) maps to the k-th ET
  * node of that name (by id). Coverage is reported both ways.

@@ -231,7 +231,7 @@ static int cmp_trace(const void *a, const void *b) {
 static sc_status load_all(sc_traceset *set, pathlist *files, const sc_load_options *opts,
                           sc__trace_fn each, void *ctx, sc_error *err) {
     unsigned threads = set->threads;
-    /* Each file gets an equal share of the memory budget (issue 6): the
+    /* Each file gets an equal share of the memory budget: the
      * guard then fails the same way whatever order the threads run in.
      * With `each`, only the files being read are held at once. */
     sc_load_options share = opts ? *opts : (sc_load_options){0};

@@ -506,7 +506,7 @@ bool sc__proc_order(const sc__graph *g, uint32_t **off_out, uint32_t **order_out
  * of all of them over the graph stays below 2^62 ns (146 years), no addition
  * in the simulation can overflow; durations near the int64 limit (a corrupt
  * or hostile trace) used to overflow start + dur, which is undefined
- * behaviour (issue 6). Magnitudes are summed, so negative values count too.
+ * behaviour. Magnitudes are summed, so negative values count too.
  * mag: the durations' and gaps' part, from order_pass; a task's launch
  * latency and sync cost count once per task, so per processor they count
  * once per task on it. 128 bits cannot overflow here (2^32 terms < 2^64). */

@@ -1,5 +1,5 @@
 /*
- * job_check.h - is a trace set one consistent job? (issue 6)
+ * job_check.h - is a trace set one consistent job?
  *
  * Loading accepts anything readable, so `stepcast info` can describe odd
  * inputs. Commands that combine ranks (graph, replay, export) must not: two

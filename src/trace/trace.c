@@ -68,7 +68,7 @@ void sc__trace_keep_header(sc_trace *t) {
 sc_status sc__trace_check_whole(const sc_trace *t, sc_error *err) {
     if (!t || !t->header_only) return SC_OK;
     return sc__fail(err, SC_E_USAGE, t->path, SC_NO_OFFSET,
-                    "this trace was loaded for info only (sc_traceset_load_for_info): its events "
+                    "this trace was loaded for info only (sc_info_load): its events "
                     "are gone; load it with sc_traceset_load or sc_trace_load");
 }
 

@@ -128,7 +128,7 @@ struct sc_trace {
     uint64_t input_bytes;     /* bytes of JSON read */
     uint32_t rank_source;     /* 0 distributedInfo, 1 file name, 2 argument order */
 
-    /* Chakra ranks (issue 7, src/readers/chakra.c): no events; the file's
+    /* Chakra ranks (src/readers/chakra.c): no events; the file's
      * decompressed bytes are kept and decoded by sc__graph_build(). */
     uint8_t format;        /* SC__FMT_KINETO (0) or SC__FMT_CHAKRA */
     uint8_t *chakra_data;  /* malloc'ed, freed by sc_trace_free */
