@@ -336,6 +336,49 @@ static void test_jobs_any_command(void **state) {
     expect_usage(neg);
 }
 
+/* One option parser for every command: "--opt V" and "--opt=V" give the
+ * same output wherever an option takes a value, and a bad value is a usage
+ * error (exit 2) naming the option, the same in every command. */
+static void same_output(const char *const *a, const char *const *b) {
+    outcome x = run_cli(a), y = run_cli(b);
+    if (x.code != 0 || y.code != 0) fail_msg("%s: exit %d and %d: %s%s", a[0], x.code, y.code, x.err, y.err);
+    if (strcmp(x.out, y.out) != 0) fail_msg("%s: the two spellings differ", a[0]);
+    outcome_free(&x);
+    outcome_free(&y);
+}
+
+static void test_option_spellings(void **state) {
+    (void)state;
+    static const char *const cmds[] = {"graph", "replay"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *apart[] = {cmds[i], "--json", "--iteration", "3", "examples/megatron-tp8", NULL};
+        const char *joined[] = {cmds[i], "--json", "--iteration=3", "examples/megatron-tp8", NULL};
+        same_output(apart, joined);
+        const char *bad[] = {cmds[i], "--iteration=x", "examples/megatron-tp8", NULL};
+        outcome o = run_cli(bad);
+        assert_int_equal(o.code, 2);
+        assert_non_null(strstr(o.err, "--iteration wants a step number"));
+        outcome_free(&o);
+    }
+    const char *short_apart[] = {"replay", "-j", "2", "--max-memory", "8G", "--comm", "traced",
+                                 "examples/megatron-tp8", NULL};
+    const char *short_joined[] = {"replay", "-j2", "--max-memory=8G", "--comm=traced", "examples/megatron-tp8", NULL};
+    same_output(short_apart, short_joined);
+    /* --iteration on Chakra files: an error saying why, not a silent no-op */
+    char chakra[4096];
+    snprintf(chakra, sizeof chakra, "%s", sc_test_trace("chakra-et/microbenchmarks/all_reduce"));
+    const char *graph[] = {"graph", "--iteration=2", chakra, NULL};
+    const char *replay[] = {"replay", "--iteration", "2", chakra, NULL};
+    const char *export[] = {"export", "--iteration=2", "--chakra", "/tmp/never-written", chakra, NULL};
+    const char *const *on_chakra[] = {graph, replay, export};
+    for (size_t i = 0; i < 3; i++) {
+        const char *const *args = on_chakra[i];
+        outcome o = run_cli(args);
+        if (o.code != 2 || !strstr(o.err, "one window")) fail_msg("%s on Chakra: exit %d: %s", args[0], o.code, o.err);
+        outcome_free(&o);
+    }
+}
+
 /* replay --timings: the same report on stdout, and one line on stderr
  * naming every stage with a time, the simulator's set-up within its stage
  * and the loop's rate, and the peak RSS. */
@@ -431,6 +474,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_2gb_string_exit_1),
         cmocka_unit_test(test_usage_errors_exit_2),
         cmocka_unit_test(test_jobs_any_command),
+        cmocka_unit_test(test_option_spellings),
         cmocka_unit_test(test_max_memory_covers_the_job),
         cmocka_unit_test(test_replay_timings),
     };
