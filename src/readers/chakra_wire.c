@@ -31,6 +31,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* The wire names of the sc__ck_attr attributes, in enum order (attr_index). */
 #define ATTR_NAME(s) {s, sizeof(s) - 1}
 static const struct {
     const char *s;
@@ -41,10 +42,6 @@ static const struct {
     ATTR_NAME("device"),    ATTR_NAME("rf_id"),      ATTR_NAME("sc_kind"),    ATTR_NAME("sc_dur_ns"),
     ATTR_NAME("sc_ts_ns"),  ATTR_NAME("sc_gap_ns"),  ATTR_NAME("sc_sync"),    ATTR_NAME("sc_sync_arg"),
     ATTR_NAME("sc_coll_type"), ATTR_NAME("sc_flags"), ATTR_NAME("sc_eager")};
-
-const char *sc__ck_attr_name(sc__ck_attr a) {
-    return (unsigned)a < SC__CA_COUNT ? attr_names[a].s : "";
-}
 
 /* ------------------------------------------------------------ decoding */
 
@@ -477,9 +474,6 @@ void sc__pb_attr_int64(sc__pbuf *b, uint32_t field, const char *name, int64_t v)
 }
 void sc__pb_attr_int32(sc__pbuf *b, uint32_t field, const char *name, int32_t v) {
     attr_varint(b, field, name, 7, (uint64_t)(int64_t)v); /* negative: 10 bytes */
-}
-void sc__pb_attr_uint64(sc__pbuf *b, uint32_t field, const char *name, uint64_t v) {
-    attr_varint(b, field, name, 13, v);
 }
 void sc__pb_attr_bool(sc__pbuf *b, uint32_t field, const char *name, bool v) {
     attr_varint(b, field, name, 27, v ? 1 : 0);
