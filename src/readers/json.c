@@ -226,6 +226,15 @@ int sc__jp_element(sc__jp *jp, bool first, bool *done) {
     return SC__J_OK;
 }
 
+int sc__jp_member(sc__jp *jp, bool first, sc__jstr *key, bool *done) {
+    SC__JTRY(sc__jp_member_start(jp, first, done));
+    if (*done) return SC__J_OK;
+    SC__JTRY(sc__jp_string(jp, key));
+    if (*jp->p != ':') return sc__jp_expect(jp, ':'); /* mostly right after the key */
+    jp->p++;
+    return SC__J_OK;
+}
+
 /* ---------------------------------------------------------------- strings */
 
 /* 0 plain, 1 quote, 2 backslash, 3 control (or the sentinel), 4 non-ASCII */
