@@ -625,8 +625,11 @@ static int metadata_member(kreader *r, sc__jstr key) {
 }
 
 /* One top-level member (a unit of its own): traceEvents moves the walk
- * into the array, any other member is read whole. */
-static int top_level_member(kreader *r, int *st) {
+ * into the array, any other member is read whole. Out of line: a trace has
+ * a handful of these, while sc__kr_step runs once per event, and with this
+ * inlined it saved six registers per call instead of two (0.1% of a
+ * load's instructions). */
+static __attribute__((noinline)) int top_level_member(kreader *r, int *st) {
     sc__jp *jp = &r->jp;
     sc__jstr key;
     bool done;
