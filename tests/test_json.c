@@ -21,7 +21,42 @@ typedef struct result {
     uint64_t end;       /* stream offset of the cursor after the call */
 } result;
 
-typedef enum { OP_STRING, OP_INT, OP_TIME, OP_DOUBLE, OP_SKIP, OP_RAW } op;
+typedef enum { OP_STRING, OP_INT, OP_TIME, OP_DOUBLE, OP_SKIP, OP_RAW, OP_MEMBERS, OP_MEMBERS_RAW } op;
+
+/* Walks an object with sc__jp_member (OP_MEMBERS) or with
+ * sc__jp_member_start and a key read apart (OP_MEMBERS_RAW), skipping the
+ * values: the keys, each followed by ';', go to r->str, their count to r->i. */
+static int walk_members(sc__jp *jp, bool key_apart, result *r) {
+    char keys[sizeof r->str];
+    size_t n = 0;
+    int64_t count = 0;
+    SC__JTRY(sc__jp_expect(jp, '{'));
+    for (bool first = true;; first = false) {
+        sc__jstr key;
+        bool done;
+        if (key_apart) {
+            SC__JTRY(sc__jp_member_start(jp, first, &done));
+            if (!done) {
+                SC__JTRY(sc__jp_string(jp, &key));
+                SC__JTRY(sc__jp_expect(jp, ':'));
+            }
+        } else {
+            SC__JTRY(sc__jp_member(jp, first, &key, &done));
+        }
+        if (done) break;
+        assert_true(n + key.n + 1 < sizeof keys);
+        memcpy(keys + n, key.s, key.n);
+        n += key.n;
+        keys[n++] = ';';
+        count++;
+        SC__JTRY(sc__jp_skip(jp));
+    }
+    memcpy(r->str, keys, n);
+    r->str[n] = '\0';
+    r->n = n;
+    r->i = count;
+    return SC__J_OK;
+}
 
 static int call(sc__jp *jp, op o, result *r) {
     sc__jstr s = {0};
@@ -41,6 +76,8 @@ static int call(sc__jp *jp, op o, result *r) {
     case OP_TIME: return sc__jp_time_ns(jp, &r->i);
     case OP_DOUBLE: return sc__jp_double(jp, &r->d);
     case OP_SKIP: return sc__jp_skip(jp);
+    case OP_MEMBERS:
+    case OP_MEMBERS_RAW: return walk_members(jp, o == OP_MEMBERS_RAW, r);
     }
     return SC__J_ERR;
 }
@@ -390,6 +427,53 @@ static void test_skip_invalid(void **state) {
     expect_err(run("[1, {\"a\": [", OP_SKIP), SC_E_PARSE, 11);
 }
 
+/* ------------------------------------------------------------- objects */
+
+/* The member walk, both ways (key read by sc__jp_member or apart), under
+ * every window: the same keys, or the same error at the same offset. */
+static result members(const char *text) {
+    result a = run(text, OP_MEMBERS), b = run(text, OP_MEMBERS_RAW);
+    if (a.rc != b.rc || a.err.status != b.err.status || a.err.offset != b.err.offset ||
+        a.i != b.i || strcmp(a.str, b.str) != 0 || a.end != b.end)
+        fail_msg("the two member walks differ on %s: %s / %s", text, a.err.message, b.err.message);
+    return a;
+}
+
+static void test_object_members(void **state) {
+    (void)state;
+    result r = members("{},");
+    EXPECT_OK(r);
+    assert_int_equal(r.i, 0);
+    assert_int_equal(r.end, 2);
+    r = members(" { } ,");
+    EXPECT_OK(r);
+    assert_int_equal(r.i, 0);
+    r = members("{\"a\":1},");
+    EXPECT_OK(r);
+    assert_string_equal(r.str, "a;");
+    static const char spaced[] = " { \"a\" : 1 , \"b\\u0063\" : [1, {\"x\": 2}] ,\n\"c\":{} } ,";
+    r = members(spaced);
+    EXPECT_OK(r);
+    assert_string_equal(r.str, "a;bc;c;");
+    assert_int_equal(r.i, 3);
+    assert_int_equal(r.end, sizeof spaced - 3); /* just after the '}' */
+}
+
+static void test_object_members_invalid(void **state) {
+    (void)state;
+    expect_err(members("{,\"a\":1}"), SC_E_PARSE, 1);
+    expect_err(members("{\"a\":1,}"), SC_E_PARSE, 7);
+    expect_err(members("{\"a\":1 \"b\":2}"), SC_E_PARSE, 7);
+    expect_err(members("{\"a\" 1}"), SC_E_PARSE, 5);
+    expect_err(members("{a:1}"), SC_E_PARSE, 1);
+    expect_err(members("{\"a\":1]"), SC_E_PARSE, 6);
+    expect_err(members("{\"a\":1,,\"b\":2}"), SC_E_PARSE, 7);
+    /* cut after a member: the end of input, not a syntax error, is named */
+    result r = members("{\"a\":1");
+    expect_err(r, SC_E_PARSE, 6);
+    assert_non_null(strstr(r.err.message, "end of input"));
+}
+
 static void test_depth_limit(void **state) {
     (void)state;
     sc_load_options o = {.max_depth = 4};
@@ -561,6 +645,8 @@ int main(void) {
         cmocka_unit_test(test_number_syntax),
         cmocka_unit_test(test_skip_values),
         cmocka_unit_test(test_skip_invalid),
+        cmocka_unit_test(test_object_members),
+        cmocka_unit_test(test_object_members_invalid),
         cmocka_unit_test(test_depth_limit),
         cmocka_unit_test(test_refill_every_cut),
         cmocka_unit_test(test_offsets_after_slide),

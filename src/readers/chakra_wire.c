@@ -31,6 +31,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* The wire names of the sc__ck_attr attributes, in enum order (attr_index). */
 #define ATTR_NAME(s) {s, sizeof(s) - 1}
 static const struct {
     const char *s;
@@ -41,10 +42,6 @@ static const struct {
     ATTR_NAME("device"),    ATTR_NAME("rf_id"),      ATTR_NAME("sc_kind"),    ATTR_NAME("sc_dur_ns"),
     ATTR_NAME("sc_ts_ns"),  ATTR_NAME("sc_gap_ns"),  ATTR_NAME("sc_sync"),    ATTR_NAME("sc_sync_arg"),
     ATTR_NAME("sc_coll_type"), ATTR_NAME("sc_flags"), ATTR_NAME("sc_eager")};
-
-const char *sc__ck_attr_name(sc__ck_attr a) {
-    return (unsigned)a < SC__CA_COUNT ? attr_names[a].s : "";
-}
 
 /* ------------------------------------------------------------ decoding */
 
@@ -313,6 +310,35 @@ static bool name_is(const uint8_t *name, size_t n, const char *lit) {
     return name && strlen(lit) == n && memcmp(name, lit, n) == 0;
 }
 
+/* One AttributeProto of a GlobalMetadata: its name and whichever string
+ * or integer value it carries. */
+typedef struct meta_attr {
+    const uint8_t *name, *str; /* NULL when absent */
+    size_t nl, sl;
+    int64_t num;
+    bool have_num;
+} meta_attr;
+
+static bool decode_meta_attr(rd *s, meta_attr *a) {
+    memset(a, 0, sizeof *a);
+    while (s->p < s->end) {
+        uint64_t key;
+        if (!rd_varint(s, &key)) return false;
+        unsigned field = (unsigned)(key >> 3), wt = (unsigned)(key & 7);
+        rd t;
+        if ((field == 1 || field == 29) && wt == 2) {
+            if (!rd_len(s, &t)) return false;
+            if (field == 1) a->name = t.p, a->nl = (size_t)(t.end - t.p);
+            else a->str = t.p, a->sl = (size_t)(t.end - t.p);
+        } else {
+            int k = attr_number(s, field, wt, &a->num);
+            if (k < 0) return false;
+            if (k > 0) a->have_num = true;
+        }
+    }
+    return true;
+}
+
 bool sc__chakra_decode_meta(const uint8_t *msg, size_t len, sc__chakra_meta *m) {
     rd r = {msg, msg + len};
     memset(m, 0, sizeof *m);
@@ -335,41 +361,23 @@ bool sc__chakra_decode_meta(const uint8_t *msg, size_t len, sc__chakra_meta *m) 
             if (!rd_skip(&r, wt)) return false;
             continue;
         }
-        if (!rd_len(&r, &s)) return false;
-        const uint8_t *name = NULL, *str = NULL;
-        size_t nl = 0, sl = 0;
-        int64_t num = 0;
-        bool have_num = false;
-        while (s.p < s.end) {
-            uint64_t k2;
-            if (!rd_varint(&s, &k2)) return false;
-            unsigned f2 = (unsigned)(k2 >> 3), w2 = (unsigned)(k2 & 7);
-            rd t;
-            if ((f2 == 1 || f2 == 29) && w2 == 2) {
-                if (!rd_len(&s, &t)) return false;
-                if (f2 == 1) name = t.p, nl = (size_t)(t.end - t.p);
-                else str = t.p, sl = (size_t)(t.end - t.p);
-            } else {
-                int k = attr_number(&s, f2, w2, &num);
-                if (k < 0) return false;
-                if (k > 0) have_num = true;
-            }
-        }
-        if (str && name_is(name, nl, "schema")) {
-            schema = (const char *)str;
-            schema_len = sl;
-        } else if (str && name_is(name, nl, "generator")) {
-            m->stepcast = sl >= 8 && memcmp(str, "stepcast", 8) == 0;
-        } else if (have_num && name_is(name, nl, "rank")) {
-            m->rank = num;
-        } else if (have_num && name_is(name, nl, "sc_step_start_ns")) {
-            m->step_start = num;
+        meta_attr a;
+        if (!rd_len(&r, &s) || !decode_meta_attr(&s, &a)) return false;
+        if (a.str && name_is(a.name, a.nl, "schema")) {
+            schema = (const char *)a.str;
+            schema_len = a.sl;
+        } else if (a.str && name_is(a.name, a.nl, "generator")) {
+            m->stepcast = a.sl >= 8 && memcmp(a.str, "stepcast", 8) == 0;
+        } else if (a.have_num && name_is(a.name, a.nl, "rank")) {
+            m->rank = a.num;
+        } else if (a.have_num && name_is(a.name, a.nl, "sc_step_start_ns")) {
+            m->step_start = a.num;
             have_step |= 1;
-        } else if (have_num && name_is(name, nl, "sc_step_end_ns")) {
-            m->step_end = num;
+        } else if (a.have_num && name_is(a.name, a.nl, "sc_step_end_ns")) {
+            m->step_end = a.num;
             have_step |= 2;
-        } else if (have_num && name_is(name, nl, "sc_step_first_node")) {
-            m->step_first = num;
+        } else if (a.have_num && name_is(a.name, a.nl, "sc_step_first_node")) {
+            m->step_first = a.num;
         }
     }
     m->has_step = have_step == 3;
@@ -477,9 +485,6 @@ void sc__pb_attr_int64(sc__pbuf *b, uint32_t field, const char *name, int64_t v)
 }
 void sc__pb_attr_int32(sc__pbuf *b, uint32_t field, const char *name, int32_t v) {
     attr_varint(b, field, name, 7, (uint64_t)(int64_t)v); /* negative: 10 bytes */
-}
-void sc__pb_attr_uint64(sc__pbuf *b, uint32_t field, const char *name, uint64_t v) {
-    attr_varint(b, field, name, 13, v);
 }
 void sc__pb_attr_bool(sc__pbuf *b, uint32_t field, const char *name, bool v) {
     attr_varint(b, field, name, 27, v ? 1 : 0);

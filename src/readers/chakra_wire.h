@@ -47,8 +47,6 @@ typedef enum sc__ck_attr {
     SC__CA_COUNT
 } sc__ck_attr;
 
-const char *sc__ck_attr_name(sc__ck_attr a);
-
 typedef struct sc__chakra_node {
     uint64_t id;
     const char *name;
@@ -126,7 +124,6 @@ void sc__pb_put_packed(sc__pbuf *b, uint32_t field, const uint64_t *v, size_t n)
 /* Node attributes: name + one value member. */
 void sc__pb_attr_int64(sc__pbuf *b, uint32_t field, const char *name, int64_t v);
 void sc__pb_attr_int32(sc__pbuf *b, uint32_t field, const char *name, int32_t v);
-void sc__pb_attr_uint64(sc__pbuf *b, uint32_t field, const char *name, uint64_t v);
 void sc__pb_attr_bool(sc__pbuf *b, uint32_t field, const char *name, bool v);
 void sc__pb_attr_str(sc__pbuf *b, uint32_t field, const char *name, const char *s, size_t n);
 void sc__pb_attr_bytes(sc__pbuf *b, uint32_t field, const char *name, const void *p, size_t n);

@@ -226,6 +226,15 @@ int sc__jp_element(sc__jp *jp, bool first, bool *done) {
     return SC__J_OK;
 }
 
+int sc__jp_member(sc__jp *jp, bool first, sc__jstr *key, bool *done) {
+    SC__JTRY(sc__jp_member_start(jp, first, done));
+    if (*done) return SC__J_OK;
+    SC__JTRY(sc__jp_string(jp, key));
+    if (*jp->p != ':') return sc__jp_expect(jp, ':'); /* mostly right after the key */
+    jp->p++;
+    return SC__J_OK;
+}
+
 /* ---------------------------------------------------------------- strings */
 
 /* 0 plain, 1 quote, 2 backslash, 3 control (or the sentinel), 4 non-ASCII */
@@ -312,6 +321,26 @@ static size_t put_utf8(char *d, uint32_t cp) {
     return 4;
 }
 
+/* The code point of the \u escape at s[*i] (with n bytes in all), a
+ * surrogate pair taken whole; *i moves past it. A lone surrogate becomes
+ * U+FFFD. False when the escape is not four hex digits. */
+static bool unicode_escape(const char *s, size_t n, size_t *i, uint32_t *out) {
+    uint32_t cp, lo;
+    size_t k = *i;
+    if (k + 6 > n || hex4(s + k + 2, &cp)) return false;
+    k += 6;
+    if (cp >= 0xD800 && cp <= 0xDBFF && k + 6 <= n && s[k] == '\\' && s[k + 1] == 'u' &&
+        !hex4(s + k + 2, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        k += 6;
+    } else if (cp >= 0xD800 && cp <= 0xDFFF) {
+        cp = 0xFFFD; /* a lone surrogate: keep going with U+FFFD */
+    }
+    *i = k;
+    *out = cp;
+    return true;
+}
+
 /* Decodes the escapes of s[0..n) (already known to be well delimited). */
 static int unescape(sc__jp *jp, const char *s, size_t n, sc__jstr *out) {
     if (n + 1 > jp->scratch_cap) {
@@ -350,17 +379,9 @@ static int unescape(sc__jp *jp, const char *s, size_t n, sc__jstr *out) {
         case 'r': d[o++] = '\r'; break;
         case 't': d[o++] = '\t'; break;
         case 'u': {
-            uint32_t cp, lo;
-            if (i + 6 > n || hex4(s + i + 2, &cp))
+            uint32_t cp;
+            if (!unicode_escape(s, n, &i, &cp))
                 return sc__jp_error_at(jp, s + i, SC_E_PARSE, "invalid \\u escape");
-            i += 6;
-            if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 <= n && s[i] == '\\' && s[i + 1] == 'u' &&
-                !hex4(s + i + 2, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                i += 6;
-            } else if (cp >= 0xD800 && cp <= 0xDFFF) {
-                cp = 0xFFFD; /* a lone surrogate: keep going with U+FFFD */
-            }
             o += put_utf8(d + o, cp); /* never longer than the 6-byte escape */
             continue;
         }

@@ -243,14 +243,53 @@ static inline const char *sc__jp_fast_time_ns(const char *p, const char *end, in
     return p;
 }
 
-/* Moves to the next element of an array whose '[' is consumed: for the first
- * element only a ']' may come first, for later ones a ',' or the ']'. *done is
- * set when the ']' was consumed. */
-int sc__jp_element(sc__jp *jp, bool first, bool *done);
 /* Consumes the byte c after whitespace or fails. */
 int sc__jp_expect(sc__jp *jp, char c);
 /* Expects ',' or the closer; *done is set at the closer (consumed). */
 int sc__jp_next(sc__jp *jp, char closer, bool *done);
+/* Moves to the next element of an array whose '[' is consumed: for the first
+ * element only a ']' may come first, for later ones a ',' or the ']'. *done is
+ * set when the ']' was consumed. */
+int sc__jp_element(sc__jp *jp, bool first, bool *done);
+/* The member walk every reader of a JSON object shares, the counterpart of
+ * sc__jp_element: in an object whose '{' is consumed, moves to the next
+ * member and reads its key and the ':' after it, leaving the cursor at the
+ * value. For the first member only a '}' may come first, for later ones a
+ * ',' or the '}'; *done is set when the '}' was consumed (key then unset).
+ *
+ *     SC__JTRY(sc__jp_expect(jp, '{'));
+ *     for (bool first = true;; first = false) {
+ *         sc__jstr key;
+ *         bool done;
+ *         SC__JTRY(sc__jp_member(jp, first, &key, &done));
+ *         if (done) break;
+ *         ... read or skip the value ...
+ *     }
+ *
+ * The key may sit in the scratch buffer (when it has escapes), which the
+ * next string read overwrites: compare it before reading the value. */
+int sc__jp_member(sc__jp *jp, bool first, sc__jstr *key, bool *done);
+/* The same walk without reading the key: the cursor is left at the key's
+ * opening quote. For a reader that reads keys its own way (the Kineto
+ * event loop recognises its common keys from their raw bytes). Inline, as
+ * that loop runs it for every member of every event read key by key: the
+ * usual ',' or '}' costs a compare, anything else (an error, the end of
+ * the window) goes to sc__jp_next to be told apart. */
+static inline int sc__jp_member_start(sc__jp *jp, bool first, bool *done) {
+    char c = sc__jp_peek(jp);
+    if (c == '}') {
+        jp->p++;
+        *done = true;
+        return SC__J_OK;
+    }
+    if (!first) {
+        if (c != ',') return sc__jp_next(jp, '}', done);
+        jp->p++;
+    }
+    *done = false;
+    return SC__J_OK;
+}
+
 int sc__jp_string(sc__jp *jp, sc__jstr *out);
 /* A JSON number as int64 (fraction or exponent allowed when integral). */
 int sc__jp_int(sc__jp *jp, int64_t *out);

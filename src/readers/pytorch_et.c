@@ -143,75 +143,74 @@ static int tensor_ids(etreader *r, sc__vec *out) {
     return oom ? et_oom(r) : SC__J_OK;
 }
 
+/* A value's raw JSON text, interned, into *id (how shapes and types are kept). */
+static int raw_id(etreader *r, uint32_t *id) {
+    sc__jstr raw;
+    SC__JTRY(sc__jp_raw(&r->jp, &raw));
+    *id = intern_raw(r, raw);
+    return *id == SC__NONE ? et_oom(r) : SC__J_OK;
+}
+
+/* A string value, interned, into *id. */
+static int string_id(etreader *r, uint32_t *id) {
+    sc__jstr s;
+    SC__JTRY(sc__jp_string(&r->jp, &s));
+    *id = intern_raw(r, s);
+    return *id == SC__NONE ? et_oom(r) : SC__J_OK;
+}
+
 /* 1.1.x "inputs"/"outputs": {"values": [...], "shapes": [...], "types": [...]} */
 static int io_object(etreader *r, sc__vec *ids, uint32_t *shapes, uint32_t *types) {
     sc__jp *jp = &r->jp;
     SC__JTRY(sc__jp_expect(jp, '{'));
-    if (sc__jp_peek(jp) == '}') {
-        jp->p++;
-        return SC__J_OK;
-    }
-    for (;;) {
-        sc__jstr key, raw;
-        SC__JTRY(sc__jp_string(jp, &key));
-        bool values = SC__JSTR_EQ(key, "values"), sh = SC__JSTR_EQ(key, "shapes"),
-             ty = SC__JSTR_EQ(key, "types");
-        SC__JTRY(sc__jp_expect(jp, ':'));
-        if (values) {
-            SC__JTRY(tensor_ids(r, ids));
-        } else if (sh || ty) {
-            SC__JTRY(sc__jp_raw(jp, &raw));
-            uint32_t id = intern_raw(r, raw);
-            if (id == SC__NONE) return et_oom(r);
-            *(sh ? shapes : types) = id;
-        } else {
-            SC__JTRY(sc__jp_skip(jp));
-        }
+    for (bool first = true;; first = false) {
+        sc__jstr key;
         bool done;
-        SC__JTRY(sc__jp_next(jp, '}', &done));
+        SC__JTRY(sc__jp_member(jp, first, &key, &done));
         if (done) return SC__J_OK;
+        if (SC__JSTR_EQ(key, "values")) SC__JTRY(tensor_ids(r, ids));
+        else if (SC__JSTR_EQ(key, "shapes")) SC__JTRY(raw_id(r, shapes));
+        else if (SC__JSTR_EQ(key, "types")) SC__JTRY(raw_id(r, types));
+        else SC__JTRY(sc__jp_skip(jp));
     }
 }
 
-/* 1.1.x "attrs": [{"name": "rf_id", "type": "uint64", "value": 7}, ...] */
+/* One 1.1.x attribute, {"name": "rf_id", "type": "uint64", "value": 7}:
+ * only an integer "rf_id" is kept, in n. */
+static int attr_object(etreader *r, et_node *n) {
+    sc__jp *jp = &r->jp;
+    bool is_rf = false, have_val = false;
+    int64_t val = 0;
+    SC__JTRY(sc__jp_expect(jp, '{'));
+    for (bool first = true;; first = false) {
+        sc__jstr key, s;
+        bool done;
+        SC__JTRY(sc__jp_member(jp, first, &key, &done));
+        if (done) break;
+        char c = sc__jp_peek(jp);
+        if (SC__JSTR_EQ(key, "name") && c == '"') {
+            SC__JTRY(sc__jp_string(jp, &s));
+            is_rf = SC__JSTR_EQ(s, "rf_id");
+        } else if (SC__JSTR_EQ(key, "value") && (c == '-' || sc__is_digit(c))) {
+            SC__JTRY(sc__jp_int(jp, &val));
+            have_val = true;
+        } else {
+            SC__JTRY(sc__jp_skip(jp));
+        }
+    }
+    if (is_rf && have_val) n->rf_id = val;
+    return SC__J_OK;
+}
+
+/* 1.1.x "attrs": an array of attributes. */
 static int attrs_array(etreader *r, et_node *n) {
     sc__jp *jp = &r->jp;
     SC__JTRY(sc__jp_expect(jp, '['));
-    if (sc__jp_peek(jp) == ']') {
-        jp->p++;
-        return SC__J_OK;
-    }
-    for (;;) {
-        SC__JTRY(sc__jp_expect(jp, '{'));
-        bool is_rf = false, have_val = false;
-        int64_t val = 0;
-        if (sc__jp_peek(jp) != '}') {
-            for (;;) {
-                sc__jstr key;
-                SC__JTRY(sc__jp_string(jp, &key));
-                SC__JTRY(sc__jp_expect(jp, ':'));
-                char c = sc__jp_peek(jp);
-                if (SC__JSTR_EQ(key, "name") && c == '"') {
-                    sc__jstr s;
-                    SC__JTRY(sc__jp_string(jp, &s));
-                    is_rf = SC__JSTR_EQ(s, "rf_id");
-                } else if (SC__JSTR_EQ(key, "value") && (c == '-' || (c >= '0' && c <= '9'))) {
-                    SC__JTRY(sc__jp_int(jp, &val));
-                    have_val = true;
-                } else {
-                    SC__JTRY(sc__jp_skip(jp));
-                }
-                bool done;
-                SC__JTRY(sc__jp_next(jp, '}', &done));
-                if (done) break;
-            }
-        } else {
-            jp->p++;
-        }
-        if (is_rf && have_val) n->rf_id = val;
+    for (bool first = true;; first = false) {
         bool done;
-        SC__JTRY(sc__jp_next(jp, ']', &done));
+        SC__JTRY(sc__jp_element(jp, first, &done));
         if (done) return SC__J_OK;
+        SC__JTRY(attr_object(r, n));
     }
 }
 
@@ -225,68 +224,102 @@ static bool append_ids(sc__vec *dst, const sc__vec *src, uint32_t *first, uint32
     return true;
 }
 
-/* One element of "nodes": a retryable unit (state is committed at the end). */
+/* Where a 1.0.x shape or type list goes, by its key; NULL for another key.
+ * Chosen before the value is read: reading it may overwrite an escaped
+ * key's bytes (json.h's scratch buffer). */
+static uint32_t *shapes_slot(et_node *n, sc__jstr key) {
+    if (SC__JSTR_EQ(key, "input_shapes")) return &n->in_shapes;
+    if (SC__JSTR_EQ(key, "input_types")) return &n->in_types;
+    if (SC__JSTR_EQ(key, "output_shapes")) return &n->out_shapes;
+    if (SC__JSTR_EQ(key, "output_types")) return &n->out_types;
+    return NULL;
+}
+
+/* "inputs" or "outputs" (whose first byte is c): a 1.1.x object, or the
+ * 1.0.x list of values; anything else is skipped. */
+static int io_member(etreader *r, char c, sc__vec *ids, uint32_t *shapes, uint32_t *types) {
+    if (c == '{') return io_object(r, ids, shapes, types);
+    if (c == '[') return tensor_ids(r, ids);
+    return sc__jp_skip(&r->jp);
+}
+
+/* One member of a node, at its value; a value of another type than the
+ * key's is skipped. Tensor ids go to the reader's scratch vectors. */
+static int node_member(etreader *r, et_node *n, sc__jstr key) {
+    sc__jp *jp = &r->jp;
+    char c = sc__jp_peek(jp);
+    bool num = c == '-' || sc__is_digit(c);
+    uint32_t *slot;
+    if (SC__JSTR_EQ(key, "name") && c == '"') return string_id(r, &n->name);
+    if (SC__JSTR_EQ(key, "id") && num) return sc__jp_int(jp, &n->id);
+    if ((SC__JSTR_EQ(key, "parent") || SC__JSTR_EQ(key, "ctrl_deps")) && num)
+        return sc__jp_int(jp, &n->parent);
+    if (SC__JSTR_EQ(key, "rf_id") && num) return sc__jp_int(jp, &n->rf_id);
+    if (SC__JSTR_EQ(key, "attrs") && c == '[') return attrs_array(r, n);
+    if (SC__JSTR_EQ(key, "inputs"))
+        return io_member(r, c, &r->scratch_in, &n->in_shapes, &n->in_types);
+    if (SC__JSTR_EQ(key, "outputs"))
+        return io_member(r, c, &r->scratch_out, &n->out_shapes, &n->out_types);
+    if ((slot = shapes_slot(n, key))) return raw_id(r, slot);
+    return sc__jp_skip(jp);
+}
+
+/* Stores a node read whole, with its tensor ids. */
+static int commit_node(etreader *r, et_node *n) {
+    sc_et *et = r->et;
+    et_node *slot = sc__vec_push(&et->nodes);
+    if (!slot || !append_ids(&et->tensors, &r->scratch_in, &n->in_first, &n->in_count) ||
+        !append_ids(&et->tensors, &r->scratch_out, &n->out_first, &n->out_count))
+        return et_oom(r);
+    *slot = *n;
+    return SC__J_OK;
+}
+
+/* One element of "nodes": a retryable unit (nothing is stored until it has
+ * parsed whole). */
 static int parse_node(etreader *r) {
     sc__jp *jp = &r->jp;
     et_node n = {.id = -1, .parent = -1, .rf_id = -1};
     n.in_shapes = n.in_types = n.out_shapes = n.out_types = SC__NONE;
     r->scratch_in.len = r->scratch_out.len = 0;
     SC__JTRY(sc__jp_expect(jp, '{'));
-    if (sc__jp_peek(jp) != '}') {
-        for (;;) {
-            sc__jstr key, s;
-            SC__JTRY(sc__jp_string(jp, &key));
-            SC__JTRY(sc__jp_expect(jp, ':'));
-            char c = sc__jp_peek(jp);
-            bool num = c == '-' || (c >= '0' && c <= '9');
-            if (SC__JSTR_EQ(key, "name") && c == '"') {
-                SC__JTRY(sc__jp_string(jp, &s));
-                n.name = intern_raw(r, s);
-                if (n.name == SC__NONE) return et_oom(r);
-            } else if (SC__JSTR_EQ(key, "id") && num) {
-                SC__JTRY(sc__jp_int(jp, &n.id));
-            } else if ((SC__JSTR_EQ(key, "parent") || SC__JSTR_EQ(key, "ctrl_deps")) && num) {
-                SC__JTRY(sc__jp_int(jp, &n.parent));
-            } else if (SC__JSTR_EQ(key, "rf_id") && num) {
-                SC__JTRY(sc__jp_int(jp, &n.rf_id));
-            } else if (SC__JSTR_EQ(key, "attrs") && c == '[') {
-                SC__JTRY(attrs_array(r, &n));
-            } else if (SC__JSTR_EQ(key, "inputs") && c == '{') {
-                SC__JTRY(io_object(r, &r->scratch_in, &n.in_shapes, &n.in_types));
-            } else if (SC__JSTR_EQ(key, "outputs") && c == '{') {
-                SC__JTRY(io_object(r, &r->scratch_out, &n.out_shapes, &n.out_types));
-            } else if (SC__JSTR_EQ(key, "inputs") && c == '[') {
-                SC__JTRY(tensor_ids(r, &r->scratch_in));
-            } else if (SC__JSTR_EQ(key, "outputs") && c == '[') {
-                SC__JTRY(tensor_ids(r, &r->scratch_out));
-            } else if (SC__JSTR_EQ(key, "input_shapes") || SC__JSTR_EQ(key, "input_types") ||
-                       SC__JSTR_EQ(key, "output_shapes") || SC__JSTR_EQ(key, "output_types")) {
-                SC__JTRY(sc__jp_raw(jp, &s));
-                uint32_t id = intern_raw(r, s);
-                if (id == SC__NONE) return et_oom(r);
-                if (key.s[0] == 'i') *(key.s[6] == 's' ? &n.in_shapes : &n.in_types) = id;
-                else *(key.s[7] == 's' ? &n.out_shapes : &n.out_types) = id;
-            } else {
-                SC__JTRY(sc__jp_skip(jp));
-            }
-            bool done;
-            SC__JTRY(sc__jp_next(jp, '}', &done));
-            if (done) break;
-        }
-    } else {
-        jp->p++;
+    for (bool first = true;; first = false) {
+        sc__jstr key;
+        bool done;
+        SC__JTRY(sc__jp_member(jp, first, &key, &done));
+        if (done) return commit_node(r, &n);
+        SC__JTRY(node_member(r, &n, key));
     }
-    /* Commit. */
-    sc_et *et = r->et;
-    et_node *slot = sc__vec_push(&et->nodes);
-    if (!slot || !append_ids(&et->tensors, &r->scratch_in, &n.in_first, &n.in_count) ||
-        !append_ids(&et->tensors, &r->scratch_out, &n.out_first, &n.out_count))
-        return et_oom(r);
-    *slot = n;
-    return SC__J_OK;
 }
 
 typedef enum { ET_START, ET_MEMBER, ET_NODES_FIRST, ET_NODES, ET_END } etstate; /* ET_END: handled by sc__jp_drive */
+
+/* One top-level member (a unit of its own): "nodes" moves the walk into
+ * the array, "schema" is kept, anything else skipped. */
+static int et_member(etreader *r, int *st) {
+    sc__jp *jp = &r->jp;
+    sc__jstr key;
+    bool done;
+    SC__JTRY(sc__jp_member(jp, r->first_member, &key, &done));
+    if (done) {
+        *st = ET_END;
+        return SC__J_OK;
+    }
+    if (SC__JSTR_EQ(key, "nodes")) {
+        SC__JTRY(sc__jp_expect(jp, '['));
+        r->saw_nodes = true;
+        *st = ET_NODES_FIRST;
+    } else if (SC__JSTR_EQ(key, "traceEvents")) { /* say so now, not after reading it all */
+        return sc__jp_error_at(jp, key.s, SC_E_FORMAT,
+                               "a Kineto trace (\"traceEvents\"), not a PyTorch Execution Trace");
+    } else if (SC__JSTR_EQ(key, "schema") && sc__jp_peek(jp) == '"') {
+        SC__JTRY(string_id(r, &r->et->schema));
+    } else {
+        SC__JTRY(sc__jp_skip(jp));
+    }
+    r->first_member = false;
+    return SC__J_OK;
+}
 
 static int et_step(void *ctx, int *st) {
     etreader *r = ctx;
@@ -297,44 +330,7 @@ static int et_step(void *ctx, int *st) {
         *st = ET_MEMBER;
         r->first_member = true;
         return SC__J_OK;
-    case ET_MEMBER: {
-        if (sc__jp_peek(jp) == '}') {
-            jp->p++;
-            *st = ET_END;
-            return SC__J_OK;
-        }
-        if (!r->first_member) {
-            bool done;
-            SC__JTRY(sc__jp_next(jp, '}', &done));
-            if (done) {
-                *st = ET_END;
-                return SC__J_OK;
-            }
-        }
-        sc__jstr key;
-        SC__JTRY(sc__jp_string(jp, &key));
-        SC__JTRY(sc__jp_expect(jp, ':'));
-        if (SC__JSTR_EQ(key, "nodes")) {
-            SC__JTRY(sc__jp_expect(jp, '['));
-            r->saw_nodes = true;
-            r->first_member = false;
-            *st = ET_NODES_FIRST;
-            return SC__J_OK;
-        }
-        if (SC__JSTR_EQ(key, "traceEvents")) /* say so now, not after reading it all */
-            return sc__jp_error_at(jp, key.s, SC_E_FORMAT,
-                                   "a Kineto trace (\"traceEvents\"), not a PyTorch Execution Trace");
-        if (SC__JSTR_EQ(key, "schema") && sc__jp_peek(jp) == '"') {
-            sc__jstr s;
-            SC__JTRY(sc__jp_string(jp, &s));
-            r->et->schema = intern_raw(r, s);
-            if (r->et->schema == SC__NONE) return et_oom(r);
-        } else {
-            SC__JTRY(sc__jp_skip(jp));
-        }
-        r->first_member = false;
-        return SC__J_OK;
-    }
+    case ET_MEMBER: return et_member(r, st);
     case ET_NODES_FIRST:
     case ET_NODES: {
         bool done;

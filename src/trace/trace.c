@@ -229,15 +229,6 @@ sc__kind sc__kind_from_category(const char *cat, size_t n) {
     return SC_K_OTHER;
 }
 
-const char *sc__kind_name(sc__kind k) {
-    static const char *names[SC_K_COUNT] = {
-        "other",       "cpu_op", "user_annotation", "gpu_user_annotation", "runtime",
-        "driver",      "kernel", "memcpy",          "memset",              "python_function",
-        "instant",     "cuda_sync", "flow_launch",  "flow_fwdbwd",         "trace",
-        "metadata"};
-    return (unsigned)k < SC_K_COUNT ? names[k] : "other";
-}
-
 bool sc__is_nccl_kernel_name(const char *name) {
     return sc__starts_with(name, "ncclKernel") || sc__starts_with(name, "ncclDevKernel") ||
            sc__starts_with(name, "void ncclKernel") || sc__starts_with(name, "void ncclDevKernel") ||

@@ -190,7 +190,6 @@ static inline int64_t sc__event_stream(const sc_trace *t, const sc__event *e) {
     return e->stream >= 0 ? e->stream : sc__trace_track_at(t, e->track)->tid;
 }
 sc__kind sc__kind_from_category(const char *cat, size_t n);
-const char *sc__kind_name(sc__kind k);
 /* True for NCCL / RCCL kernel names (ncclKernel_*, ncclDevKernel_*). */
 bool sc__is_nccl_kernel_name(const char *name);
 /* The collective kind of an NCCL kernel name ("AllReduce", "SendRecv", ...). */

@@ -211,6 +211,14 @@ static bool main_window(tmpl *m) {
     return true;
 }
 
+/* tmpl_build reads the template trace and takes its step apart, as the
+ * top of this file says; what it has allocated stays in the tmpl on
+ * failure too, for tmpl_free. Its steps follow it, in the order it runs
+ * them. */
+static size_t gather_events(tmpl *m, corr_ent *gm);
+static sc_status segment_step(tmpl *m, const corr_ent *gm, size_t ngm, const char *path,
+                              sc_error *err);
+
 static bool is_named(const sc_trace *t, const sc__event *e, const char *a, const char *b) {
     const char *s = sc__trace_str(t, e->name);
     return strcmp(s, a) == 0 || strcmp(s, b) == 0;
@@ -223,18 +231,33 @@ static sc_status tmpl_build(tmpl *m, const char *path, const sc_load_options *lo
     m->ev = sc__trace_events(t);
     size_t n = t->events.len;
     if (!main_window(m)) return sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
-    int64_t w0 = m->step_ts, w1 = m->step_ts + m->step_dur;
-
-    /* Main-thread CPU events inside the window, and the GPU ops by correlation. */
     m->cpu = sc__alloc_array(n ? n : 1, sizeof *m->cpu);
     corr_ent *gm = sc__alloc_array(n ? n : 1, sizeof *gm);
-    size_t ngm = 0;
     if (!m->cpu || !gm) {
         free(gm);
         return sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
     }
+    size_t ngm = gather_events(m, gm);
+    st = m->ncpu == 0 ? sc__fail(err, SC_E_FORMAT, path, SC_NO_OFFSET,
+                                 "template has no CPU events to model a step on")
+                      : segment_step(m, gm, ngm, path, err);
+    free(gm);
+    return st;
+}
+
+static sc_status no_memory(const char *path, sc_error *err) {
+    return sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
+}
+
+/* Sorts out the template's events for building it: the main thread's CPU
+ * events inside the step window, by time (m->cpu), and the GPU ops by
+ * correlation id (gm; returns how many). Notes the spans of correlation
+ * and external ids on the way, which copies of the step are offset by. */
+static size_t gather_events(tmpl *m, corr_ent *gm) {
+    const int64_t w0 = m->step_ts, w1 = m->step_ts + m->step_dur;
+    size_t ngm = 0;
     m->corr_span = m->ext_span = 1;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < m->t->events.len; i++) {
         const sc__event *e = &m->ev[i];
         if (e->correlation >= m->corr_span) m->corr_span = e->correlation + 1;
         if (e->external_id >= m->ext_span) m->ext_span = e->external_id + 1;
@@ -248,22 +271,12 @@ static sc_status tmpl_build(tmpl *m, const char *path, const sc_load_options *lo
     }
     qsort_r(m->cpu, m->ncpu, sizeof *m->cpu, cmp_by_time, (void *)m->ev);
     qsort(gm, ngm, sizeof *gm, cmp_corr);
-    if (m->ncpu == 0) {
-        free(gm);
-        return sc__fail(err, SC_E_FORMAT, path, SC_NO_OFFSET,
-                        "template has no CPU events to model a step on");
-    }
+    return ngm;
+}
 
-    /* Top-level operators and their names. */
-    uint32_t *top = sc__alloc_array(m->ncpu, sizeof *top);     /* cpu index of each top-level op */
-    uint32_t *names = sc__alloc_array(m->ncpu, sizeof *names);
-    m->acts = sc__alloc_array(m->ncpu, sizeof *m->acts);
-    if (!top || !names || !m->acts) {
-        free(top);
-        free(names);
-        free(gm);
-        return sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
-    }
+/* The top-level operators, those that start once the one before has
+ * ended: their indices in m->cpu (top) and their names; returns how many. */
+static size_t top_level_ops(const tmpl *m, uint32_t *top, uint32_t *names) {
     size_t ntop = 0;
     int64_t end = INT64_MIN;
     for (size_t c = 0; c < m->ncpu; c++) {
@@ -273,48 +286,60 @@ static sc_status tmpl_build(tmpl *m, const char *path, const sc_load_options *lo
             names[ntop++] = e->name;
             end = e->ts + e->dur;
         }
-        /* Runtime actions in launch order. */
-        act a = {.cpu = (uint32_t)c, .gpu = SC__NONE};
-        if (e->correlation >= 0 && (e->kind == SC_K_RUNTIME || e->kind == SC_K_DRIVER)) {
-            uint32_t g = find_gpu(gm, ngm, e->correlation);
-            if (g != SC__NONE) {
-                uint32_t slot = stream_slot(m, m->ev[g].track);
-                if (slot == SC__NONE) continue;
-                a.kind = ACT_LAUNCH;
-                a.gpu = g;
-                a.stream = (uint8_t)slot;
-                a.nccl = (m->ev[g].flags & SC_EF_NCCL) != 0;
-                int64_t lat = m->ev[g].ts - e->ts;
-                a.latency = lat < 1000 ? 1000 : lat > 10000 ? 10000 : lat;
-                m->acts[m->nacts++] = a;
-                continue;
-            }
-        }
-        if (is_named(t, e, "cudaEventRecord", "hipEventRecord")) {
-            a.kind = ACT_RECORD;
-            m->acts[m->nacts++] = a;
-        } else if (is_named(t, e, "cudaStreamWaitEvent", "hipStreamWaitEvent")) {
-            a.kind = ACT_WAIT;
-            m->acts[m->nacts++] = a;
-        }
     }
-    free(gm);
+    return ntop;
+}
 
-    size_t start = 0, period = 0;
-    uint32_t reps = find_period(names, ntop, &start, &period);
-    free(names);
-    if (reps == 0) { /* nothing repeats: the whole step is one "layer" */
-        start = 0;
-        period = ntop;
-        reps = 1;
+/* Appends the runtime action that CPU event c (an index in m->cpu) is, if
+ * any: the launch of the GPU op with its correlation id, an event record
+ * or a stream wait. A launch onto a stream beyond the ones kept is
+ * dropped. */
+static void add_action(tmpl *m, const corr_ent *gm, size_t ngm, uint32_t c) {
+    const sc__event *e = &m->ev[m->cpu[c]];
+    act a = {.cpu = c, .gpu = SC__NONE};
+    if (e->correlation >= 0 && (e->kind == SC_K_RUNTIME || e->kind == SC_K_DRIVER)) {
+        uint32_t g = find_gpu(gm, ngm, e->correlation);
+        if (g != SC__NONE) {
+            uint32_t slot = stream_slot(m, m->ev[g].track);
+            if (slot == SC__NONE) return;
+            a.kind = ACT_LAUNCH;
+            a.gpu = g;
+            a.stream = (uint8_t)slot;
+            a.nccl = (m->ev[g].flags & SC_EF_NCCL) != 0;
+            int64_t lat = m->ev[g].ts - e->ts;
+            a.latency = lat < 1000 ? 1000 : lat > 10000 ? 10000 : lat;
+            m->acts[m->nacts++] = a;
+            return;
+        }
     }
-    m->nbody = reps;
-    m->segs = calloc(reps + 2, sizeof *m->segs);
-    if (!m->segs) {
-        free(top);
-        return sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
+    if (is_named(m->t, e, "cudaEventRecord", "hipEventRecord")) {
+        a.kind = ACT_RECORD;
+        m->acts[m->nacts++] = a;
+    } else if (is_named(m->t, e, "cudaStreamWaitEvent", "hipStreamWaitEvent")) {
+        a.kind = ACT_WAIT;
+        m->acts[m->nacts++] = a;
     }
-    /* Segment k covers top-level ops [bound[k], bound[k+1]). */
+}
+
+/* The repeated body: the longest periodic run of top-level names, as its
+ * start, period and repetitions; the whole step is one "layer" when
+ * nothing repeats. */
+static uint32_t find_body(const uint32_t *names, size_t ntop, size_t *start, size_t *period) {
+    uint32_t reps = find_period(names, ntop, start, period);
+    if (reps > 0) return reps;
+    *start = 0;
+    *period = ntop;
+    return 1;
+}
+
+/* Cuts the step window into m->nbody + 2 segments of top-level operators
+ * (their indices in m->cpu: top): the prologue, the bodies from `start`
+ * on, `period` operators each, and the epilogue. Segment k covers
+ * top-level ops [bound[k], bound[k+1]) and spans until the next one
+ * starts. */
+static void cut_segments(tmpl *m, const uint32_t *top, size_t ntop, size_t start, size_t period) {
+    const int64_t w0 = m->step_ts, w1 = m->step_ts + m->step_dur;
+    const uint32_t reps = m->nbody;
     for (uint32_t k = 0; k < reps + 2; k++) {
         size_t b0 = k == 0 ? 0 : start + (k - 1) * period;
         size_t b1 = k == reps + 1 ? ntop : start + k * period;
@@ -325,15 +350,46 @@ static sc_status tmpl_build(tmpl *m, const char *path, const sc_load_options *lo
         int64_t t1 = b1 < ntop ? m->ev[m->cpu[s->c1]].ts : w1;
         s->span = t1 > s->t0 ? t1 - s->t0 : 0;
     }
-    free(top);
+}
+
+/* Gives each segment the runtime actions its CPU events issue (both are
+ * in CPU order). */
+static void assign_actions(tmpl *m) {
     size_t a = 0;
-    for (uint32_t k = 0; k < reps + 2; k++) {
+    for (uint32_t k = 0; k < m->nbody + 2; k++) {
         seg *s = &m->segs[k];
         while (a < m->nacts && m->acts[a].cpu < s->c0) a++;
         s->a0 = (uint32_t)a;
         while (a < m->nacts && m->acts[a].cpu < s->c1) a++;
         s->a1 = (uint32_t)a;
     }
+}
+
+/* From the sorted events on: the runtime actions, the repeated body and
+ * the segments with their actions. */
+static sc_status segment_step(tmpl *m, const corr_ent *gm, size_t ngm, const char *path,
+                              sc_error *err) {
+    uint32_t *top = sc__alloc_array(m->ncpu, sizeof *top);
+    uint32_t *names = sc__alloc_array(m->ncpu, sizeof *names);
+    m->acts = sc__alloc_array(m->ncpu, sizeof *m->acts);
+    if (!top || !names || !m->acts) {
+        free(top);
+        free(names);
+        return no_memory(path, err);
+    }
+    size_t ntop = top_level_ops(m, top, names);
+    for (size_t c = 0; c < m->ncpu; c++) add_action(m, gm, ngm, (uint32_t)c);
+    size_t start = 0, period = 0;
+    m->nbody = find_body(names, ntop, &start, &period);
+    free(names);
+    m->segs = calloc(m->nbody + 2, sizeof *m->segs);
+    if (!m->segs) {
+        free(top);
+        return no_memory(path, err);
+    }
+    cut_segments(m, top, ntop, start, period);
+    free(top);
+    assign_actions(m);
     return SC_OK;
 }
 
