@@ -20,39 +20,15 @@
  * order ops started), an op that reads tensor T depends on the latest
  * earlier op that wrote T, unless that op encloses it.
  *
- * Linking (sc_et_write): a Kineto cpu_op with a "Record function id" maps
- * to the ET node with that rf_id; when the Kineto trace has none (2023-24
- * traces), the k-th cpu_op of a name (by start time) maps to the k-th ET
- * node of that name (by id). Coverage is reported both ways.
+ * Linking the ET with the rank's Kineto trace is src/pipeline/et_link.c's.
  */
+#include "pytorch_et.h"
+
 #include "../io/source.h"
-#include "../trace/trace.h"
 #include "json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-
-typedef struct et_node {
-    int64_t id, parent, rf_id;
-    uint32_t name;
-    uint32_t in_shapes, in_types, out_shapes, out_types; /* raw JSON text, interned */
-    uint32_t in_first, in_count, out_first, out_count;   /* tensor ids in et->tensors */
-} et_node;
-
-typedef struct et_dep {
-    uint32_t from, to; /* node indices in id order */
-} et_dep;
-
-struct sc_et {
-    char *path;
-    sc__intern strings;
-    sc__vec nodes;   /* et_node, sorted by id after loading */
-    sc__vec tensors; /* int64 tensor ids */
-    sc__vec deps;    /* et_dep */
-    uint32_t schema; /* interned */
-    uint64_t bytes;
-    uint64_t with_shapes; /* nodes with a non-empty input shape list */
-};
 
 typedef struct etreader {
     sc__jp jp;
@@ -177,7 +153,7 @@ static int io_object(etreader *r, sc__vec *ids, uint32_t *shapes, uint32_t *type
 
 /* One 1.1.x attribute, {"name": "rf_id", "type": "uint64", "value": 7}:
  * only an integer "rf_id" is kept, in n. */
-static int attr_object(etreader *r, et_node *n) {
+static int attr_object(etreader *r, sc__et_node *n) {
     sc__jp *jp = &r->jp;
     bool is_rf = false, have_val = false;
     int64_t val = 0;
@@ -203,7 +179,7 @@ static int attr_object(etreader *r, et_node *n) {
 }
 
 /* 1.1.x "attrs": an array of attributes. */
-static int attrs_array(etreader *r, et_node *n) {
+static int attrs_array(etreader *r, sc__et_node *n) {
     sc__jp *jp = &r->jp;
     SC__JTRY(sc__jp_expect(jp, '['));
     for (bool first = true;; first = false) {
@@ -227,7 +203,7 @@ static bool append_ids(sc__vec *dst, const sc__vec *src, uint32_t *first, uint32
 /* Where a 1.0.x shape or type list goes, by its key; NULL for another key.
  * Chosen before the value is read: reading it may overwrite an escaped
  * key's bytes (json.h's scratch buffer). */
-static uint32_t *shapes_slot(et_node *n, sc__jstr key) {
+static uint32_t *shapes_slot(sc__et_node *n, sc__jstr key) {
     if (SC__JSTR_EQ(key, "input_shapes")) return &n->in_shapes;
     if (SC__JSTR_EQ(key, "input_types")) return &n->in_types;
     if (SC__JSTR_EQ(key, "output_shapes")) return &n->out_shapes;
@@ -245,7 +221,7 @@ static int io_member(etreader *r, char c, sc__vec *ids, uint32_t *shapes, uint32
 
 /* One member of a node, at its value; a value of another type than the
  * key's is skipped. Tensor ids go to the reader's scratch vectors. */
-static int node_member(etreader *r, et_node *n, sc__jstr key) {
+static int node_member(etreader *r, sc__et_node *n, sc__jstr key) {
     sc__jp *jp = &r->jp;
     char c = sc__jp_peek(jp);
     bool num = c == '-' || sc__is_digit(c);
@@ -265,9 +241,9 @@ static int node_member(etreader *r, et_node *n, sc__jstr key) {
 }
 
 /* Stores a node read whole, with its tensor ids. */
-static int commit_node(etreader *r, et_node *n) {
+static int commit_node(etreader *r, sc__et_node *n) {
     sc_et *et = r->et;
-    et_node *slot = sc__vec_push(&et->nodes);
+    sc__et_node *slot = sc__vec_push(&et->nodes);
     if (!slot || !append_ids(&et->tensors, &r->scratch_in, &n->in_first, &n->in_count) ||
         !append_ids(&et->tensors, &r->scratch_out, &n->out_first, &n->out_count))
         return et_oom(r);
@@ -279,7 +255,7 @@ static int commit_node(etreader *r, et_node *n) {
  * parsed whole). */
 static int parse_node(etreader *r) {
     sc__jp *jp = &r->jp;
-    et_node n = {.id = -1, .parent = -1, .rf_id = -1};
+    sc__et_node n = {.id = -1, .parent = -1, .rf_id = -1};
     n.in_shapes = n.in_types = n.out_shapes = n.out_types = SC__NONE;
     r->scratch_in.len = r->scratch_out.len = 0;
     SC__JTRY(sc__jp_expect(jp, '{'));
@@ -348,13 +324,13 @@ static int et_step(void *ctx, int *st) {
 }
 
 static int cmp_node_id(const void *a, const void *b) {
-    const et_node *x = a, *y = b;
+    const sc__et_node *x = a, *y = b;
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
 /* Index of the node with this id in the id-sorted array, SC__NONE. */
 static uint32_t node_by_id(const sc_et *et, int64_t id) {
-    const et_node *n = et->nodes.data;
+    const sc__et_node *n = et->nodes.data;
     size_t lo = 0, hi = et->nodes.len;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -365,7 +341,7 @@ static uint32_t node_by_id(const sc_et *et, int64_t id) {
 }
 
 static bool encloses(const sc_et *et, uint32_t anc, uint32_t v) {
-    const et_node *n = et->nodes.data;
+    const sc__et_node *n = et->nodes.data;
     for (int depth = 0; depth < 256; depth++) {
         uint32_t p = node_by_id(et, n[v].parent);
         if (p == SC__NONE) return false;
@@ -387,7 +363,7 @@ static bool data_deps(sc_et *et) {
         free(vals);
         return false;
     }
-    const et_node *n = et->nodes.data;
+    const sc__et_node *n = et->nodes.data;
     const int64_t *t = et->tensors.data;
     bool ok = true;
     for (uint32_t v = 0; v < et->nodes.len && ok; v++) {
@@ -398,9 +374,9 @@ static bool data_deps(sc_et *et) {
             if (!vals[s]) continue;
             uint32_t w = vals[s] - 1;
             if (w == v || encloses(et, w, v)) continue;
-            et_dep *d = sc__vec_push(&et->deps);
+            sc__et_dep *d = sc__vec_push(&et->deps);
             if (!d) ok = false;
-            else *d = (et_dep){w, v};
+            else *d = (sc__et_dep){w, v};
         }
         for (uint32_t i = 0; i < n[v].out_count; i++) {
             int64_t tid = t[n[v].out_first + i];
@@ -438,9 +414,9 @@ sc_status sc_et_load(const char *path, sc_et **out, sc_error *err) {
         return sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
     }
     memcpy(et->path, path, pl + 1);
-    sc__vec_init(&et->nodes, sizeof(et_node));
+    sc__vec_init(&et->nodes, sizeof(sc__et_node));
     sc__vec_init(&et->tensors, sizeof(int64_t));
-    sc__vec_init(&et->deps, sizeof(et_dep));
+    sc__vec_init(&et->deps, sizeof(sc__et_dep));
     et->schema = SC__NONE;
     sc__source src;
     sc_status st = sc__source_open_file(&src, path, err);
@@ -480,8 +456,8 @@ sc_status sc_et_load(const char *path, sc_et **out, sc_error *err) {
         if (err && err->status == SC_OK) sc__fail(err, SC_E_INTERNAL, path, SC_NO_OFFSET, "reader stopped");
         return err ? err->status : SC_E_PARSE;
     }
-    if (et->nodes.len) qsort(et->nodes.data, et->nodes.len, sizeof(et_node), cmp_node_id);
-    et_node *n = et->nodes.data;
+    if (et->nodes.len) qsort(et->nodes.data, et->nodes.len, sizeof(sc__et_node), cmp_node_id);
+    sc__et_node *n = et->nodes.data;
     for (size_t i = 0; i < et->nodes.len; i++) {
         uint32_t s = n[i].in_shapes;
         if (s != SC__NONE && sc__intern_len(&et->strings, s) > 2) et->with_shapes++;
@@ -492,335 +468,4 @@ sc_status sc_et_load(const char *path, sc_et **out, sc_error *err) {
     }
     *out = et;
     return SC_OK;
-}
-
-/* ------------------------------------------------------------ linking */
-
-typedef struct link_pair_rec {
-    uint32_t event, node; /* Kineto event index, ET node index */
-} link_pair_rec;
-
-typedef struct link_stats {
-    sc__vec *pairs; /* link_pair_rec, when the caller wants them (else NULL) */
-    bool pairs_oom;
-    uint64_t cpu_ops, with_rf, linked, et_ops, et_linked;
-    uint64_t shapes_compared, shapes_agree; /* Kineto "Input Dims" vs ET input shapes */
-    bool by_order;
-} link_stats;
-
-/* The tensor shapes of a shape list: its innermost lists that hold numbers,
- * concatenated without spaces ("[[4, 2048], [], [[]]]" -> "[4,2048]").
- * Kineto and the ET spell non-tensor arguments differently ([] vs [[]]),
- * so only tensor shapes are compared. False when out is too small. */
-static bool tensor_shapes(const char *s, char *out, size_t cap) {
-    size_t n = 0, start = 0;
-    bool leaf = false;
-    for (const char *p = s; *p; p++) {
-        if (*p == '[') {
-            leaf = true;
-            start = n;
-        } else if (*p == ']') {
-            if (leaf && n > start) {
-                if (n + 2 >= cap) return false;
-                memmove(out + start + 1, out + start, n - start);
-                out[start] = '[';
-                out[++n] = ']';
-                n++;
-            } else if (leaf) {
-                n = start;
-            }
-            leaf = false;
-        } else if (leaf && *p != ' ' && *p != '\n') {
-            if (n + 3 >= cap) return false;
-            out[n++] = *p;
-        }
-    }
-    out[n] = '\0';
-    return true;
-}
-
-static bool same_shapes(const char *a, const char *b) {
-    char x[4096], y[4096];
-    if (!tensor_shapes(a, x, sizeof x) || !tensor_shapes(b, y, sizeof y)) return false;
-    return strcmp(x, y) == 0;
-}
-
-/* Records a link of Kineto event i and ET node j; checks their shapes
- * agree, an independent sign that the link is right. */
-static void link_pair(const sc_et *et, const sc_trace *k, size_t i, uint32_t j, uint8_t *et_hit,
-                      link_stats *ls) {
-    ls->linked++;
-    et_hit[j] = 1;
-    if (ls->pairs) {
-        link_pair_rec *r = sc__vec_push(ls->pairs);
-        if (r) *r = (link_pair_rec){(uint32_t)i, j};
-        else ls->pairs_oom = true;
-    }
-    const sc__event_shapes *sh = sc__trace_shapes(k, &sc__trace_events(k)[i]);
-    uint32_t es = ((const et_node *)et->nodes.data)[j].in_shapes;
-    if (!sh || sh->dims == SC__NONE || es == SC__NONE) return;
-    ls->shapes_compared++;
-    ls->shapes_agree += same_shapes(sc__trace_str(k, sh->dims), sc__intern_str(&et->strings, es));
-}
-
-typedef struct name_pos {
-    uint32_t key;  /* ET-interned name (or SC__NONE when the ET lacks it) */
-    uint32_t rank; /* k-th of its name */
-    uint32_t idx;  /* ET node or Kineto event */
-} name_pos;
-
-static int cmp_name_pos(const void *a, const void *b) {
-    const name_pos *x = a, *y = b;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-typedef struct rf_pos {
-    int64_t rf;
-    uint32_t idx;
-} rf_pos;
-
-static int cmp_rf_pos(const void *a, const void *b) {
-    const rf_pos *x = a, *y = b;
-    if (x->rf != y->rf) return x->rf < y->rf ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* By start time (ctx: the Kineto trace's events). */
-static int cmp_event_ts(const void *a, const void *b, void *ctx) {
-    const sc__event *events = ctx;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    const sc__event *ex = &events[x], *ey = &events[y];
-    if (ex->ts != ey->ts) return ex->ts < ey->ts ? -1 : 1;
-    return x < y ? -1 : x > y;
-}
-
-static bool is_op_node(const sc_et *et, const et_node *n) {
-    /* The root and thread nodes ("[pytorch|profiler|execution_...]") are not ops. */
-    return sc__intern_str(&et->strings, n->name)[0] != '[';
-}
-
-static bool et_link(const sc_et *et, const sc_trace *k, link_stats *ls, sc__vec *pairs) {
-    memset(ls, 0, sizeof *ls);
-    ls->pairs = pairs;
-    const et_node *n = et->nodes.data;
-    for (size_t i = 0; i < et->nodes.len; i++) ls->et_ops += is_op_node(et, &n[i]);
-    if (!k) return true;
-    const sc__event *ev = sc__trace_events(k);
-    uint8_t *et_hit = calloc(et->nodes.len ? et->nodes.len : 1, 1);
-    if (!et_hit) return false;
-    for (size_t i = 0; i < k->events.len; i++) {
-        if (ev[i].kind != SC_K_CPU_OP || ev[i].ph != 'X') continue;
-        ls->cpu_ops++;
-        const sc__event_ext *x = sc__trace_ext(k, &ev[i]);
-        if (x && x->rf_id >= 0) ls->with_rf++;
-    }
-    if (ls->with_rf) {
-        /* rf_id -> ET node through (rf_id, index) pairs sorted by rf_id. */
-        size_t ne = et->nodes.len;
-        rf_pos *by_rf = sc__alloc_array(ne ? ne : 1, sizeof *by_rf);
-        if (!by_rf) {
-            free(et_hit);
-            return false;
-        }
-        for (size_t j = 0; j < ne; j++) by_rf[j] = (rf_pos){n[j].rf_id, (uint32_t)j};
-        qsort(by_rf, ne, sizeof *by_rf, cmp_rf_pos);
-        for (size_t i = 0; i < k->events.len; i++) {
-            const sc__event_ext *x = sc__trace_ext(k, &ev[i]);
-            if (ev[i].kind != SC_K_CPU_OP || ev[i].ph != 'X' || !x || x->rf_id < 0) continue;
-            size_t lo = 0, hi = ne;
-            while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                if (by_rf[mid].rf < x->rf_id) lo = mid + 1;
-                else hi = mid;
-            }
-            if (lo < ne && by_rf[lo].rf == x->rf_id) link_pair(et, k, i, by_rf[lo].idx, et_hit, ls);
-        }
-        free(by_rf);
-    } else {
-        /* By order: the k-th cpu_op named X <-> the k-th ET node named X. */
-        ls->by_order = true;
-        size_t nk = ls->cpu_ops, ne = et->nodes.len;
-        name_pos *a = sc__alloc_array(nk ? nk : 1, sizeof *a);
-        name_pos *b = sc__alloc_array(ne ? ne : 1, sizeof *b);
-        uint32_t *cnt = calloc(et->strings.count + 1, sizeof *cnt);
-        if (!a || !b || !cnt) {
-            free(a);
-            free(b);
-            free(cnt);
-            free(et_hit);
-            return false;
-        }
-        /* ET ids follow the order ops started, across threads; Kineto files
-         * are not in that order (DLRM's interleave threads), so walk its
-         * cpu_ops by start time. */
-        uint32_t *by_ts = sc__alloc_array(nk ? nk : 1, sizeof *by_ts);
-        if (!by_ts) {
-            free(a);
-            free(b);
-            free(cnt);
-            free(et_hit);
-            return false;
-        }
-        size_t na = 0;
-        for (size_t i = 0; i < k->events.len; i++)
-            if (ev[i].kind == SC_K_CPU_OP && ev[i].ph == 'X') by_ts[na++] = (uint32_t)i;
-        sc__sort(by_ts, na, sizeof *by_ts, cmp_event_ts, (void *)ev);
-        for (size_t r = 0; r < na; r++) {
-            uint32_t i = by_ts[r];
-            const char *nm = sc__trace_str(k, ev[i].name);
-            uint32_t key = sc__intern_find(&et->strings, nm, strlen(nm));
-            a[r] = (name_pos){key, key == SC__NONE ? 0 : cnt[key]++, i};
-        }
-        free(by_ts);
-        memset(cnt, 0, (et->strings.count + 1) * sizeof *cnt);
-        for (size_t j = 0; j < ne; j++) b[j] = (name_pos){n[j].name, cnt[n[j].name]++, (uint32_t)j};
-        qsort(a, na, sizeof *a, cmp_name_pos);
-        qsort(b, ne, sizeof *b, cmp_name_pos);
-        size_t p = 0, q = 0;
-        while (p < na && q < ne) {
-            if (a[p].key == SC__NONE) break; /* SC__NONE sorts last */
-            int c = a[p].key != b[q].key ? (a[p].key < b[q].key ? -1 : 1)
-                                         : a[p].rank != b[q].rank ? (a[p].rank < b[q].rank ? -1 : 1) : 0;
-            if (c < 0) p++;
-            else if (c > 0) q++;
-            else {
-                link_pair(et, k, a[p].idx, b[q].idx, et_hit, ls);
-                p++;
-                q++;
-            }
-        }
-        free(a);
-        free(b);
-        free(cnt);
-    }
-    for (size_t j = 0; j < et->nodes.len; j++) ls->et_linked += et_hit[j] && is_op_node(et, &n[j]);
-    free(et_hit);
-    return true;
-}
-
-sc_status sc_et_write(const sc_et *et, const sc_trace *kineto, FILE *out, int json, sc_error *err) {
-    sc_status whole = sc__trace_check_whole(kineto, err); /* the Kineto side needs its events */
-    if (whole != SC_OK) return whole;
-    link_stats ls;
-    if (!et_link(et, kineto, &ls, NULL)) return sc__fail(err, SC_E_NOMEM, et->path, SC_NO_OFFSET, "out of memory");
-    const char *schema = et->schema == SC__NONE ? "" : sc__intern_str(&et->strings, et->schema);
-    uint64_t with_tensors = 0;
-    const et_node *n = et->nodes.data;
-    for (size_t i = 0; i < et->nodes.len; i++) with_tensors += n[i].in_count + n[i].out_count > 0;
-    double cov_k = ls.cpu_ops ? 100.0 * (double)ls.linked / (double)ls.cpu_ops : 0;
-    double cov_e = ls.et_ops ? 100.0 * (double)ls.et_linked / (double)ls.et_ops : 0;
-    sc__buf b;
-    sc__buf_init(&b);
-    if (json) {
-        sc__buf_puts(&b, "{\"file\": ");
-        sc__buf_json_str(&b, et->path, strlen(et->path));
-        sc__buf_puts(&b, ", \"schema\": ");
-        sc__buf_json_str(&b, schema, strlen(schema));
-        sc__buf_printf(&b,
-                       ", \"nodes\": %zu, \"ops\": %llu, \"ops_with_shapes\": %llu, "
-                       "\"nodes_with_tensors\": %llu, \"tensor_data_deps\": %zu",
-                       et->nodes.len, (unsigned long long)ls.et_ops,
-                       (unsigned long long)et->with_shapes, (unsigned long long)with_tensors,
-                       et->deps.len);
-        if (kineto) {
-            sc__buf_puts(&b, ", \"kineto\": ");
-            sc__buf_json_str(&b, kineto->path, strlen(kineto->path));
-            sc__buf_printf(&b,
-                           ", \"link_method\": \"%s\", \"kineto_cpu_ops\": %llu, "
-                           "\"kineto_with_rf_id\": %llu, \"linked\": %llu, "
-                           "\"kineto_coverage_pct\": %.1f, \"et_ops_linked\": %llu, "
-                           "\"et_coverage_pct\": %.1f, \"shapes_compared\": %llu, "
-                           "\"shapes_agree\": %llu",
-                           ls.by_order ? "order" : "rf_id", (unsigned long long)ls.cpu_ops,
-                           (unsigned long long)ls.with_rf, (unsigned long long)ls.linked, cov_k,
-                           (unsigned long long)ls.et_linked, cov_e,
-                           (unsigned long long)ls.shapes_compared, (unsigned long long)ls.shapes_agree);
-        }
-        sc__buf_puts(&b, "}\n");
-    } else {
-        sc__buf_printf(&b, "%s (PyTorch Execution Trace, schema %s)\n", et->path, schema[0] ? schema : "?");
-        sc__buf_printf(&b, "  %-22s%zu (%llu operators, %llu with input shapes)\n", "nodes",
-                       et->nodes.len, (unsigned long long)ls.et_ops, (unsigned long long)et->with_shapes);
-        sc__buf_printf(&b, "  %-22s%llu nodes with tensors, %zu data dependencies\n", "tensors",
-                       (unsigned long long)with_tensors, et->deps.len);
-        if (kineto) {
-            sc__buf_printf(&b, "  %-22s%s\n", "kineto trace", kineto->path);
-            sc__buf_printf(&b, "  %-22sby %s (%llu of %llu cpu_ops carry a Record function id)\n",
-                           "link", ls.by_order ? "order of names" : "record-function id",
-                           (unsigned long long)ls.with_rf, (unsigned long long)ls.cpu_ops);
-            sc__buf_printf(&b, "  %-22s%llu of %llu Kineto cpu_ops (%.1f%%), %llu of %llu ET ops (%.1f%%)\n",
-                           "linked", (unsigned long long)ls.linked, (unsigned long long)ls.cpu_ops,
-                           cov_k, (unsigned long long)ls.et_linked, (unsigned long long)ls.et_ops, cov_e);
-            sc__buf_printf(&b, "  %-22s%llu of %llu linked pairs with shapes on both sides\n",
-                           "input shapes agree", (unsigned long long)ls.shapes_agree,
-                           (unsigned long long)ls.shapes_compared);
-        }
-    }
-    if (b.oom) {
-        sc__buf_free(&b);
-        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
-    }
-    bool ok = fwrite(b.data, 1, b.len, out) == b.len;
-    sc__buf_free(&b);
-    return ok ? SC_OK : sc__fail(err, SC_E_IO, NULL, SC_NO_OFFSET, "cannot write the report");
-}
-
-static int cmp_pair_event(const void *a, const void *b) {
-    const link_pair_rec *x = a, *y = b;
-    return x->event < y->event ? -1 : x->event > y->event;
-}
-
-/* The linked operators themselves: per Kineto cpu_op (in file order, at most
- * max of them) its start and duration from Kineto and its ET node's id,
- * input shapes and input types. */
-sc_status sc_et_write_ops(const sc_et *et, const sc_trace *kineto, size_t max, FILE *out, int json,
-                           sc_error *err) {
-    if (!kineto) return sc__fail(err, SC_E_USAGE, et->path, SC_NO_OFFSET, "listing ops needs a Kineto trace");
-    sc_status whole = sc__trace_check_whole(kineto, err);
-    if (whole != SC_OK) return whole;
-    sc__vec pairs;
-    sc__vec_init(&pairs, sizeof(link_pair_rec));
-    link_stats ls;
-    if (!et_link(et, kineto, &ls, &pairs) || ls.pairs_oom) {
-        sc__vec_free(&pairs);
-        return sc__fail(err, SC_E_NOMEM, et->path, SC_NO_OFFSET, "out of memory");
-    }
-    if (pairs.len) qsort(pairs.data, pairs.len, sizeof(link_pair_rec), cmp_pair_event);
-    const link_pair_rec *pr = pairs.data;
-    const et_node *nodes = et->nodes.data;
-    const sc__event *ev = sc__trace_events(kineto);
-    sc__buf b;
-    sc__buf_init(&b);
-    if (json) sc__buf_puts(&b, "[\n");
-    size_t n = pairs.len < max ? pairs.len : max;
-    for (size_t i = 0; i < n; i++) {
-        const sc__event *e = &ev[pr[i].event];
-        const et_node *nd = &nodes[pr[i].node];
-        const char *name = sc__trace_str(kineto, e->name);
-        const char *shapes = nd->in_shapes == SC__NONE ? "[]" : sc__intern_str(&et->strings, nd->in_shapes);
-        const char *types = nd->in_types == SC__NONE ? "[]" : sc__intern_str(&et->strings, nd->in_types);
-        if (json) {
-            sc__buf_puts(&b, "  {\"name\": ");
-            sc__buf_json_str(&b, name, strlen(name));
-            sc__buf_printf(&b, ", \"ts_us\": %.3f, \"dur_us\": %.3f, \"et_id\": %lld, \"rf_id\": %lld, "
-                               "\"input_shapes\": %s, \"input_types\": %s}%s\n",
-                           (double)e->ts / 1e3, (double)e->dur / 1e3, (long long)nd->id,
-                           (long long)nd->rf_id, shapes, types, i + 1 < n ? "," : "");
-        } else {
-            int64_t t0 = ev[pr[0].event].ts; /* text shows times from the first listed op */
-            sc__buf_printf(&b, "+%10.3f ms %9.3f us  et %-6lld %s  %s  %s\n", (double)(e->ts - t0) / 1e6,
-                           (double)e->dur / 1e3, (long long)nd->id, name, shapes, types);
-        }
-    }
-    if (json) sc__buf_puts(&b, "]\n");
-    sc__vec_free(&pairs);
-    if (b.oom) {
-        sc__buf_free(&b);
-        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
-    }
-    bool ok = fwrite(b.data, 1, b.len, out) == b.len;
-    sc__buf_free(&b);
-    return ok ? SC_OK : sc__fail(err, SC_E_IO, NULL, SC_NO_OFFSET, "cannot write the report");
 }
