@@ -332,7 +332,7 @@ static bool room_for_one(const kreader *r, sc__vec *v) {
     return v->len < v->cap || sc__vec_reserve_exact(v, grown_cap(r, v));
 }
 
-/* The memory guard (issue 6): before the event, extras or shapes array
+/* The memory guard: before the event, extras or shapes array
  * grows for the event, and every 64K events (strings grow without
  * doubling), what the trace holds plus the read window and the growth must
  * fit the budget - a clear error instead of swapping. Checked before
@@ -593,7 +593,7 @@ static int parse_devices(kreader *r) {
     }
 }
 
-/* Top-level members we read may appear only once (issue 6): a second
+/* Top-level members we read may appear only once: a second
  * "traceEvents" or "distributedInfo" - two traces pasted into one object -
  * would otherwise be merged or silently replace the first. Within an event,
  * a repeated key keeps the last value, as most JSON parsers do. */
@@ -698,7 +698,7 @@ static void shrink(sc__vec *v) {
 }
 
 /* Makes times absolute. baseTimeNanoseconds comes from the input, so the sum
- * is checked (issue 6: a huge base overflowed int64, undefined behaviour):
+ * is checked (a huge base once overflowed int64, undefined behaviour):
  * every start and end must stay inside +-2^62 ns, the range the reader
  * promises, so that any two times can be subtracted without overflow. */
 static bool add_base_time(sc_trace *t, const char *name, sc_error *err) {

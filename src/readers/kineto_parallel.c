@@ -1,7 +1,7 @@
 /*
- * kineto_parallel.c - one large Kineto file parsed on several threads
- * (issue 5: a single huge file parsed in parallel; gzip input limited only
- * by decompression).
+ * kineto_parallel.c - one large Kineto file parsed on several threads, so
+ * that a single huge file is read at the speed of every core (and a gzip
+ * file, ideally, at the speed of its decompression).
  *
  * The file's traceEvents are cut into slices at guessed element starts
  * (kineto_slice.c), which a pool of threads parses in order of their starts

@@ -1,6 +1,6 @@
 /*
  * kineto_slice.c - a stretch of a Kineto file's event array read on a
- * thread of its own (issue 5: one large file parsed on every core).
+ * thread of its own, so that one large file is parsed on every core.
  *
  * kineto_parallel.c cuts a file's traceEvents into slices at guessed
  * element starts: the '{' of a `}` `,` `{` (with any whitespace between),
