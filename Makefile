@@ -10,27 +10,34 @@
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS per target
 #   make valgrind   the CLI over the shared traces and the tests under valgrind
 #
-# Variables: CC, BUILD (output folder), SAN=1 (ASan + UBSan) or SAN=thread,
-# WERROR=1.
+# Variables: CC, BUILD (output folder), OPT (default -O2; -O1 under the
+# sanitizers), CFLAGS (added after ours), SAN=1 (ASan + UBSan) or
+# SAN=thread, WERROR=1.
+#
+# A folder holds one configuration: $(BUILD)/.flags records the compiler and
+# flags its files were built with, and every object and program depends on
+# it, so a change of CC, CFLAGS, OPT, SAN, WERROR (or of the flags in this
+# file) rebuilds the folder rather than mixing old objects in.
 
 CC      ?= cc
 BUILD   ?= build
-OPT     ?= -O2
+OPT     ?= $(if $(SAN)$(FUZZ),-O1,-O2)
 CSTD     = -std=c17 -D_GNU_SOURCE
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 ifeq ($(WERROR),1)
 WARN    += -Werror
 endif
 ifeq ($(SAN),1)
-OPT      = -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+SANFLAGS = -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 LDSAN    = -fsanitize=address,undefined
 endif
 ifeq ($(SAN),thread)
-OPT      = -O1 -fno-omit-frame-pointer -fsanitize=thread
+SANFLAGS = -fno-omit-frame-pointer -fsanitize=thread
 LDSAN    = -fsanitize=thread
 endif
-CFLAGS  ?=
-CFLAGS  += $(CSTD) $(OPT) -g $(WARN) -Iinclude -fvisibility=hidden -pthread
+# Ours first, the caller's CFLAGS last (so that they can override ours):
+# `make CFLAGS=...` adds to the flags instead of replacing them.
+SC_CFLAGS = $(CSTD) $(OPT) $(SANFLAGS) -g $(WARN) -Iinclude -fvisibility=hidden -pthread $(CFLAGS)
 LDLIBS   = -lisal -lz -lm -pthread $(LDSAN)
 
 LIB_SRC  := $(sort $(wildcard src/*/*.c))
@@ -42,30 +49,39 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps demo test check tsan bench fuzz clean
+.PHONY: all deps demo test check tsan bench fuzz clean FORCE
 all: $(BUILD)/stepcast
 
-$(BUILD)/obj/%.o: %.c
+# The flags stamp: rewritten only when the text differs, so that its time
+# changes (and everything in the folder is rebuilt) only then. Its
+# prerequisite FORCE makes make look at it on every run.
+FLAGS_TEXT = $(strip $(CC) $(SC_CFLAGS) | $(LDLIBS))
+sc_same = $(and $(findstring x$(1)x,x$(2)x),$(findstring x$(2)x,x$(1)x))
+$(BUILD)/.flags: FORCE
+	@$(if $(call sc_same,$(FLAGS_TEXT),$(strip $(file <$@))),:,$(shell mkdir -p $(@D))$(file >$@,$(FLAGS_TEXT))echo "$(@D)/: new compiler or flags, building everything in it")
+FORCE:
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/.flags
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(SC_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/libstepcast.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/stepcast: $(CLI_OBJ) $(BUILD)/libstepcast.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/stepcast: $(CLI_OBJ) $(BUILD)/libstepcast.a $(BUILD)/.flags
+	$(CC) $(SC_CFLAGS) -o $@ $(filter-out %/.flags,$^) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c tests/testutil.h tests/testgraph.h $(BUILD)/libstepcast.a
+$(BUILD)/tests/%: tests/%.c tests/testutil.h tests/testgraph.h $(BUILD)/libstepcast.a $(BUILD)/.flags
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isrc -o $@ $< $(BUILD)/libstepcast.a $(LDLIBS) -lcmocka $(TEST_LDLIBS)
+	$(CC) $(SC_CFLAGS) -Isrc -o $@ $< $(BUILD)/libstepcast.a $(LDLIBS) -lcmocka $(TEST_LDLIBS)
 
 # yajl is the reader's test oracle: only this test program links it.
 $(BUILD)/tests/test_oracle: TEST_LDLIBS = -lyajl
 
-$(BUILD)/bench/%: bench/%.c $(BUILD)/libstepcast.a
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libstepcast.a $(BUILD)/.flags
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isrc -o $@ $< $(BUILD)/libstepcast.a $(LDLIBS)
+	$(CC) $(SC_CFLAGS) -Isrc -o $@ $< $(BUILD)/libstepcast.a $(LDLIBS)
 
 deps:
 	@sh scripts/install-deps.sh
@@ -111,15 +127,16 @@ bench: deps
 FUZZ_SECONDS ?= 600
 FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
 ifeq ($(FUZZ),1)
-OPT      = -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+SANFLAGS = -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
            -fno-sanitize-recover=undefined
 LDSAN    = -fsanitize=fuzzer,address,undefined
-$(BUILD)/obj/cli/main.o: CFLAGS += -Dmain=sc__cli_main
+# private: not passed on to its prerequisites (the flags stamp)
+$(BUILD)/obj/cli/main.o: private SC_CFLAGS += -Dmain=sc__cli_main
 endif
 
-$(BUILD)/fuzz/%: fuzz/%.c $(BUILD)/libstepcast.a
+$(BUILD)/fuzz/%: fuzz/%.c $(BUILD)/libstepcast.a $(BUILD)/.flags
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isrc -o $@ $< $(filter %.o,$^) $(BUILD)/libstepcast.a $(LDLIBS)
+	$(CC) $(SC_CFLAGS) -Isrc -o $@ $< $(filter %.o,$^) $(BUILD)/libstepcast.a $(LDLIBS)
 $(BUILD)/fuzz/fuzz_cli: $(CLI_OBJ)
 
 fuzz: deps
