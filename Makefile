@@ -5,7 +5,8 @@
 #   make test       install missing packages, build, run the test suite
 #   make check      the test suite under ASan + UBSan (build-asan/; with
 #                   CC=clang, clang's sanitizers in build-asan-clang/)
-#   make tsan       the tests that run threads under ThreadSanitizer
+#   make tsan       the tests that run threads under ThreadSanitizer, on
+#                   small inputs (build-tsan/)
 #   make bench      throughput and memory figures
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS per target
 #   make valgrind   the CLI over the shared traces and the tests under valgrind
@@ -107,7 +108,9 @@ check: deps
 # The tests whose code runs threads: the parallel reader (plain and gzip),
 # the chunk store, parallel loading (also with info's per-rank summaries),
 # the parallel graph build, and the prefault helper (alone and in the
-# simulator).
+# simulator). Built with ThreadSanitizer, they leave out the large shared
+# traces (sc_test_big_ok in tests/testutil.h): the threads, slices and
+# chunks are the same on the small ones, at a tenth of the time.
 TSAN_TESTS := test_split test_kineto test_graph test_info test_memory test_sim
 tsan: deps
 	@$(MAKE) --no-print-directory BUILD=build-tsan SAN=thread all \
