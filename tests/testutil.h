@@ -66,8 +66,8 @@ static inline const char *sc_test_tmpfile(const void *data, size_t n, const char
 #define SC_TEST_TSAN 0
 #endif
 
-/* False where STEPCAST_CORPUS_BIG=0 (tests/valgrind.sh) and under
- * ThreadSanitizer: large inputs are about time and memory, not memory
+/* False where STEPCAST_CORPUS_BIG=0 (set it to run a test under valgrind)
+ * and under ThreadSanitizer: large inputs are about time and memory, not memory
  * errors or races (the small traces start the same threads, slices and
  * chunks), and are left out there. */
 static inline int sc_test_big_ok(void) {
