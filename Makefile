@@ -3,6 +3,8 @@
 #   make            build libstepcast.a and build/stepcast
 #   make demo       install missing packages, build, run on the bundled example
 #   make test       install missing packages, build, run the test suite
+#   make programs   build the library, the CLI, the test and bench programs;
+#                   run nothing (CI's warnings-as-errors builds)
 #   make check      the test suite under ASan + UBSan (build-asan/; with
 #                   CC=clang, clang's sanitizers in build-asan-clang/)
 #   make tsan       the tests that run threads under ThreadSanitizer, on
@@ -50,8 +52,10 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps demo test check tsan bench fuzz clean FORCE
+.PHONY: all programs deps demo test check tsan bench fuzz clean FORCE
 all: $(BUILD)/stepcast
+
+programs: $(BUILD)/stepcast $(TEST_BIN) $(BENCH_BIN)
 
 # The flags stamp: rewritten only when the text differs, so that its time
 # changes (and everything in the folder is rebuilt) only then. Its
@@ -97,7 +101,7 @@ test: deps
 	@sh tests/run.sh $(BUILD)
 
 # CHECK_BUILD: the folder of the sanitizer build, one per compiler so that
-# objects of gcc and clang never mix (CI also runs it with CC=clang, whose
+# objects of gcc and clang never mix (CI runs it with CC=clang only, whose
 # UBSan checks more, e.g. offsets applied to NULL).
 CHECK_BUILD ?= build-asan$(if $(findstring clang,$(CC)),-clang)
 check: deps
