@@ -13,7 +13,7 @@
  *   - generated here at test time (never committed): a real trace truncated
  *     at every structural point, plain and gzip; 10 million tiny events; a
  *     1 GB line; a file over the memory budget. STEPCAST_CORPUS_BIG=0 skips
- *     the big ones (valgrind does).
+ *     the big ones (for a run under valgrind).
  * The CLI is the one beside this program (BUILD/tests/.. /stepcast), so
  * `make check` runs the corpus against the sanitizer build. A sanitizer
  * report in a child fails the case whatever its exit code.
