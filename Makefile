@@ -125,7 +125,7 @@ bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BIN)
 	@sh bench/run.sh $(BUILD)
 
-# ---- hardening (issue 6): libFuzzer targets and valgrind -------------------
+# ---- hardening: libFuzzer targets and valgrind ----------------------------
 # make fuzz [FUZZ_SECONDS=600]: builds fuzz/fuzz_*.c with clang into build-fuzz/
 # (libFuzzer + ASan + UBSan; the CLI's main renamed so fuzz_cli can call it),
 # makes seeds from ../shared/traces and runs each target for FUZZ_SECONDS.
