@@ -3,11 +3,11 @@
 # (memcheck). Any invalid read/write, use of uninitialised memory or leak
 # (definite, indirect or possible) fails the run. Prints one line per run and
 # a closing summary; exits 1 on any error.
-# The test programs are not run here: `make check` runs them under ASan and
-# UBSan, which find these errors in a fraction of the time (all of them
-# took about 8 minutes under valgrind, test_template alone 3 to 4). To run
-# one under valgrind by hand, set STEPCAST_CORPUS_BIG=0: it leaves out the
-# large inputs.
+# The test programs are not run here by default: `make check` runs them
+# under ASan and UBSan, which find these errors in a fraction of the time
+# (all of them took about 8 minutes under valgrind, test_template alone 3
+# to 4). VALGRIND_TESTS=1 (`make valgrind-tests`) runs them too, with
+# STEPCAST_CORPUS_BIG=0, which leaves out the large inputs.
 set -u
 build=${1:-build}
 cd "$(dirname "$0")/.." || exit 1
@@ -50,5 +50,18 @@ for cmd in graph replay; do
         vgrun "$cmd-megatron" 0 "$build/stepcast" "$cmd" "$traces/megatron-tp8-a100"
     fi
 done
+tmp=${TMPDIR:-/tmp}/stepcast-valgrind-$$
+mkdir -p "$tmp"
+vgrun export-dlrm 0 "$build/stepcast" export --chakra "$tmp/dlrm" --no-cpu "$traces/param-dlrm-8rank/kineto"
+vgrun replay-chrome-dlrm 0 "$build/stepcast" replay --json --chrome "$tmp/chrome.json" \
+    --scale gemm=0.5 "$traces/param-dlrm-8rank/kineto"
+rm -rf "$tmp"
+if [ "${VALGRIND_TESTS:-0}" = 1 ]; then
+    export STEPCAST_CORPUS_BIG=0
+    for t in "$build"/tests/test_*; do
+        [ -x "$t" ] || continue
+        vgrun "$(basename "$t")" 0 "$t"
+    done
+fi
 echo "valgrind: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
