@@ -22,21 +22,37 @@
 
 /* ------------------------------------------------------------ counting */
 
+/* A copy of s that is exactly its size: a rank's few dozen keys and names
+ * are kept for the whole job, a thousand ranks and more, so no block of
+ * an arena (256 KiB) per rank. NULL on out-of-memory. */
+static char *copy_str(const char *s) {
+    size_t n = strlen(s);
+    char *c = malloc(n + 1);
+    if (c) memcpy(c, s, n + 1);
+    return c;
+}
+
 /* The index of key's entry, added with a count of 0 if new: key is then
- * copied into the arena. SIZE_MAX when out of memory. */
-static size_t counts_find(sc__counts *c, sc__arena *keys, const char *key) {
+ * copied. SIZE_MAX when out of memory. */
+static size_t counts_find(sc__counts *c, const char *key) {
     for (size_t i = 0; i < c->count; i++)
         if (strcmp(c->items[i].key, key) == 0) return i;
-    if (!(key = sc__arena_strndup(keys, key, strlen(key)))) return SIZE_MAX;
     if (c->count == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
+        size_t cap = c->cap ? c->cap * 2 : 8;
         sc__count *p = sc__realloc_array(c->items, cap, sizeof *p);
         if (!p) return SIZE_MAX;
         c->items = p;
         c->cap = cap;
     }
-    c->items[c->count] = (sc__count){key, 0};
+    char *copy = copy_str(key);
+    if (!copy) return SIZE_MAX;
+    c->items[c->count] = (sc__count){copy, 0};
     return c->count++;
+}
+
+static void counts_free(sc__counts *c) {
+    for (size_t i = 0; i < c->count; i++) free((char *)c->items[i].key);
+    free(c->items);
 }
 
 /* A counter's entry by a number that stands for its key (an interned
@@ -60,18 +76,18 @@ static size_t memo_find(const sc__vec *memos, int64_t num) {
     return SIZE_MAX;
 }
 
-/* Remembers that num stands for key (copied into the arena), whose entry
- * is added if new; returns the entry, SIZE_MAX on out-of-memory. */
-static size_t memo_add(sc__counts *c, sc__vec *memos, sc__arena *keys, int64_t num, const char *key) {
-    size_t at = counts_find(c, keys, key);
+/* Remembers that num stands for key (copied), whose entry is added if
+ * new; returns the entry, SIZE_MAX on out-of-memory. */
+static size_t memo_add(sc__counts *c, sc__vec *memos, int64_t num, const char *key) {
+    size_t at = counts_find(c, key);
     key_memo *m = at == SIZE_MAX ? NULL : sc__vec_push(memos);
     if (!m) return SIZE_MAX;
     *m = (key_memo){num, at};
     return at;
 }
 
-static bool count_key(sc__counts *c, sc__arena *keys, const char *key) {
-    size_t at = counts_find(c, keys, key);
+static bool count_key(sc__counts *c, const char *key) {
+    size_t at = counts_find(c, key);
     if (at == SIZE_MAX) return false;
     c->items[at].count++;
     return true;
@@ -135,7 +151,7 @@ static bool gather_iterations(const sc_trace *t, sc__rank_info *ri) {
     for (size_t i = 0; i < t->events.len; i++) {
         if (!is_iteration(t, &ev[i])) continue;
         const char *name = sc__trace_str(t, ev[i].name);
-        const char *copy = sc__arena_strndup(&ri->arena, name, strlen(name));
+        char *copy = copy_str(name);
         if (!copy) return false;
         ri->iters[ri->niters++] = (sc__iteration){copy, ev[i].dur};
     }
@@ -150,7 +166,7 @@ static bool count_kernel(const sc_trace *t, sc__rank_info *ri, sc__vec *stream_m
     size_t at = memo_find(stream_memo, stream);
     if (at == SIZE_MAX) { /* the key is made on the stream's first sight only */
         snprintf(key, sizeof key, "%lld", (long long)stream);
-        if ((at = memo_add(&ri->streams, stream_memo, &ri->arena, stream, key)) == SIZE_MAX) return false;
+        if ((at = memo_add(&ri->streams, stream_memo, stream, key)) == SIZE_MAX) return false;
     }
     ri->streams.items[at].count++;
     if (!(e->flags & SC_EF_NCCL)) return true;
@@ -158,13 +174,13 @@ static bool count_kernel(const sc_trace *t, sc__rank_info *ri, sc__vec *stream_m
     const sc__event_ext *x = sc__trace_ext(t, e);
     if (x && x->coll_name != SC__NONE) snprintf(key, sizeof key, "%s", sc__trace_str(t, x->coll_name));
     else sc__nccl_kind(sc__trace_str(t, e->name), key, sizeof key);
-    return count_key(&ri->colls, &ri->arena, key);
+    return count_key(&ri->colls, key);
 }
 
 static bool gather_kineto(const sc_trace *t, sc__rank_info *ri) {
     const sc__event *ev = sc__trace_events(t);
     const char *gpu = sc__trace_gpu_name(t);
-    ri->gpu = sc__arena_strndup(&ri->arena, gpu, strlen(gpu));
+    ri->gpu = copy_str(gpu);
     ri->events = t->events.len;
     sc__vec cats, streams; /* key_memo */
     sc__vec_init(&cats, sizeof(key_memo));
@@ -174,7 +190,7 @@ static bool gather_kineto(const sc_trace *t, sc__rank_info *ri) {
         const sc__event *e = &ev[i];
         size_t at = memo_find(&cats, e->cat);
         if (at == SIZE_MAX)
-            at = memo_add(&ri->cats, &cats, &ri->arena, e->cat, e->cat ? sc__trace_str(t, e->cat) : "(none)");
+            at = memo_add(&ri->cats, &cats, e->cat, e->cat ? sc__trace_str(t, e->cat) : "(none)");
         if (!(ok = at != SIZE_MAX)) break;
         ri->cats.items[at].count++;
         if (e->kind == SC_K_KERNEL && e->ph == 'X') ok = count_kernel(t, ri, &streams, e);
@@ -241,18 +257,19 @@ static sc_status gather_chakra(const sc_trace *t, sc__rank_info *ri, sc_error *e
 
 static void rank_info_free(sc__rank_info *ri) {
     if (!ri) return;
-    free(ri->cats.items);
-    free(ri->streams.items);
-    free(ri->colls.items);
+    counts_free(&ri->cats);
+    counts_free(&ri->streams);
+    counts_free(&ri->colls);
+    for (size_t i = 0; i < ri->niters; i++) free((char *)ri->iters[i].name);
     free(ri->iters);
-    sc__arena_free(&ri->arena);
+    free((char *)ri->gpu);
+    free((char *)ri->file);
 }
 
 /* The figures of trace t into ri (zeroed here); its head (file, rank) is
  * set once the set's ranks are known (take_head). */
 static sc_status gather(const sc_trace *t, sc__rank_info *ri, sc_error *err) {
     memset(ri, 0, sizeof *ri);
-    sc__arena_init(&ri->arena);
     ri->format = t->format;
     ri->world_size = t->world_size;
     ri->input_bytes = t->input_bytes;
@@ -265,7 +282,7 @@ static sc_status gather(const sc_trace *t, sc__rank_info *ri, sc_error *err) {
 
 static bool take_head(sc__rank_info *ri, const sc_trace *t) {
     ri->rank = t->rank;
-    ri->file = sc__arena_strndup(&ri->arena, t->path, strlen(t->path));
+    ri->file = copy_str(t->path);
     return ri->file != NULL;
 }
 

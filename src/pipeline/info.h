@@ -8,7 +8,7 @@
 
 #include "../trace/trace.h"
 
-/* A counted key; the key lives in the rank's arena. */
+/* A counted key (malloc'ed, the rank's). */
 typedef struct sc__count {
     const char *key;
     uint64_t count;
@@ -20,7 +20,7 @@ typedef struct sc__counts {
 } sc__counts;
 
 typedef struct sc__iteration {
-    const char *name; /* "ProfilerStep#N", in the rank's arena */
+    const char *name; /* "ProfilerStep#N" (malloc'ed, the rank's) */
     int64_t dur_ns;
 } sc__iteration;
 
@@ -30,8 +30,7 @@ typedef struct sc__iteration {
 #define SC__INFO_CK_COMMS 10
 
 typedef struct sc__rank_info {
-    sc__arena arena;      /* the strings below */
-    const char *file;
+    const char *file;     /* the strings of a rank are its own, malloc'ed */
     uint8_t format;       /* SC__FMT_* */
     int64_t rank, world_size;
     uint64_t input_bytes; /* decompressed bytes read */
