@@ -254,6 +254,8 @@ static inline uint64_t sc__hash_u64(uint64_t x) {
 }
 
 bool sc__starts_with(const char *s, const char *prefix);
+/* A malloc'ed copy of s, exactly its size; NULL on out-of-memory. */
+char *sc__strdup(const char *s);
 bool sc__contains(const char *s, const char *needle);
 
 /* A growable text buffer for reports (JSON and text output). */
@@ -270,5 +272,9 @@ void sc__buf_puts(sc__buf *b, const char *s);
 void sc__buf_printf(sc__buf *b, const char *fmt, ...) SC__PRINTF(2, 3);
 /* Appends s as a JSON string literal, quotes included. */
 void sc__buf_json_str(sc__buf *b, const char *s, size_t n);
+/* Writes a finished report to out in one call and frees b: SC_OK, SC_E_NOMEM
+ * when building it ran out of memory (nothing is written), SC_E_IO when
+ * the write failed. */
+sc_status sc__buf_write(sc__buf *b, FILE *out, sc_error *err);
 
 #endif /* SC_BASE_H */

@@ -124,3 +124,10 @@ bool sc__starts_with(const char *s, const char *prefix) {
 }
 
 bool sc__contains(const char *s, const char *needle) { return strstr(s, needle) != NULL; }
+
+char *sc__strdup(const char *s) {
+    size_t n = strlen(s);
+    char *c = malloc(n + 1);
+    if (c) memcpy(c, s, n + 1);
+    return c;
+}

@@ -88,3 +88,14 @@ void sc__buf_json_str(sc__buf *b, const char *s, size_t n) {
     sc__buf_put(b, s + run, n - run);
     sc__buf_put(b, "\"", 1);
 }
+
+sc_status sc__buf_write(sc__buf *b, FILE *out, sc_error *err) {
+    if (b->oom) {
+        sc__buf_free(b);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory building the report");
+    }
+    bool ok = !b->len || fwrite(b->data, 1, b->len, out) == b->len;
+    sc__buf_free(b);
+    if (!ok) return sc__fail(err, SC_E_IO, NULL, SC_NO_OFFSET, "cannot write the report");
+    return SC_OK;
+}

@@ -22,18 +22,10 @@
 
 /* ------------------------------------------------------------ counting */
 
-/* A copy of s that is exactly its size: a rank's few dozen keys and names
- * are kept for the whole job, a thousand ranks and more, so no block of
- * an arena (256 KiB) per rank. NULL on out-of-memory. */
-static char *copy_str(const char *s) {
-    size_t n = strlen(s);
-    char *c = malloc(n + 1);
-    if (c) memcpy(c, s, n + 1);
-    return c;
-}
-
 /* The index of key's entry, added with a count of 0 if new: key is then
- * copied. SIZE_MAX when out of memory. */
+ * copied, exactly its size (a rank's few dozen keys and names are kept for
+ * the whole job, a thousand ranks and more, so no arena block per rank).
+ * SIZE_MAX when out of memory. */
 static size_t counts_find(sc__counts *c, const char *key) {
     for (size_t i = 0; i < c->count; i++)
         if (strcmp(c->items[i].key, key) == 0) return i;
@@ -44,7 +36,7 @@ static size_t counts_find(sc__counts *c, const char *key) {
         c->items = p;
         c->cap = cap;
     }
-    char *copy = copy_str(key);
+    char *copy = sc__strdup(key);
     if (!copy) return SIZE_MAX;
     c->items[c->count] = (sc__count){copy, 0};
     return c->count++;
@@ -151,7 +143,7 @@ static bool gather_iterations(const sc_trace *t, sc__rank_info *ri) {
     for (size_t i = 0; i < t->events.len; i++) {
         if (!is_iteration(t, &ev[i])) continue;
         const char *name = sc__trace_str(t, ev[i].name);
-        char *copy = copy_str(name);
+        char *copy = sc__strdup(name);
         if (!copy) return false;
         ri->iters[ri->niters++] = (sc__iteration){copy, ev[i].dur};
     }
@@ -180,7 +172,7 @@ static bool count_kernel(const sc_trace *t, sc__rank_info *ri, sc__vec *stream_m
 static bool gather_kineto(const sc_trace *t, sc__rank_info *ri) {
     const sc__event *ev = sc__trace_events(t);
     const char *gpu = sc__trace_gpu_name(t);
-    ri->gpu = copy_str(gpu);
+    ri->gpu = sc__strdup(gpu);
     ri->events = t->events.len;
     sc__vec cats, streams; /* key_memo */
     sc__vec_init(&cats, sizeof(key_memo));
@@ -282,7 +274,7 @@ static sc_status gather(const sc_trace *t, sc__rank_info *ri, sc_error *err) {
 
 static bool take_head(sc__rank_info *ri, const sc_trace *t) {
     ri->rank = t->rank;
-    ri->file = copy_str(t->path);
+    ri->file = sc__strdup(t->path);
     return ri->file != NULL;
 }
 

@@ -11,20 +11,13 @@
 
 #include <stdlib.h>
 
-static char *copy_str(const char *s) {
-    size_t n = strlen(s);
-    char *c = malloc(n + 1);
-    if (c) memcpy(c, s, n + 1);
-    return c;
-}
-
 /* The set's file names and warnings into jg; false on out-of-memory. */
 static bool copy_set(sc_graph *jg, const sc_traceset *set) {
     jg->files = calloc(set->count ? set->count : 1, sizeof *jg->files);
     if (!jg->files) return false;
     jg->nfiles = set->count;
     for (size_t i = 0; i < set->count; i++)
-        if (!(jg->files[i] = copy_str(set->traces[i]->path))) return false;
+        if (!(jg->files[i] = sc__strdup(set->traces[i]->path))) return false;
     for (size_t i = 0; i < set->warnings.count; i++)
         if (!sc__warnings_add(&jg->load, "%s", set->warnings.items[i])) return false;
     return true;

@@ -68,13 +68,7 @@ sc_status sc_et_write(const sc_et *et, const sc_trace *kineto, FILE *out, int js
                            (unsigned long long)ls.shapes_compared);
         }
     }
-    if (b.oom) {
-        sc__buf_free(&b);
-        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
-    }
-    bool ok = fwrite(b.data, 1, b.len, out) == b.len;
-    sc__buf_free(&b);
-    return ok ? SC_OK : sc__fail(err, SC_E_IO, NULL, SC_NO_OFFSET, "cannot write the report");
+    return sc__buf_write(&b, out, err);
 }
 
 static int cmp_pair_event(const void *a, const void *b) {
@@ -126,11 +120,5 @@ sc_status sc_et_write_ops(const sc_et *et, const sc_trace *kineto, size_t max, F
     }
     if (json) sc__buf_puts(&b, "]\n");
     sc__vec_free(&pairs);
-    if (b.oom) {
-        sc__buf_free(&b);
-        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
-    }
-    bool ok = fwrite(b.data, 1, b.len, out) == b.len;
-    sc__buf_free(&b);
-    return ok ? SC_OK : sc__fail(err, SC_E_IO, NULL, SC_NO_OFFSET, "cannot write the report");
+    return sc__buf_write(&b, out, err);
 }

@@ -155,23 +155,12 @@ static void put_text(sc__buf *b, const sc_graph *jg) {
     for (size_t i = 0; i < g->warnings.count; i++) sc__buf_printf(b, "warning: %s\n", g->warnings.items[i]);
 }
 
-static sc_status write_out(sc__buf *b, FILE *out, sc_error *err) {
-    if (b->oom) {
-        sc__buf_free(b);
-        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory building the report");
-    }
-    bool ok = fwrite(b->data, 1, b->len, out) == b->len;
-    sc__buf_free(b);
-    if (!ok) return sc__fail(err, SC_E_IO, NULL, SC_NO_OFFSET, "cannot write the report");
-    return SC_OK;
-}
-
 sc_status sc_graph_write(const sc_graph *jg, FILE *out, int json, sc_error *err) {
     sc__buf b;
     sc__buf_init(&b);
     if (json) put_json(&b, jg);
     else put_text(&b, jg);
-    return write_out(&b, out, err);
+    return sc__buf_write(&b, out, err);
 }
 
 /* ------------------------------------------------------------------ dot */
@@ -225,5 +214,5 @@ sc_status sc_graph_write_dot(const sc_graph *jg, FILE *out, sc_error *err) {
             sc__buf_printf(&b, "  t%u -> t%u [style=dashed, dir=none, color=darkgreen];\n",
                            mem[grp[i].first], mem[grp[i].first + m]);
     sc__buf_puts(&b, "}\n");
-    return write_out(&b, out, err);
+    return sc__buf_write(&b, out, err);
 }

@@ -148,12 +148,5 @@ sc_status sc_info_write(const sc_info *info, FILE *out, int json, sc_error *err)
         }
         sc__buf_puts(&b, "]\n}\n");
     }
-    if (b.oom) {
-        sc__buf_free(&b);
-        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory building the report");
-    }
-    bool ok = fwrite(b.data, 1, b.len, out) == b.len;
-    sc__buf_free(&b);
-    if (!ok) return sc__fail(err, SC_E_IO, NULL, SC_NO_OFFSET, "cannot write the report");
-    return SC_OK;
+    return sc__buf_write(&b, out, err);
 }

@@ -149,13 +149,5 @@ sc_status sc_replay_write(const sc_replay *r, FILE *out, int json, sc_error *err
     sc__buf_init(&b);
     if (json) write_json(r, &b);
     else write_text(r, &b);
-    if (b.oom) {
-        sc__buf_free(&b);
-        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory writing the report");
-    }
-    size_t len = b.len, n = len ? fwrite(b.data, 1, len, out) : 0;
-    sc__buf_free(&b);
-    if (n != len)
-        return sc__fail(err, SC_E_IO, NULL, SC_NO_OFFSET, "cannot write the replay report");
-    return SC_OK;
+    return sc__buf_write(&b, out, err);
 }
