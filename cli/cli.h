@@ -71,6 +71,10 @@ int sc_cli_usage(const char *cmd, const char *fmt, ...);
 int sc_cli_exit_code(sc_status status);
 /* Prints the trace set's warnings to stderr. */
 void sc_cli_print_warnings(const sc_traceset *set);
+/* The trace set of a command's paths (a usage error when there are none),
+ * loaded with its load options, its warnings printed; frees a either way.
+ * SC_EXIT_OK with *set, or the exit code. */
+int sc_cli_load(const char *cmd, sc_cli_args *a, sc_traceset **set);
 /* Writes through an sc_output (a temporary file renamed into place): the
  * exit code of open, write(ctx, file) and commit. */
 int sc_cli_write_file(const char *path, int force, sc_status (*write)(const void *ctx, FILE *f, sc_error *err),

@@ -23,24 +23,21 @@ int sc_cmd_export(int argc, char **argv) {
     sc_cli_args a;
     int rc = sc_cli_parse("export", argc, argv, opts, SC_CLI_NOPTS(opts), &a);
     if (rc != SC_EXIT_OK) return rc;
-    if (!prefix || a.npaths == 0) {
+    if (!prefix) {
         sc_cli_args_free(&a);
-        return sc_cli_usage("export", prefix ? "no trace files given" : "say what to write: --chakra PREFIX");
+        return sc_cli_usage("export", "say what to write: --chakra PREFIX");
     }
     unsigned flags = (no_cpu ? SC_EXPORT_NO_CPU : 0) | (gpu_only ? SC_EXPORT_GPU_ONLY : 0) |
                      (force ? SC_EXPORT_FORCE : 0);
     sc_graph_options o = SC_GRAPH_OPTIONS_INIT;
     o.iteration = iteration == UINT64_MAX ? -1 : (int64_t)iteration;
-    sc_error err;
     sc_traceset *set;
-    sc_status st = sc_traceset_load(a.paths, a.npaths, &a.load, &set, &err);
-    sc_cli_args_free(&a);
-    if (st != SC_OK) return sc_cli_fail(&err);
-    sc_cli_print_warnings(set);
+    if ((rc = sc_cli_load("export", &a, &set)) != SC_EXIT_OK) return rc;
+    sc_error err;
     sc_export_stats es;
     double t0 = sc_cli_now();
     sc_graph *g;
-    st = sc_graph_build(set, &o, &g, &err);
+    sc_status st = sc_graph_build(set, &o, &g, &err);
     sc_traceset_free(set);
     if (st == SC_OK) st = sc_graph_export_chakra(g, prefix, flags, &es, &err);
     double dt = sc_cli_now() - t0;

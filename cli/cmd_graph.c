@@ -26,22 +26,14 @@ int sc_cmd_graph(int argc, char **argv) {
     };
     sc_cli_args a;
     int rc = sc_cli_parse("graph", argc, argv, opts, SC_CLI_NOPTS(opts), &a);
-    if (rc != SC_EXIT_OK) return rc;
-    if (a.npaths == 0) {
-        sc_cli_args_free(&a);
-        return sc_cli_usage("graph", "no trace files given");
-    }
+    sc_traceset *set;
+    if (rc != SC_EXIT_OK || (rc = sc_cli_load("graph", &a, &set)) != SC_EXIT_OK) return rc;
     sc_graph_options o = SC_GRAPH_OPTIONS_INIT;
     o.iteration = iteration == UINT64_MAX ? -1 : (int64_t)iteration;
     o.hide_cuda_sync = hide;
     sc_error err;
-    sc_traceset *set;
-    sc_status st = sc_traceset_load(a.paths, a.npaths, &a.load, &set, &err);
-    sc_cli_args_free(&a);
-    if (st != SC_OK) return sc_cli_fail(&err);
-    sc_cli_print_warnings(set);
     sc_graph *g;
-    st = sc_graph_build(set, &o, &g, &err);
+    sc_status st = sc_graph_build(set, &o, &g, &err);
     sc_traceset_free(set);
     if (st != SC_OK) return sc_cli_fail(&err);
     if (dot) rc = sc_cli_write_file(dot, force, write_dot, g);

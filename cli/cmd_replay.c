@@ -56,26 +56,19 @@ int sc_cmd_replay(int argc, char **argv) {
     sc_cli_args a;
     int rc = sc_cli_parse("replay", argc, argv, opts, SC_CLI_NOPTS(opts), &a);
     if (rc != SC_EXIT_OK) return rc;
-    if (a.npaths == 0) {
-        sc_cli_args_free(&a);
-        return sc_cli_usage("replay", "no trace files given");
-    }
     sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
     o.graph.iteration = iteration == UINT64_MAX ? -1 : (int64_t)iteration;
     o.graph.release_traces = 1; /* the set is only freed after the replay */
     o.comm_traced = comm == 1;
     o.scales = scales;
     o.nscales = nscales;
-    sc_error err;
     sc_traceset *set;
     double t0 = sc_cli_now();
-    sc_status st = sc_traceset_load(a.paths, a.npaths, &a.load, &set, &err);
-    sc_cli_args_free(&a);
-    if (st != SC_OK) return sc_cli_fail(&err);
+    if ((rc = sc_cli_load("replay", &a, &set)) != SC_EXIT_OK) return rc;
     double load = sc_cli_now() - t0;
-    sc_cli_print_warnings(set);
+    sc_error err;
     sc_replay *r;
-    st = sc_replay_run(set, &o, &r, &err);
+    sc_status st = sc_replay_run(set, &o, &r, &err);
     sc_traceset_free(set);
     if (st != SC_OK) return sc_cli_fail(&err);
     double t1 = sc_cli_now();

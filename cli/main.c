@@ -72,6 +72,20 @@ void sc_cli_print_warnings(const sc_traceset *set) {
         fprintf(stderr, "stepcast: warning: %s\n", sc_traceset_warning(set, i));
 }
 
+int sc_cli_load(const char *cmd, sc_cli_args *a, sc_traceset **set) {
+    *set = NULL;
+    if (a->npaths == 0) {
+        sc_cli_args_free(a);
+        return sc_cli_usage(cmd, "no trace files given");
+    }
+    sc_error err;
+    sc_status st = sc_traceset_load(a->paths, a->npaths, &a->load, set, &err);
+    sc_cli_args_free(a);
+    if (st != SC_OK) return sc_cli_fail(&err);
+    sc_cli_print_warnings(*set);
+    return SC_EXIT_OK;
+}
+
 static void print_help(FILE *out) {
     fprintf(out,
             "stepcast %s - replay and predict the step time of distributed training from\n"
