@@ -24,8 +24,39 @@ static size_t replay_memory(const sc_replay *r) {
            g->procs.len * sizeof *r->backlog;
 }
 
-sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, const sc__scale_rule *rules, size_t nrules,
-                           sc_replay **out, sc_error *err) {
+/* The calibrated parameters of every rank and processor (calibrate.h). */
+static bool calibrate(sc_replay *r) {
+    sc__graph *g = r->g;
+    size_t nr = g->ranks.len ? g->ranks.len : 1;
+    r->launch_latency = calloc(nr, sizeof *r->launch_latency);
+    r->sync_base = calloc(nr, sizeof *r->sync_base);
+    r->rank_offset = calloc(nr, sizeof *r->rank_offset);
+    r->backlog = calloc(g->procs.len ? g->procs.len : 1, sizeof *r->backlog);
+    if (!r->launch_latency || !r->sync_base || !r->rank_offset || !r->backlog ||
+        !sc__calibrate_backlog(g, r->backlog) || !sc__calibrate_launch(g, r->launch_latency, &g->spare) ||
+        !sc__calibrate_rank_offsets(g, r->rank_offset) || !sc__calibrate_transfers(g))
+        return false;
+    sc__spare_free(&g->spare); /* before the simulator takes its memory */
+    sc__calibrate_sync_base(g, r->sync_base);
+    return true;
+}
+
+/* Every task's class, its traced duration kept where it will change (for
+ * the measured lane of the timeline), then the --scale rules. */
+static bool classify_and_scale(sc_replay *r, bool keep_traced, const sc__scale_rule *rules, size_t nrules) {
+    sc__graph *g = r->g;
+    size_t n1 = g->tasks.len ? g->tasks.len : 1;
+    if (keep_traced || nrules) {
+        const sc__task *tasks = sc__graph_tasks(g);
+        if (!(r->traced_dur = sc__alloc_array(n1, sizeof *r->traced_dur))) return false;
+        for (size_t i = 0; i < g->tasks.len; i++) r->traced_dur[i] = tasks[i].dur;
+    }
+    r->cls = sc__alloc_array(n1, 1);
+    return r->cls && sc__scale_classify(g, r->cls) && sc__scale_apply(g, rules, nrules);
+}
+
+sc_status sc__replay_prepare(sc__graph *g, bool coupled, bool keep_traced, const sc__scale_rule *rules,
+                             size_t nrules, sc_replay **out, sc_error *err) {
     *out = NULL;
     sc_replay *r = calloc(1, sizeof *r);
     if (!r) {
@@ -36,80 +67,67 @@ sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, c
     r->coupled = coupled;
     double t0 = sc__now();
     sc__prune_contradicted(g, r->pruned);
-    size_t nr = g->ranks.len ? g->ranks.len : 1;
-    r->launch_latency = calloc(nr, sizeof *r->launch_latency);
-    r->sync_base = calloc(nr, sizeof *r->sync_base);
-    r->rank_offset = calloc(nr, sizeof *r->rank_offset);
-    r->backlog = calloc(g->procs.len ? g->procs.len : 1, sizeof *r->backlog);
-    if (!r->launch_latency || !r->sync_base || !r->rank_offset || !r->backlog ||
-        !sc__calibrate_backlog(g, r->backlog) ||
-        !sc__calibrate_launch(g, r->launch_latency, &g->spare) || !sc__calibrate_rank_offsets(g, r->rank_offset) ||
-        !sc__calibrate_transfers(g)) {
+    if (!calibrate(r)) {
         sc_replay_free(r);
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory calibrating");
     }
-    sc__spare_free(&g->spare); /* before the simulator takes its memory */
-    sc__calibrate_sync_base(g, r->sync_base);
-    if (nrules) {
-        const sc__task *tasks = sc__graph_tasks(g);
-        r->traced_dur = sc__alloc_array(g->tasks.len ? g->tasks.len : 1, sizeof *r->traced_dur);
-        if (!r->traced_dur) {
-            sc_replay_free(r);
-            return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory scaling");
-        }
-        for (size_t i = 0; i < g->tasks.len; i++) r->traced_dur[i] = tasks[i].dur;
-    }
-    r->cls = sc__alloc_array(g->tasks.len ? g->tasks.len : 1, 1);
-    if (!r->cls || !sc__scale_classify(g, r->cls) || !sc__scale_apply(g, rules, nrules)) {
+    if (!classify_and_scale(r, keep_traced, rules, nrules)) {
         sc_replay_free(r);
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory scaling");
     }
-    sc__sim_params p = {.coupled = coupled,
+    r->timings.calibrate = sc__now() - t0;
+    *out = r;
+    return SC_OK;
+}
+
+/* The SM-busy table holds one double per simulated millisecond of each
+ * rank. A step beyond 2^24 ms (4.7 h) comes from a corrupt timestamp (the
+ * fuzzer moved one event 17 years back: a 4 TB table); refuse it as bad
+ * input rather than fail to allocate, or worse, succeed and swap. */
+static sc_status check_span(const sc_replay *r, sc_error *err) {
+    if (r->sim.makespan <= (int64_t)SC__SM_MAX_WINDOWS * SC__SM_WINDOW_NS) return SC_OK;
+    return sc__fail(err, SC_E_LIMIT, NULL, SC_NO_OFFSET,
+                    "the simulated step lasts %.1f hours, more than the %.1f hours "
+                    "stepcast summarises: a corrupt or mis-scaled timestamp?",
+                    (double)r->sim.makespan / 3.6e12, (double)SC__SM_MAX_WINDOWS * SC__SM_WINDOW_NS / 3.6e12);
+}
+
+sc_status sc__replay_finish(sc_replay *r, const sc_traceset *set, sc_error *err) {
+    sc__graph *g = r->g;
+    sc__sim_params p = {.coupled = r->coupled,
                         .launch_latency = r->launch_latency,
                         .sync_base = r->sync_base,
                         .rank_offset = r->rank_offset,
                         .proc_backlog = r->backlog,
                         .threads = set ? set->threads : 1};
     double t1 = sc__now();
-    r->timings.calibrate = t1 - t0;
     /* The simulation's arrays are the job's last large ones: over the
      * budget, say so now rather than swap (traces still held count too). */
     uint64_t besides = sc__sim_memory(g) + sc__traceset_memory(set) + replay_memory(r);
     sc_status st = sc__graph_check_budget(g, set ? set->budget : 0, besides, "simulating the graph",
                                           "the simulation's arrays and any traces held", err);
-    if (st != SC_OK) {
-        sc_replay_free(r);
-        return st;
-    }
+    if (st != SC_OK) return st;
     st = sc__sim_run(g, &p, &r->sim, err);
     double t2 = sc__now();
     r->timings.simulate = t2 - t1;
     r->timings.simulate_setup = r->sim.setup_s;
     r->timings.tasks = g->tasks.len;
-    if (st != SC_OK) {
-        sc_replay_free(r);
-        return st;
-    }
-    /* The SM-busy table holds one double per simulated millisecond of each
-     * rank. A step beyond 2^24 ms (4.7 h) comes from a corrupt timestamp (the
-     * fuzzer moved one event 17 years back: a 4 TB table); refuse it as bad
-     * input rather than fail to allocate, or worse, succeed and swap. */
-    if (r->sim.makespan > (int64_t)SC__SM_MAX_WINDOWS * SC__SM_WINDOW_NS) {
-        sc_status lim = sc__fail(err, SC_E_LIMIT, NULL, SC_NO_OFFSET,
-                                 "the simulated step lasts %.1f hours, more than the %.1f hours "
-                                 "stepcast summarises: a corrupt or mis-scaled timestamp?",
-                                 (double)r->sim.makespan / 3.6e12,
-                                 (double)SC__SM_MAX_WINDOWS * SC__SM_WINDOW_NS / 3.6e12);
-        sc_replay_free(r);
-        return lim;
-    }
-    if (!sc__replay_per_rank(r) || !sc__replay_critical_path(r)) {
-        sc_replay_free(r);
+    if (st == SC_OK) st = check_span(r, err);
+    if (st != SC_OK) return st;
+    if (!sc__replay_per_rank(r) || !sc__replay_critical_path(r))
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory summarising the replay");
-    }
     r->timings.summarise = sc__now() - t2;
-    *out = r;
     return SC_OK;
+}
+
+sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, const sc__scale_rule *rules,
+                           size_t nrules, sc_replay **out, sc_error *err) {
+    sc_status st = sc__replay_prepare(g, coupled, false, rules, nrules, out, err);
+    if (st == SC_OK && (st = sc__replay_finish(*out, set, err)) != SC_OK) {
+        sc_replay_free(*out);
+        *out = NULL;
+    }
+    return st;
 }
 
 void sc_replay_free(sc_replay *r) {

@@ -59,6 +59,16 @@ sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled,
                            const sc__scale_rule *rules, size_t nrules, sc_replay **out,
                            sc_error *err);
 
+/* sc__replay_graph in two steps, for a caller that edits the calibrated
+ * graph before it is simulated (predict): prepare prunes contradicted
+ * edges, calibrates, classifies every task and applies the --scale rules
+ * (keep_traced: keep the traced durations even without rules, for the
+ * measured timeline of an edited graph); it takes g even on failure.
+ * finish simulates and summarises; on failure the caller frees r. */
+sc_status sc__replay_prepare(sc__graph *g, bool coupled, bool keep_traced, const sc__scale_rule *rules,
+                             size_t nrules, sc_replay **out, sc_error *err);
+sc_status sc__replay_finish(sc_replay *r, const sc_traceset *set, sc_error *err);
+
 static inline double sc__replay_error_pct(int64_t measured, int64_t simulated) {
     return measured > 0 ? 100.0 * (double)(simulated - measured) / (double)measured : 0.0;
 }
