@@ -139,12 +139,34 @@ typedef struct sc__op {
 } sc__op;
 
 /* A cross-rank group: the tasks (one per participating rank) of one
- * collective, or the send and recv tasks of one transfer. */
+ * collective, or the send and recv tasks of one transfer.
+ *
+ * `bytes` is the message size as nccl-tests reports it in its "size"
+ * column, so a communication model (bus bandwidth = size / time x a factor
+ * per type) and Chakra's comm_size take it as it is:
+ *   - all-reduce, broadcast, reduce: the buffer;
+ *   - all-gather (and gather): the whole gathered output, i.e. one rank's
+ *     input x the group size;
+ *   - reduce-scatter (and scatter): the whole input, i.e. one rank's output
+ *     x the group size;
+ *   - all-to-all: the whole buffer one rank sends (its input);
+ *   - send/recv: the bytes sent.
+ * Where it comes from (msg_size.c, collectives.c): the NCCL kernel's args,
+ * "Out msg nelems" for an all-gather (PyTorch records the gathered output
+ * there) and "In msg nelems" for the others (a reduce-scatter's input is the
+ * whole, an all-to-all's the sent buffer), times the "dtype" size; else the
+ * "Input Dims" of the operator that enqueued it: the `nccl:*` annotation and
+ * record_param_comms hold the collective's input (an all-gather's is one
+ * rank's piece, times the group size), c10d::allgather_ / _allgather_base_
+ * the gathered output first, c10d::reduce_scatter_ / _reduce_scatter_base_
+ * and alltoall_ / alltoall_base_ their input second (their first argument is
+ * the output); else a Chakra node's comm_size. Members that disagree (uneven
+ * all-to-all splits) keep the largest. */
 typedef struct sc__group {
     uint32_t first;      /* into graph->group_members */
     uint32_t count;
     uint8_t type;        /* sc__coll_type */
-    int64_t bytes;       /* message size per rank, -1 when unknown */
+    int64_t bytes;       /* message size (above), -1 when unknown */
     int64_t transfer_ns; /* modelled pure transfer time (set by the calibration) */
 } sc__group;
 
