@@ -170,6 +170,15 @@ typedef struct sc__group {
     int64_t transfer_ns; /* modelled pure transfer time (set by the calibration) */
 } sc__group;
 
+/* The message size of a communication task that is in no group (a
+ * foreign Chakra file's eager send/recv pairs and unpaired ones), with the
+ * same meaning as sc__group.bytes. */
+typedef struct sc__task_bytes {
+    int64_t bytes;
+    uint32_t task;
+    uint32_t unused; /* zero: padding made explicit */
+} sc__task_bytes;
+
 typedef struct sc__rank {
     int64_t rank;          /* the job rank */
     uint32_t trace;        /* index in the trace set, SC__NONE for imported graphs */
@@ -202,6 +211,12 @@ typedef struct sc__graph {
      * Kineto builder measures it while the rank's events are at hand, so the
      * traces may be freed before the replay. Empty when not measured. */
     sc__vec proc_backlog;
+
+    /* sc__task_bytes by ascending task: the sizes of communication tasks
+     * in no group (build_chakra.c), so that an export writes their
+     * comm_size again. Empty for Kineto graphs, whose every communication
+     * task is in a group. */
+    sc__vec loose_bytes;
 
     /* The edge list's memory after finish: its cycle check takes its
      * arrays from it, and when keep_spare was set before, it is kept for a
@@ -269,6 +284,9 @@ bool sc__graph_add_edge(sc__graph *g, uint32_t from, uint32_t to, sc__edge_famil
 uint32_t sc__graph_add_group(sc__graph *g, sc__coll_type type, int64_t bytes,
                              const uint32_t *members, uint32_t count);
 bool sc__graph_warn(sc__graph *g, const char *fmt, ...) SC__PRINTF(2, 3);
+/* The message size of a communication task: its group's bytes, else its
+ * loose_bytes entry; -1 when unknown. */
+int64_t sc__graph_task_bytes(const sc__graph *g, uint32_t task);
 
 /* Sorts and dedups edges into CSR, adds processor-order edges implied by
  * seq (SC_E_THREAD / SC_E_STREAM) when add_order_edges is set, fills
