@@ -8,8 +8,8 @@
  * cycles). Writing: the export of the 8-rank Megatron graph decodes with
  * `protoc --decode_raw` (an independent decoder), and reading it back gives
  * the same graph (tasks per processor in order with the same durations,
- * gaps and kinds, the same edges by family, the same groups) and the same
- * replayed step time.
+ * gaps and kinds, the same edges by family, the same groups, the same
+ * message sizes) and the same replayed step time.
  */
 #include "testutil.h"
 
@@ -475,6 +475,24 @@ static task_key *sorted_keys(const sc__graph *g) {
     return k;
 }
 
+/* Every communication task of h has the message size its counterpart in g
+ * had (tasks paired by processor and order; same task counts); returns how
+ * many of them had one. */
+static size_t assert_same_sizes(const sc__graph *g, const sc__graph *h) {
+    assert_int_equal(h->tasks.len, g->tasks.len);
+    task_key *ka = sorted_keys(g), *kb = sorted_keys(h);
+    size_t known = 0;
+    for (size_t i = 0; i < g->tasks.len; i++) {
+        if (!sc__task_is_comm(sc__graph_tasks(g)[ka[i].index].kind)) continue;
+        int64_t a = sc__graph_task_bytes(g, ka[i].index), b = sc__graph_task_bytes(h, kb[i].index);
+        assert_int_equal(a, b);
+        known += a >= 0;
+    }
+    free(ka);
+    free(kb);
+    return known;
+}
+
 static void family_counts(const sc__graph *g, uint64_t out[SC_E_FAMILY_COUNT]) {
     memset(out, 0, sizeof(uint64_t) * SC_E_FAMILY_COUNT);
     for (uint64_t e = 0; e < g->nedges; e++) out[g->succ_family[e]]++;
@@ -564,6 +582,8 @@ static void test_megatron_round_trip(void **state) {
     }
     free(ka);
     free(kb);
+    /* Every collective keeps its message size (comm_size): 84 x 8 known. */
+    assert_int_equal(assert_same_sizes(g, h), 84 * 8);
     for (size_t r = 0; r < 8; r++) {
         const sc__rank *ra = &SC__VEC_AT(&g->ranks, sc__rank, r), *rb = &SC__VEC_AT(&h->ranks, sc__rank, r);
         assert_int_equal(ra->step_start, rb->step_start);
@@ -682,6 +702,7 @@ static void test_dlrm_round_trip(void **state) {
     }
     free(ka);
     free(kb);
+    assert_int_equal(assert_same_sizes(g, h), 8 * 8);
     int64_t ma = replay_makespan(g), mb = replay_makespan(h);
     print_message("dlrm replay makespan: kineto %lld ns, chakra round trip %lld ns\n", (long long)ma,
                   (long long)mb);
@@ -727,9 +748,10 @@ static void test_hta_round_trips(void **state) {
             sb += sc__graph_tasks(h)[i].sync != SC_SYNC_NONE;
         }
         assert_int_equal(sa, sb);
+        size_t sized = assert_same_sizes(g, h);
         int64_t ma = replay_makespan(g), mb = replay_makespan(h);
-        print_message("%s: %zu tasks, %zu syncs, makespan %lld / %lld ns\n", dirs[d], g->tasks.len, sa,
-                      (long long)ma, (long long)mb);
+        print_message("%s: %zu tasks, %zu syncs, %zu sized messages, makespan %lld / %lld ns\n", dirs[d],
+                      g->tasks.len, sa, sized, (long long)ma, (long long)mb);
         assert_int_equal(ma, mb);
         for (size_t r = 0; r < g->ranks.len; r++) {
             char f[700];
@@ -764,6 +786,11 @@ static void test_ring_round_trip(void **state) {
     assert_int_equal(h->groups.len, 0);
     assert_int_equal(cross_rank_edges(h), 8 * 14);
     assert_int_equal(h->nedges, g->nedges);
+    /* The sends and receives are in no group: each keeps its comm_size
+     * (131072 bytes) all the same. */
+    assert_int_equal(assert_same_sizes(g, h), 8 * 28);
+    for (uint32_t i = 0; i < h->tasks.len; i++)
+        if (sc__task_is_comm(sc__graph_tasks(h)[i].kind)) assert_int_equal(sc__graph_task_bytes(h, i), 131072);
     int64_t ma = replay_makespan(g), mb = replay_makespan(h);
     print_message("ring replay: %lld ns, after a round trip %lld ns\n", (long long)ma, (long long)mb);
     assert_true(ma > 0);

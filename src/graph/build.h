@@ -14,7 +14,8 @@
  *   backlog.c      how long each stream is still busy from before the step;
  * then, across ranks, collectives.c matches collectives into groups.
  * Helpers: runtime_calls.c (what a CUDA/HIP call does, by name), streams.c (a
- * rank's GPU tasks by stream, for launch-time lookups).
+ * rank's GPU tasks by stream, for launch-time lookups), msg_size.c (the
+ * message size of a communication task, while the rank's events are at hand).
  *
  * Scratch data lives in the context, in flat arrays indexed by the task's
  * offset from the rank's first task, and is reset for each rank.
@@ -45,11 +46,21 @@ typedef struct sc__comm_rec {
     uint32_t rank;     /* graph rank index */
     int64_t stream;    /* stream id */
     int64_t seq;       /* "Seq", -1 when absent */
-    int64_t bytes;     /* -1 when unknown */
+    int64_t bytes;     /* message size (sc__group.bytes' convention), -1 when unknown */
+    int64_t piece;     /* bytes unknown: one rank's piece of it (an all-gather's
+                          input...), -1 when unknown; times the group size */
+    int64_t group_size; /* ranks in the communicator when an arg says, else -1 */
     uint32_t pg;       /* process group name interned in the graph, SC__NONE */
     uint32_t pg_ranks; /* "Process Group Ranks" interned in the graph, SC__NONE */
     uint8_t type;      /* sc__coll_type */
 } sc__comm_rec;
+
+/* Message sizes (msg_size.c). Element size of a data type as traces spell
+ * it (a "dtype" arg, an "Input type", an NCCL kernel name's suffix); 0 when
+ * unknown. */
+int64_t sc__dtype_bytes(const char *name);
+/* The element size an NCCL reduction kernel's name gives; 0 when none. */
+int64_t sc__nccl_kernel_dtype_bytes(const char *kernel);
 
 /* The iteration window of one rank. */
 typedef struct sc__window {
@@ -95,6 +106,11 @@ typedef struct sc__bctx {
     uint64_t sync_recorded, sync_matched, sync_missed, sync_extra;
     bool sync_checked;
 } sc__bctx;
+
+/* Fills r's bytes, piece and group_size (r->type set) for the NCCL kernel
+ * event `kernel` whose launch ran inside operator `op` (SC__NONE: none):
+ * from the kernel's args, else from the operators that enqueued it. */
+void sc__msg_size(sc__bctx *c, const sc__event *kernel, uint32_t op, sc__comm_rec *r);
 
 /* Scratch accessors (local index = task - first_task). */
 #define SC__LOCAL(c, task) ((task) - (c)->first_task)

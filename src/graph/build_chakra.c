@@ -33,6 +33,10 @@
  *     as in ASTRA-sim; see eager_pair), except in files stepcast wrote, where
  *     it stays what it was exported from (a rendezvous group, or an edge for
  *     nodes marked sc_eager);
+ *   - message sizes: comm_size (bytes, in the convention of sc__group.bytes:
+ *     stepcast's exports write it so) is the group's, the largest of its
+ *     members'; a send or receive outside any group keeps its own in
+ *     g->loose_bytes, so that an export writes it again;
  *   - measured step window: from the start_time_micros present (none: 0).
  *
  * Files written by stepcast's exporter (GlobalMetadata generator
@@ -791,6 +795,22 @@ static sc_status match_groups(build_state *bs, sc_error *err) {
     return SC_OK;
 }
 
+/* The comm_size of communication tasks left outside groups (eager and
+ * unpaired send/recv) into g->loose_bytes, so an export keeps it. */
+static sc_status keep_loose_bytes(build_state *bs, sc_error *err) {
+    sc__graph *g = bs->g;
+    const sc__task *t = sc__graph_tasks(g);
+    const int64_t *bytes = bs->bytes.data;
+    for (uint32_t i = 0; i < g->tasks.len; i++) {
+        if (!sc__task_is_comm(t[i].kind) || t[i].group != SC__NONE || bytes[i] < 0) continue;
+        sc__task_bytes *lb = sc__vec_push(&g->loose_bytes);
+        if (!lb) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+        lb->bytes = bytes[i];
+        lb->task = i;
+    }
+    return SC_OK;
+}
+
 sc_status sc__graph_build_chakra(const sc_traceset *set, sc__graph **out, sc_error *err) {
     *out = NULL;
     sc__graph *g = sc__graph_new();
@@ -821,6 +841,7 @@ sc_status sc__graph_build_chakra(const sc_traceset *set, sc__graph **out, sc_err
             st = sc__graph_check_budget(g, set->budget, held, "building the graph", "the Chakra files", err);
     }
     if (st == SC_OK) st = match_groups(&bs, err);
+    if (st == SC_OK) st = keep_loose_bytes(&bs, err);
     if (st == SC_OK) {
         /* add_rank counted tasks per processor for seq; finish recounts. */
         sc__proc *procs = sc__graph_procs(g);

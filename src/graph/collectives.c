@@ -24,6 +24,13 @@
  * SC__TF_UNMATCHED, so the simulation cannot deadlock and the report can say
  * how many tasks were not matched. A single-rank trace's collectives are
  * groups of one: their traced duration stands for the transfer.
+ *
+ * A group's message size (sc__group.bytes) is its members': a member that
+ * knew only its piece (msg_size.c) is the piece times the group size (its
+ * "Group size" arg, else the number of members: the ranks listed in
+ * "Process Group Ranks", else those matched). Members should agree; where
+ * they do not (an all-to-all with uneven splits, a mismatched trace) the
+ * group keeps the largest, and one warning counts such groups by type.
  */
 #include "build.h"
 
@@ -209,11 +216,66 @@ static uint32_t majority(const uint32_t *count, uint32_t nranks, uint32_t *have)
     return expect;
 }
 
+/* What matching the communicators shares: the records and their keys,
+ * scratch per rank, and what it found. */
+typedef struct matcher {
+    sc__graph *g;
+    const sc__comm_rec *r;
+    const comm_key *keys;
+    uint32_t *start, *count;  /* per rank: first key and keys on the communicator */
+    uint32_t *members, *mrec; /* the group being made: its tasks and their records */
+    bool uneven;
+    uint64_t size_differs[SC_C_COUNT]; /* groups whose members disagree on the size */
+} matcher;
+
+/* One member's message size; n: the members of its group. */
+static int64_t member_bytes(const sc__comm_rec *rec, uint32_t n) {
+    if (rec->bytes >= 0) return rec->bytes;
+    if (rec->piece < 0) return -1;
+    int64_t ranks = rec->group_size > 0 ? rec->group_size : (int64_t)n;
+    return rec->piece <= INT64_MAX / ranks ? rec->piece * ranks : -1;
+}
+
+/* The group's message size: its members' largest; disagreement counted. */
+static int64_t group_bytes(matcher *m, uint32_t n, uint8_t type) {
+    int64_t bytes = -1;
+    bool differ = false;
+    for (uint32_t k = 0; k < n; k++) {
+        int64_t b = member_bytes(&m->r[m->mrec[k]], n);
+        if (b < 0) continue;
+        differ |= bytes >= 0 && b != bytes;
+        if (b > bytes) bytes = b;
+    }
+    m->size_differs[type < SC_C_COUNT ? type : SC_C_UNKNOWN] += differ;
+    return bytes;
+}
+
+/* One warning for all the groups whose members disagreed on the size. */
+static bool warn_sizes(matcher *m) {
+    char text[256];
+    size_t len = 0;
+    uint64_t total = 0;
+    for (uint8_t t = 0; t < SC_C_COUNT; t++) {
+        if (!m->size_differs[t]) continue;
+        total += m->size_differs[t];
+        int w = snprintf(text + len, sizeof text - len, "%s%s %llu", len ? ", " : "",
+                         sc__coll_type_name(t), (unsigned long long)m->size_differs[t]);
+        if (w > 0 && (size_t)w < sizeof text - len) len += (size_t)w;
+    }
+    if (!total) return true;
+    return sc__graph_warn(m->g,
+                          "ranks disagree on the message size of %llu collective%s (%s): each keeps "
+                          "the largest",
+                          (unsigned long long)total, total > 1 ? "s" : "", text);
+}
+
 /* Matches the records of one communicator: keys[lo, hi), sorted by rank
  * then stream order; the pos-th task of every member rank form a group. */
-static bool match_comm(sc__graph *g, const sc__comm_rec *r, const comm_key *keys, size_t lo, size_t hi,
-                       uint32_t label, uint32_t *start, uint32_t *count, uint32_t *members,
-                       bool *uneven) {
+static bool match_comm(matcher *m, size_t lo, size_t hi, uint32_t label) {
+    sc__graph *g = m->g;
+    const sc__comm_rec *r = m->r;
+    const comm_key *keys = m->keys;
+    uint32_t *start = m->start, *count = m->count, *members = m->members;
     uint32_t nranks = (uint32_t)g->ranks.len;
     memset(count, 0, nranks * sizeof *count);
     for (size_t i = lo; i < hi; i++) {
@@ -225,13 +287,13 @@ static bool match_comm(sc__graph *g, const sc__comm_rec *r, const comm_key *keys
     uint32_t expect = majority(count, nranks, &have);
     for (uint32_t k = 0; k < nranks; k++) maxc = count[k] > maxc ? count[k] : maxc;
     const char *lab = sc__graph_str(g, label);
-    if (!warn_counts(g, lab, count, nranks, expect, uneven)) return false;
+    if (!warn_counts(g, lab, count, nranks, expect, &m->uneven)) return false;
     bool warned_type = false;
     sc__task *tasks = sc__graph_tasks(g);
     for (uint32_t pos = 0; pos < maxc; pos++) {
         uint32_t n = 0, odd_rank = SC__NONE;
         uint8_t type = SC_C_UNKNOWN;
-        int64_t bytes = -1, seq0 = -1;
+        int64_t seq0 = -1;
         for (uint32_t k = 0; k < nranks; k++) {
             if (pos >= count[k]) continue;
             const sc__comm_rec *rec = &r[keys[start[k] + pos].rec];
@@ -242,7 +304,7 @@ static bool match_comm(sc__graph *g, const sc__comm_rec *r, const comm_key *keys
             } else if (rec->type != type || rec->seq != seq0) {
                 odd_rank = k;
             }
-            if (rec->bytes > bytes) bytes = rec->bytes;
+            m->mrec[n] = keys[start[k] + pos].rec;
             members[n++] = rec->task;
         }
         if (!n) continue;
@@ -253,9 +315,10 @@ static bool match_comm(sc__graph *g, const sc__comm_rec *r, const comm_key *keys
                                 sc__coll_type_name(r[keys[start[odd_rank] + pos].rec].type)))
                 return false;
         }
-        if (sc__graph_add_group(g, (sc__coll_type)type, bytes, members, n) == SC__NONE) return false;
+        if (sc__graph_add_group(g, (sc__coll_type)type, group_bytes(m, n, type), members, n) == SC__NONE)
+            return false;
         if (pos >= expect || n < have)
-            for (uint32_t m = 0; m < n; m++) tasks[members[m]].flags |= SC__TF_UNMATCHED;
+            for (uint32_t i = 0; i < n; i++) tasks[members[i]].flags |= SC__TF_UNMATCHED;
     }
     return true;
 }
@@ -271,24 +334,29 @@ sc_status sc__build_collectives(sc__graph *g, sc__vec *comms, bool *uneven, sc_e
     uint32_t *start = sc__alloc_array((size_t)nranks * 2, sizeof *start);
     uint32_t *count = sc__alloc_array(nranks, sizeof *count);
     uint32_t *members = sc__alloc_array(nranks, sizeof *members);
+    uint32_t *mrec = sc__alloc_array(nranks, sizeof *mrec);
     uint32_t ncomms = 0;
-    bool ok = keys && labels && start && count && members &&
+    bool ok = keys && labels && start && count && members && mrec &&
               assign_comms(g, r, n, keys, labels, &ncomms);
+    matcher m = {.g = g, .r = r, .keys = keys, .start = start, .count = count, .members = members, .mrec = mrec};
     if (ok) {
         key_tables kt = {r, sc__graph_tasks(g)};
         sc__sort(keys, n, sizeof *keys, cmp_key, &kt);
         for (size_t lo = 0; lo < n && ok;) {
             size_t hi = lo;
             while (hi < n && keys[hi].comm == keys[lo].comm) hi++;
-            ok = match_comm(g, r, keys, lo, hi, labels[keys[lo].comm], start, count, members, uneven);
+            ok = match_comm(&m, lo, hi, labels[keys[lo].comm]);
             lo = hi;
         }
+        ok = ok && warn_sizes(&m);
     }
+    *uneven = m.uneven;
     free(keys);
     free(labels);
     free(start);
     free(count);
     free(members);
+    free(mrec);
     if (!ok) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory matching collectives");
     return SC_OK;
 }

@@ -15,7 +15,8 @@
  *
  * NCCL / RCCL kernels are communication tasks: SC_T_COLL, or SC_T_SEND /
  * SC_T_RECV when the metadata or the launching operator says point-to-point.
- * They are queued (sc__comm_rec) for cross-rank matching in collectives.c.
+ * They are queued (sc__comm_rec) for cross-rank matching in collectives.c,
+ * with their message size as far as the rank's trace tells (msg_size.c).
  *
  * GPU tasks launched by a graph launch (cudaGraphLaunch, hipGraphLaunch...)
  * are flagged SC__TF_GRAPH_GAP and get a gap (graph.h): their measured start
@@ -55,21 +56,6 @@ uint32_t sc__bctx_stream_proc(const sc__bctx *c, int16_t device, int64_t stream)
         if (p[i].rank == c->rank && p[i].kind == SC_P_STREAM && p[i].device == device && p[i].id == stream)
             return (uint32_t)i;
     return SC__NONE;
-}
-
-
-/* Size in bytes of a Kineto dtype name; 0 when unknown. */
-static int64_t dtype_size(const char *d) {
-    static const struct {
-        const char *name;
-        int64_t size;
-    } table[] = {{"Float", 4},   {"float", 4},     {"Float32", 4}, {"Half", 2},   {"BFloat16", 2},
-                 {"Float16", 2}, {"Double", 8},    {"Long", 8},    {"Int", 4},    {"Short", 2},
-                 {"Byte", 1},    {"Char", 1},      {"Bool", 1},    {"Int8", 1},   {"UInt8", 1},
-                 {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}, {"Int64", 8}, {"Int32", 4}};
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (strcmp(table[i].name, d) == 0) return table[i].size;
-    return 0;
 }
 
 /* The collective type and p2p direction of an NCCL kernel: its own metadata,
@@ -112,14 +98,10 @@ static bool queue_comm(sc__bctx *c, const sc__event *e, uint32_t task, sc__coll_
     r->rank = c->rank;
     r->stream = sc__event_stream(c->t, e);
     r->seq = x ? x->seq : -1;
-    r->bytes = -1;
     r->pg = r->pg_ranks = SC__NONE;
     r->type = (uint8_t)type;
+    sc__msg_size(c, e, sc__graph_tasks(c->g)[task].op, r);
     if (!x) return true;
-    if (x->in_nelems >= 0 && x->dtype != SC__NONE) {
-        int64_t size = dtype_size(sc__trace_str(c->t, x->dtype));
-        if (size > 0 && x->in_nelems <= INT64_MAX / size) r->bytes = x->in_nelems * size;
-    }
     if (x->pg_name != SC__NONE && (r->pg = sc__bctx_name(c, x->pg_name)) == SC__NONE) return false;
     if (x->pg_ranks != SC__NONE && (r->pg_ranks = sc__bctx_name(c, x->pg_ranks)) == SC__NONE)
         return false;

@@ -23,6 +23,7 @@ sc__graph *sc__graph_new(void) {
     sc__vec_init(&g->ranks, sizeof(sc__rank));
     sc__vec_init(&g->edge_list, sizeof(sc__edge));
     sc__vec_init(&g->proc_backlog, sizeof(int64_t));
+    sc__vec_init(&g->loose_bytes, sizeof(sc__task_bytes));
     return g;
 }
 
@@ -37,6 +38,7 @@ void sc__graph_free(sc__graph *g) {
     sc__vec_free(&g->ranks);
     sc__vec_free(&g->edge_list);
     sc__vec_free(&g->proc_backlog);
+    sc__vec_free(&g->loose_bytes);
     sc__spare_free(&g->spare);
     free(g->succ_off);
     free(g->succ);
@@ -157,6 +159,19 @@ uint32_t sc__graph_add_group(sc__graph *g, sc__coll_type type, int64_t bytes,
         tasks[members[i]].group = id;
     }
     return id;
+}
+
+int64_t sc__graph_task_bytes(const sc__graph *g, uint32_t task) {
+    uint32_t grp = sc__graph_tasks(g)[task].group;
+    if (grp != SC__NONE) return SC__VEC_AT(&g->groups, sc__group, grp).bytes;
+    const sc__task_bytes *lb = g->loose_bytes.data;
+    size_t lo = 0, hi = g->loose_bytes.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (lb[mid].task < task) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < g->loose_bytes.len && lb[lo].task == task ? lb[lo].bytes : -1;
 }
 
 bool sc__graph_warn(sc__graph *g, const char *fmt, ...) {
@@ -474,7 +489,8 @@ static size_t graph_bytes(const sc__graph *g, bool used) {
     return sizeof *g + sc__intern_memory(&g->strings) + vec_bytes(&g->tasks, used) +
            vec_bytes(&g->procs, used) + vec_bytes(&g->ops, used) + vec_bytes(&g->groups, used) +
            vec_bytes(&g->group_members, used) + vec_bytes(&g->ranks, used) +
-           vec_bytes(&g->edge_list, used) + vec_bytes(&g->proc_backlog, used) + csr + g->spare.bytes;
+           vec_bytes(&g->edge_list, used) + vec_bytes(&g->proc_backlog, used) +
+           vec_bytes(&g->loose_bytes, used) + csr + g->spare.bytes;
 }
 
 size_t sc__graph_memory(const sc__graph *g) { return graph_bytes(g, false); }

@@ -139,14 +139,45 @@ typedef struct sc__op {
 } sc__op;
 
 /* A cross-rank group: the tasks (one per participating rank) of one
- * collective, or the send and recv tasks of one transfer. */
+ * collective, or the send and recv tasks of one transfer.
+ *
+ * `bytes` is the message size as nccl-tests reports it in its "size"
+ * column, so a communication model (bus bandwidth = size / time x a factor
+ * per type) and Chakra's comm_size take it as it is:
+ *   - all-reduce, broadcast, reduce: the buffer;
+ *   - all-gather (and gather): the whole gathered output, i.e. one rank's
+ *     input x the group size;
+ *   - reduce-scatter (and scatter): the whole input, i.e. one rank's output
+ *     x the group size;
+ *   - all-to-all: the whole buffer one rank sends (its input);
+ *   - send/recv: the bytes sent.
+ * Where it comes from (msg_size.c, collectives.c): the NCCL kernel's args,
+ * "Out msg nelems" for an all-gather (PyTorch records the gathered output
+ * there) and "In msg nelems" for the others (a reduce-scatter's input is the
+ * whole, an all-to-all's the sent buffer), times the "dtype" size; else the
+ * "Input Dims" of the operator that enqueued it: the `nccl:*` annotation and
+ * record_param_comms hold the collective's input (an all-gather's is one
+ * rank's piece, times the group size), c10d::allgather_ / _allgather_base_
+ * the gathered output first, c10d::reduce_scatter_ / _reduce_scatter_base_
+ * and alltoall_ / alltoall_base_ their input second (their first argument is
+ * the output); else a Chakra node's comm_size. Members that disagree (uneven
+ * all-to-all splits) keep the largest. */
 typedef struct sc__group {
     uint32_t first;      /* into graph->group_members */
     uint32_t count;
     uint8_t type;        /* sc__coll_type */
-    int64_t bytes;       /* message size per rank, -1 when unknown */
+    int64_t bytes;       /* message size (above), -1 when unknown */
     int64_t transfer_ns; /* modelled pure transfer time (set by the calibration) */
 } sc__group;
+
+/* The message size of a communication task that is in no group (a
+ * foreign Chakra file's eager send/recv pairs and unpaired ones), with the
+ * same meaning as sc__group.bytes. */
+typedef struct sc__task_bytes {
+    int64_t bytes;
+    uint32_t task;
+    uint32_t unused; /* zero: padding made explicit */
+} sc__task_bytes;
 
 typedef struct sc__rank {
     int64_t rank;          /* the job rank */
@@ -180,6 +211,12 @@ typedef struct sc__graph {
      * Kineto builder measures it while the rank's events are at hand, so the
      * traces may be freed before the replay. Empty when not measured. */
     sc__vec proc_backlog;
+
+    /* sc__task_bytes by ascending task: the sizes of communication tasks
+     * in no group (build_chakra.c), so that an export writes their
+     * comm_size again. Empty for Kineto graphs, whose every communication
+     * task is in a group. */
+    sc__vec loose_bytes;
 
     /* The edge list's memory after finish: its cycle check takes its
      * arrays from it, and when keep_spare was set before, it is kept for a
@@ -247,6 +284,9 @@ bool sc__graph_add_edge(sc__graph *g, uint32_t from, uint32_t to, sc__edge_famil
 uint32_t sc__graph_add_group(sc__graph *g, sc__coll_type type, int64_t bytes,
                              const uint32_t *members, uint32_t count);
 bool sc__graph_warn(sc__graph *g, const char *fmt, ...) SC__PRINTF(2, 3);
+/* The message size of a communication task: its group's bytes, else its
+ * loose_bytes entry; -1 when unknown. */
+int64_t sc__graph_task_bytes(const sc__graph *g, uint32_t task);
 
 /* Sorts and dedups edges into CSR, adds processor-order edges implied by
  * seq (SC_E_THREAD / SC_E_STREAM) when add_order_edges is set, fills

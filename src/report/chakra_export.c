@@ -9,10 +9,14 @@
  * dependency names a smaller id):
  *   - CPU-side tasks -> COMP_NODE with is_cpu_op true and a `tid` attr;
  *     kernels, copies and memsets -> COMP_NODE with is_cpu_op false and a
- *     `stream` attr; collectives -> COMM_COLL_NODE (comm_type, comm_size in
- *     bytes, pg_name naming the set of ranks taking part); sends/receives ->
- *     COMM_SEND_NODE / COMM_RECV_NODE (comm_src, comm_dst, comm_tag = the
- *     pair's group index, unique per pair);
+ *     `stream` attr; collectives -> COMM_COLL_NODE (comm_type, pg_name naming
+ *     the set of ranks taking part); sends/receives -> COMM_SEND_NODE /
+ *     COMM_RECV_NODE (comm_src, comm_dst, comm_tag = the pair's group index,
+ *     unique per pair); every one of them whose size is known also gets
+ *     comm_size (int64_val, bytes as sc__group.bytes in graph.h defines
+ *     them: nccl-tests' "size", e.g. an all-gather's whole output), from its
+ *     group, or for a send/recv outside any group (imported eager pairs)
+ *     from the graph's loose_bytes;
  *   - duration_micros rounded to the nearest us, start_time_micros;
  *   - dependencies: program order on a CPU thread (and across threads) and
  *     imported control deps go to ctrl_deps (no data flows along them);
@@ -352,10 +356,11 @@ static void encode_node(const sc__graph *g, uint32_t ti, uint64_t id, const xran
     }
     const sc__group *grp = t->group != SC__NONE ? &SC__VEC_AT(&g->groups, sc__group, t->group) : NULL;
     int64_t rank = SC__VEC_AT(&g->ranks, sc__rank, pr->rank).rank;
+    int64_t bytes = sc__task_is_comm(t->kind) ? sc__graph_task_bytes(g, ti) : -1;
     if (t->kind == SC_T_COLL) {
         uint8_t ct = grp ? grp->type : SC_C_UNKNOWN;
         sc__pb_attr_int64(body, NODE_ATTR, "comm_type", chakra_comm_type(ct));
-        if (grp && grp->bytes >= 0) sc__pb_attr_int64(body, NODE_ATTR, "comm_size", grp->bytes);
+        if (bytes >= 0) sc__pb_attr_int64(body, NODE_ATTR, "comm_size", bytes);
         char pgname[48];
         int n = grp ? snprintf(pgname, sizeof pgname, "pg%u", pg[t->group])
                     : snprintf(pgname, sizeof pgname, "ungrouped.%lld", (long long)rank);
@@ -371,8 +376,8 @@ static void encode_node(const sc__graph *g, uint32_t ti, uint64_t id, const xran
                 if (o->kind == SC_T_SEND) src = r;
                 else if (o->kind == SC_T_RECV) dst = r;
             }
-            if (grp->bytes >= 0) sc__pb_attr_int64(body, NODE_ATTR, "comm_size", grp->bytes);
         }
+        if (bytes >= 0) sc__pb_attr_int64(body, NODE_ATTR, "comm_size", bytes);
         int32_t tag = grp ? (int32_t)(t->group & 0x7fffffff) : -1;
         uint32_t other = xg->partner[ti];
         if (!grp && other != SC__NONE) {

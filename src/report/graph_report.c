@@ -5,7 +5,8 @@
  * Per rank: the iteration and measured step, processors, task counts by
  * kind, edge counts by family (an edge is counted on the rank of its
  * source task), operators. For the job: cross-rank groups by type, how many
- * tasks they tie together, how many were left unmatched, the self-check of
+ * tasks they tie together, how many were left unmatched, how many have a
+ * message size (sc__group.bytes) and its range per type, the self-check of
  * the cross-stream inference (when a trace carries cuda_sync events) and the
  * builder's warnings. Text for people, JSON for scripts; `--dot` writes the
  * graph itself for small inputs (Graphviz, one cluster per processor).
@@ -36,17 +37,30 @@ typedef struct group_counts {
     uint64_t by_type[SC_C_COUNT];
     uint64_t groups, members, multi_rank, unmatched;
     uint32_t largest;
+    /* Groups with a message size: how many, and per type how many and
+     * their smallest and largest size in bytes. */
+    uint64_t with_bytes, sized[SC_C_COUNT];
+    int64_t min_bytes[SC_C_COUNT], max_bytes[SC_C_COUNT];
 } group_counts;
+
+static void count_bytes(group_counts *gc, uint8_t type, int64_t bytes) {
+    if (bytes < 0) return;
+    gc->with_bytes++;
+    if (!gc->sized[type]++ || bytes < gc->min_bytes[type]) gc->min_bytes[type] = bytes;
+    if (bytes > gc->max_bytes[type]) gc->max_bytes[type] = bytes;
+}
 
 static void count_groups(const sc__graph *g, group_counts *gc) {
     memset(gc, 0, sizeof *gc);
     const sc__group *grp = g->groups.data;
     for (size_t i = 0; i < g->groups.len; i++) {
+        uint8_t type = grp[i].type < SC_C_COUNT ? grp[i].type : SC_C_UNKNOWN;
         gc->groups++;
-        gc->by_type[grp[i].type < SC_C_COUNT ? grp[i].type : SC_C_UNKNOWN]++;
+        gc->by_type[type]++;
         gc->members += grp[i].count;
         gc->multi_rank += grp[i].count > 1;
         if (grp[i].count > gc->largest) gc->largest = grp[i].count;
+        count_bytes(gc, type, grp[i].bytes);
     }
     const sc__task *t = sc__graph_tasks(g);
     for (size_t i = 0; i < g->tasks.len; i++) gc->unmatched += (t[i].flags & SC__TF_UNMATCHED) != 0;
@@ -73,6 +87,49 @@ static void text_counts(sc__buf *b, const char *label, const uint64_t *v, size_t
         first = false;
     }
     sc__buf_puts(b, first ? "-\n" : "\n");
+}
+
+/* "with_bytes": N, "bytes_by_type": {"all_reduce": {"groups": 84, "min": 32768, ...}} */
+static void json_bytes(sc__buf *b, const group_counts *gc) {
+    sc__buf_printf(b, ", \"with_bytes\": %llu, \"bytes_by_type\": {", (unsigned long long)gc->with_bytes);
+    bool first = true;
+    for (uint8_t t = 0; t < SC_C_COUNT; t++) {
+        if (!gc->sized[t]) continue;
+        sc__buf_printf(b, "%s\"%s\": {\"groups\": %llu, \"min\": %lld, \"max\": %lld}", first ? "" : ", ",
+                       sc__coll_type_name(t), (unsigned long long)gc->sized[t], (long long)gc->min_bytes[t],
+                       (long long)gc->max_bytes[t]);
+        first = false;
+    }
+    sc__buf_puts(b, "}");
+}
+
+/* A size for people: "64 MiB", "13.2 KiB", "4 B". */
+static void text_size(sc__buf *b, int64_t bytes) {
+    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)bytes;
+    size_t u = 0;
+    while (v >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
+        v /= 1024;
+        u++;
+    }
+    if (v == (double)(int64_t)v) sc__buf_printf(b, "%lld %s", (long long)v, units[u]);
+    else sc__buf_printf(b, "%.1f %s", v, units[u]);
+}
+
+/* "84 of 84 groups with a message size", then the range per type. */
+static void text_bytes(sc__buf *b, const group_counts *gc) {
+    sc__buf_printf(b, "  %-16s%llu of %llu groups with a message size\n", "message sizes",
+                   (unsigned long long)gc->with_bytes, (unsigned long long)gc->groups);
+    for (uint8_t t = 0; t < SC_C_COUNT; t++) {
+        if (!gc->sized[t]) continue;
+        sc__buf_printf(b, "  %-16s%s: %llu, ", "", sc__coll_type_name(t), (unsigned long long)gc->sized[t]);
+        text_size(b, gc->min_bytes[t]);
+        if (gc->max_bytes[t] != gc->min_bytes[t]) {
+            sc__buf_puts(b, " to ");
+            text_size(b, gc->max_bytes[t]);
+        }
+        sc__buf_puts(b, "\n");
+    }
 }
 
 static void put_json(sc__buf *b, const sc_graph *jg) {
@@ -105,6 +162,7 @@ static void put_json(sc__buf *b, const sc_graph *jg) {
                    (unsigned long long)gc.groups, (unsigned long long)gc.multi_rank,
                    (unsigned long long)gc.members, gc.largest, (unsigned long long)gc.unmatched);
     json_counts(b, gc.by_type, SC_C_COUNT, sc__coll_type_name);
+    json_bytes(b, &gc);
     sc__buf_puts(b, "},\n");
     if (st->sync_checked)
         sc__buf_printf(b, "  \"sync_inference\": {\"recorded\": %llu, \"matched\": %llu, \"missed\": %llu, "
@@ -146,6 +204,7 @@ static void put_text(sc__buf *b, const sc_graph *jg) {
                    "cross-rank", (unsigned long long)gc.groups, (unsigned long long)gc.multi_rank,
                    gc.largest, (unsigned long long)gc.members, (unsigned long long)gc.unmatched);
     text_counts(b, "group types", gc.by_type, SC_C_COUNT, sc__coll_type_name);
+    if (gc.groups) text_bytes(b, &gc);
     if (st->sync_checked)
         sc__buf_printf(b, "  %-16srecorded %llu, matched %llu, missed %llu, extra %llu\n", "sync inference",
                        (unsigned long long)st->recorded, (unsigned long long)st->matched,
