@@ -269,6 +269,17 @@ static bool warn_sizes(matcher *m) {
                           (unsigned long long)total, total > 1 ? "s" : "", text);
 }
 
+/* The group's communicator: its label, and its size: the largest "Group
+ * size" a member's arg gives (a job traced in part still knows its
+ * communicator), else the ranks that ran the communicator. */
+static void set_comm(const matcher *m, sc__group *grp, uint32_t label, uint32_t n, uint32_t have) {
+    int64_t size = have;
+    for (uint32_t k = 0; k < n; k++)
+        if (m->r[m->mrec[k]].group_size > size) size = m->r[m->mrec[k]].group_size;
+    grp->comm = label;
+    grp->comm_ranks = size > 0 && size <= UINT32_MAX ? (uint32_t)size : n;
+}
+
 /* Matches the records of one communicator: keys[lo, hi), sorted by rank
  * then stream order; the pos-th task of every member rank form a group. */
 static bool match_comm(matcher *m, size_t lo, size_t hi, uint32_t label) {
@@ -315,8 +326,9 @@ static bool match_comm(matcher *m, size_t lo, size_t hi, uint32_t label) {
                                 sc__coll_type_name(r[keys[start[odd_rank] + pos].rec].type)))
                 return false;
         }
-        if (sc__graph_add_group(g, (sc__coll_type)type, group_bytes(m, n, type), members, n) == SC__NONE)
-            return false;
+        uint32_t grp = sc__graph_add_group(g, (sc__coll_type)type, group_bytes(m, n, type), members, n);
+        if (grp == SC__NONE) return false;
+        set_comm(m, &SC__VEC_AT(&g->groups, sc__group, grp), label, n, have);
         if (pos >= expect || n < have)
             for (uint32_t i = 0; i < n; i++) tasks[members[i]].flags |= SC__TF_UNMATCHED;
     }

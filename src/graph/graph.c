@@ -153,6 +153,8 @@ uint32_t sc__graph_add_group(sc__graph *g, sc__coll_type type, int64_t bytes,
     grp->type = (uint8_t)type;
     grp->bytes = bytes;
     grp->transfer_ns = -1;
+    grp->comm = SC__NONE;
+    grp->comm_ranks = count;
     sc__task *tasks = sc__graph_tasks(g);
     for (uint32_t i = 0; i < count; i++) {
         SC__VEC_AT(&g->group_members, uint32_t, g->group_members.len++) = members[i];

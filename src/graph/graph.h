@@ -168,6 +168,10 @@ typedef struct sc__group {
     uint8_t type;        /* sc__coll_type */
     int64_t bytes;       /* message size (above), -1 when unknown */
     int64_t transfer_ns; /* modelled pure transfer time (set by the calibration) */
+    uint32_t comm;       /* its communicator: an interned label ("process group 0",
+                            "stream 24"), SC__NONE when unknown */
+    uint32_t comm_ranks; /* ranks in the communicator: a "Group size" arg, else the
+                            ranks of the job that ran it (members of a p2p pair: 2) */
 } sc__group;
 
 /* The message size of a communication task that is in no group (a
