@@ -36,7 +36,7 @@ static sc_status write_chrome(const void *replay, FILE *f, sc_error *err) {
 
 int sc_cmd_replay(int argc, char **argv) {
     static const char *scales[MAX_SCALES];
-    static const char *const comm_modes[] = {"coupled", "traced", NULL};
+    static const char *const comm_modes[] = {"coupled", "traced", "model", NULL};
     int json = 0, force = 0, timings = 0, comm = 0;
     const char *chrome = NULL;
     uint64_t iteration = UINT64_MAX;
@@ -49,7 +49,7 @@ int sc_cmd_replay(int argc, char **argv) {
         {.name = "--iteration", .kind = SC_CLI_UINT, .dest = &iteration, .max = INT64_MAX,
          .what = "a step number >= 0 (N of ProfilerStep#N)"},
         {.name = "--comm", .kind = SC_CLI_CHOICE, .dest = &comm, .choices = comm_modes,
-         .what = "coupled or traced"},
+         .what = "coupled, traced or model"},
         {.name = "--scale", .kind = SC_CLI_LIST, .dest = scales, .count = &nscales, .cap = MAX_SCALES,
          .what = "CLASS=FACTOR"},
     };
@@ -59,7 +59,7 @@ int sc_cmd_replay(int argc, char **argv) {
     sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
     o.graph.iteration = iteration == UINT64_MAX ? -1 : (int64_t)iteration;
     o.graph.release_traces = 1; /* the set is only freed after the replay */
-    o.comm_traced = comm == 1;
+    o.comm = comm == 2 ? SC_COMM_MODEL : comm == 1 ? SC_COMM_TRACED : SC_COMM_COUPLED;
     o.scales = scales;
     o.nscales = nscales;
     sc_traceset *set;

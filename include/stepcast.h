@@ -244,18 +244,26 @@ SC_API sc_status sc_graph_write_dot(const sc_graph *graph, FILE *out, sc_error *
 /* A simulated iteration of every rank at once, measured against the trace. */
 typedef struct sc_replay sc_replay;
 
+/* How a replay times collectives and point-to-point transfers. */
+typedef enum sc_comm_mode {
+    SC_COMM_COUPLED = 0, /* every member ends at the last arrival plus the transfer
+                            time the trace measured (the last arrival's kernel) */
+    SC_COMM_TRACED,      /* each rank's traced NCCL durations, no coupling */
+    SC_COMM_MODEL,       /* coupled, the transfer time from the communication model
+                            fitted to the trace's own collectives (sized ones) */
+} sc_comm_mode;
+
 typedef struct sc_replay_options {
     sc_graph_options graph;    /* which iteration, and how the graph is built */
-    int comm_traced;           /* 1: each rank's traced NCCL durations, no coupling */
+    sc_comm_mode comm;
     const char *const *scales; /* "CLASS=FACTOR": compute, comm, cpu, gemm, attention, gpu, */
     size_t nscales;            /* or a kernel-name substring; applied in order */
 } sc_replay_options;
-#define SC_REPLAY_OPTIONS_INIT {.graph = SC_GRAPH_OPTIONS_INIT, .comm_traced = 0, .scales = NULL, .nscales = 0}
+#define SC_REPLAY_OPTIONS_INIT {.graph = SC_GRAPH_OPTIONS_INIT, .comm = SC_COMM_COUPLED, .scales = NULL, .nscales = 0}
 
 /* Rebuilds one iteration of every rank as an execution graph, calibrates
- * it from the same traces, applies the --scale rules and simulates it
- * (collectives coupled across ranks unless comm_traced). The result is
- * byte-for-byte the same for identical inputs. */
+ * it from the same traces, applies the --scale rules and simulates it.
+ * The result is byte-for-byte the same for identical inputs. */
 SC_API sc_status sc_replay_run(const sc_traceset *set, const sc_replay_options *opts, sc_replay **out,
                                sc_error *err);
 SC_API void sc_replay_free(sc_replay *replay);
@@ -326,6 +334,49 @@ SC_API uint64_t sc_replay_edges_dropped(const sc_replay *replay, const char *fam
 SC_API size_t sc_replay_warning_count(const sc_replay *replay);
 SC_API const char *sc_replay_warning(const sc_replay *replay, size_t i);
 SC_API sc_replay_timings sc_replay_get_timings(const sc_replay *replay);
+
+/* ---------------------------------------------------------------- predict */
+
+/* `stepcast predict`: the traced iteration edited into the one of a job
+ * nobody ran, then simulated like a replay. Every 0 / NULL field keeps what
+ * the trace says; with none set (and comm coupled) it is the replay. */
+typedef struct sc_predict_options {
+    sc_replay_options replay;  /* iteration, how collectives are timed, --scale rules */
+    uint32_t dp;               /* data-parallel degree: the data-parallel communicator
+                                  (the only one, when the trace has one) grows or
+                                  shrinks to dp ranks; per-rank work stays */
+    uint32_t nodes;            /* nodes of the job (with gpus_per_node: its ranks) */
+    uint32_t gpus_per_node;
+    double net_gbps;           /* network bandwidth per GPU, Gb/s */
+    double nvlink_gbps;        /* intra-node link per GPU and direction, GB/s */
+    const char *gpu;           /* another GPU, by profile name ("h100", "a100-80gb") */
+    const char *profile_path;  /* or by a profile file (JSON, the fields of `stepcast comm`) */
+} sc_predict_options;
+#define SC_PREDICT_OPTIONS_INIT {.replay = SC_REPLAY_OPTIONS_INIT}
+
+/* A job's shape as predict sees it. */
+typedef struct sc_job_shape {
+    uint32_t ranks, dp, nodes, gpus_per_node;
+    const char *gpu;           /* a profile name, or the trace's device name */
+    double nvlink_gbps, net_gbps;
+} sc_job_shape;
+
+/* What a prediction inferred and changed. */
+typedef struct sc_prediction {
+    sc_job_shape traced, predicted;
+    const char *comm_model;    /* how collectives were re-timed: "none", "fitted"
+                                  (the model fitted to the trace), "profile" (the new
+                                  hardware's model, scaled by the trace's efficiency) */
+    uint64_t collectives_retimed, collectives_unsized; /* the latter keep their traced time */
+    uint64_t gpu_tasks_retimed;
+    double ranks_per_traced_rank; /* predicted ranks each simulated traced rank stands for */
+    size_t shapes;             /* distinct rank shapes among the traced ranks */
+} sc_prediction;
+
+SC_API sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts, sc_replay **out,
+                                sc_error *err);
+/* The prediction behind a replay made by sc_predict_run; NULL for a replay. */
+SC_API const sc_prediction *sc_replay_prediction(const sc_replay *replay);
 
 /* `stepcast replay`: per rank the measured and simulated step time, the
  * error, the breakdown and SM-busy share, then the critical path. Text or

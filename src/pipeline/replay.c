@@ -145,13 +145,13 @@ void sc_replay_free(sc_replay *r) {
     free(r->cp.by_edge);
     sc__sim_free(&r->sim);
     sc__graph_free(r->g);
+    sc__prediction_free(r->prediction);
     free(r);
 }
 
 /* ------------------------------------------------------------ public API */
 
-/* The --scale rules, parsed; *out is NULL when there are none. */
-static sc_status parse_scales(const sc_replay_options *o, sc__scale_rule **out, sc_error *err) {
+sc_status sc__replay_parse_scales(const sc_replay_options *o, sc__scale_rule **out, sc_error *err) {
     *out = NULL;
     if (!o->nscales) return SC_OK;
     sc__scale_rule *rules = sc__alloc_array(o->nscales, sizeof *rules);
@@ -167,6 +167,28 @@ static sc_status parse_scales(const sc_replay_options *o, sc__scale_rule **out, 
     return SC_OK;
 }
 
+sc_status sc__replay_build(const sc_traceset *set, const sc_replay_options *o, sc__graph **g, sc_error *err) {
+    sc__build_options bo = {.iteration = o->graph.iteration,
+                            .hide_cuda_sync = o->graph.hide_cuda_sync != 0,
+                            .release_traces = o->graph.release_traces != 0,
+                            .keep_spare = true};
+    return sc__graph_build(set, &bo, g, NULL, err); /* Kineto or Chakra */
+}
+
+/* prepare, the communication model where asked for, finish. */
+static sc_status replay_graph(sc__graph *g, const sc_traceset *set, const sc_replay_options *o,
+                              const sc__scale_rule *rules, sc_replay **out, sc_error *err) {
+    sc_status st = sc__replay_prepare(g, o->comm != SC_COMM_TRACED, false, rules, o->nscales, out, err);
+    if (st != SC_OK) return st;
+    if (o->comm == SC_COMM_MODEL) st = sc__replay_model_comm(*out, set, err);
+    if (st == SC_OK) st = sc__replay_finish(*out, set, err);
+    if (st != SC_OK) {
+        sc_replay_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 sc_status sc_replay_run(const sc_traceset *set, const sc_replay_options *opts, sc_replay **out,
                         sc_error *err) {
     sc__error_clear(err);
@@ -175,17 +197,13 @@ sc_status sc_replay_run(const sc_traceset *set, const sc_replay_options *opts, s
     if (!opts) opts = &defaults;
     if (!set) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "replay: no traces");
     sc__scale_rule *rules;
-    sc_status st = parse_scales(opts, &rules, err);
+    sc_status st = sc__replay_parse_scales(opts, &rules, err);
     if (st != SC_OK) return st;
-    sc__build_options bo = {.iteration = opts->graph.iteration,
-                            .hide_cuda_sync = opts->graph.hide_cuda_sync != 0,
-                            .release_traces = opts->graph.release_traces != 0,
-                            .keep_spare = true};
     double t0 = sc__now();
     sc__graph *g;
-    st = sc__graph_build(set, &bo, &g, NULL, err); /* Kineto or Chakra */
+    st = sc__replay_build(set, opts, &g, err);
     double build = sc__now() - t0;
-    if (st == SC_OK) st = sc__replay_graph(g, set, !opts->comm_traced, rules, opts->nscales, out, err);
+    if (st == SC_OK) st = replay_graph(g, set, opts, rules, out, err);
     free(rules);
     if (st == SC_OK) (*out)->timings.build = build;
     return st;

@@ -39,6 +39,7 @@ struct sc_replay {
     sc__graph *g; /* owned */
     sc__sim sim;
     bool coupled;
+    bool modelled; /* --comm model: every sized collective timed by the fitted model */
     int64_t *launch_latency, *sync_base, *rank_offset; /* per graph rank */
     int64_t *backlog; /* per processor */
     uint64_t pruned[SC_E_FAMILY_COUNT]; /* edges the trace contradicts, dropped (prune.h) */
@@ -50,6 +51,7 @@ struct sc_replay {
     size_t slowest_measured;
     sc__cp_summary cp;
     sc_replay_timings timings; /* wall time of each stage */
+    struct sc__prediction *prediction; /* what predict inferred and changed, NULL for a replay */
 };
 
 /* Takes ownership of g (finished) even on failure. set: the traces g was
@@ -68,6 +70,23 @@ sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled,
 sc_status sc__replay_prepare(sc__graph *g, bool coupled, bool keep_traced, const sc__scale_rule *rules,
                              size_t nrules, sc_replay **out, sc_error *err);
 sc_status sc__replay_finish(sc_replay *r, const sc_traceset *set, sc_error *err);
+
+/* The steps of sc_replay_run that predict shares: the --scale rules parsed
+ * (*out NULL when there are none; the caller frees), and the graph built
+ * for a replay (keeping the edge list's memory for the calibration). */
+sc_status sc__replay_parse_scales(const sc_replay_options *o, sc__scale_rule **out, sc_error *err);
+sc_status sc__replay_build(const sc_traceset *set, const sc_replay_options *o, sc__graph **g, sc_error *err);
+
+/* --comm model: every sized collective of a prepared replay re-timed by
+ * the communication model fitted to the graph's own collectives
+ * (predict.c). */
+sc_status sc__replay_model_comm(sc_replay *r, const sc_traceset *set, sc_error *err);
+void sc__prediction_free(struct sc__prediction *pd);
+
+/* "coupled", "traced" or "model": how the replay timed its collectives. */
+static inline const char *sc__replay_mode(const sc_replay *r) {
+    return r->modelled ? "model" : r->coupled ? "coupled" : "traced";
+}
 
 static inline double sc__replay_error_pct(int64_t measured, int64_t simulated) {
     return measured > 0 ? 100.0 * (double)(simulated - measured) / (double)measured : 0.0;

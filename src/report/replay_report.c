@@ -31,8 +31,55 @@ static void json_items(sc__buf *b, const char *key, const sc_cp_item *items, siz
     sc__buf_puts(b, last ? "]" : "],");
 }
 
+/* ------------------------------------------------------------ prediction */
+
+static void shape_json(sc__buf *b, const char *key, const sc_job_shape *s) {
+    sc__buf_printf(b, "\"%s\":{\"ranks\":%u,\"dp\":%u,\"nodes\":%u,\"gpus_per_node\":%u,\"gpu\":", key, s->ranks,
+                   s->dp, s->nodes, s->gpus_per_node);
+    sc__buf_json_str(b, s->gpu, strlen(s->gpu));
+    sc__buf_printf(b, ",\"nvlink_gbps\":%.1f,\"net_gbps\":%.1f}", s->nvlink_gbps, s->net_gbps);
+}
+
+static void prediction_json(sc__buf *b, const sc_prediction *p) {
+    sc__buf_puts(b, ",\"prediction\":{");
+    shape_json(b, "traced", &p->traced);
+    sc__buf_puts(b, ",");
+    shape_json(b, "new", &p->predicted);
+    sc__buf_printf(b,
+                   ",\"comm_model\":\"%s\",\"collectives_retimed\":%llu,\"collectives_unsized\":%llu,"
+                   "\"gpu_tasks_retimed\":%llu,\"ranks_per_traced_rank\":%.4f,\"rank_shapes\":%zu}",
+                   p->comm_model, (unsigned long long)p->collectives_retimed,
+                   (unsigned long long)p->collectives_unsized, (unsigned long long)p->gpu_tasks_retimed,
+                   p->ranks_per_traced_rank, p->shapes);
+}
+
+static void shape_text(sc__buf *b, const sc_job_shape *s) {
+    sc__buf_printf(b, "%u rank%s (dp %u), %u node%s of %u %s", s->ranks, s->ranks == 1 ? "" : "s", s->dp, s->nodes,
+                   s->nodes == 1 ? "" : "s", s->gpus_per_node, s->gpu);
+}
+
+static void prediction_text(sc__buf *b, const sc_prediction *p) {
+    sc__buf_puts(b, "prediction: traced ");
+    shape_text(b, &p->traced);
+    sc__buf_puts(b, "\n         -> new    ");
+    shape_text(b, &p->predicted);
+    sc__buf_printf(b, "\n  each simulated traced rank stands for %.4g predicted rank%s (%zu rank shape%s traced)\n",
+                   p->ranks_per_traced_rank, p->ranks_per_traced_rank == 1 ? "" : "s", p->shapes,
+                   p->shapes == 1 ? "" : "s");
+    if (p->collectives_retimed || p->collectives_unsized)
+        sc__buf_printf(b, "  collectives re-timed by the %s model: %llu (%llu without a size keep their traced time)\n",
+                       p->comm_model, (unsigned long long)p->collectives_retimed,
+                       (unsigned long long)p->collectives_unsized);
+    if (p->gpu_tasks_retimed)
+        sc__buf_printf(b, "  GPU tasks re-timed for %s: %llu\n", p->predicted.gpu,
+                       (unsigned long long)p->gpu_tasks_retimed);
+    sc__buf_puts(b, "\n");
+}
+
+/* ------------------------------------------------------------ the report */
+
 static void write_json(const sc_replay *r, sc__buf *b) {
-    sc__buf_printf(b, "{\"mode\":\"%s\",\"tasks\":%zu,\"warnings\":[", r->coupled ? "coupled" : "traced",
+    sc__buf_printf(b, "{\"mode\":\"%s\",\"tasks\":%zu,\"warnings\":[", sc__replay_mode(r),
                    r->g->tasks.len);
     for (size_t i = 0; i < r->g->warnings.count; i++) { /* the graph builder's */
         if (i) sc__buf_puts(b, ",");
@@ -73,7 +120,9 @@ static void write_json(const sc_replay *r, sc__buf *b) {
     json_items(b, "by_class", cp->by_class, cp->nclass, false);
     json_items(b, "by_operator", cp->by_op, cp->nop, false);
     json_items(b, "by_edge", cp->by_edge, cp->nedge, true);
-    sc__buf_puts(b, "}}\n");
+    sc__buf_puts(b, "}");
+    if (sc_replay_prediction(r)) prediction_json(b, sc_replay_prediction(r));
+    sc__buf_puts(b, "}\n");
 }
 
 static void text_items(sc__buf *b, const char *title, const sc_cp_item *items, size_t n, int64_t total) {
@@ -85,8 +134,9 @@ static void text_items(sc__buf *b, const char *title, const sc_cp_item *items, s
 }
 
 static void write_text(const sc_replay *r, sc__buf *b) {
-    sc__buf_printf(b, "replay: %zu rank%s, %zu tasks, %s collectives\n\n", r->nranks,
-                   r->nranks == 1 ? "" : "s", r->g->tasks.len, r->coupled ? "coupled" : "traced");
+    sc__buf_printf(b, "%s: %zu rank%s, %zu tasks, %s collectives\n\n", sc_replay_prediction(r) ? "predict" : "replay",
+                   r->nranks, r->nranks == 1 ? "" : "s", r->g->tasks.len, sc__replay_mode(r));
+    if (sc_replay_prediction(r)) prediction_text(b, sc_replay_prediction(r));
     /* The graph builder's warnings (clock skew, partial job, unmatched
      * collectives...): the answer is defined, but the user must see why it
      * may be off. */

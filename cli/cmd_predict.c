@@ -1,0 +1,89 @@
+/*
+ * cmd_predict.c - `stepcast predict [--json] [--chrome FILE] [--force]
+ * [--iteration N] [--comm coupled|traced|model] [--scale CLASS=FACTOR]...
+ * [--dp N] [--nodes N] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X]
+ * [--gpu NAME|--profile FILE] TRACE...`: the traced iteration edited into
+ * another job's (sc_predict_run, src/pipeline/predict.c) and simulated; the
+ * report is replay's with what was inferred and changed.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define MAX_SCALES 64
+
+static sc_status write_chrome(const void *replay, FILE *f, sc_error *err) {
+    return sc_replay_write_chrome(replay, f, err);
+}
+
+/* A bandwidth option: a positive decimal number. */
+static bool parse_rate(const char *name, const char *text, double *out) {
+    if (!text) return true;
+    char *end;
+    double v = strtod(text, &end);
+    if (!*text || *end || !(v > 0 && v < 1e9)) {
+        sc_cli_usage("predict", "%s wants a bandwidth > 0, got '%s'", name, text);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+int sc_cmd_predict(int argc, char **argv) {
+    static const char *scales[MAX_SCALES];
+    static const char *const comm_modes[] = {"coupled", "traced", "model", NULL};
+    int json = 0, force = 0, comm = 0;
+    const char *chrome = NULL, *net = NULL, *nvlink = NULL;
+    uint64_t iteration = UINT64_MAX, dp = 0, nodes = 0, gpn = 0;
+    size_t nscales = 0;
+    sc_predict_options o = SC_PREDICT_OPTIONS_INIT;
+    const sc_cli_opt opts[] = {
+        {.name = "--json", .kind = SC_CLI_FLAG, .dest = &json},
+        {.name = "--force", .kind = SC_CLI_FLAG, .dest = &force},
+        {.name = "--chrome", .kind = SC_CLI_STRING, .dest = &chrome, .what = "a file name"},
+        {.name = "--iteration", .kind = SC_CLI_UINT, .dest = &iteration, .max = INT64_MAX,
+         .what = "a step number >= 0 (N of ProfilerStep#N)"},
+        {.name = "--comm", .kind = SC_CLI_CHOICE, .dest = &comm, .choices = comm_modes,
+         .what = "coupled, traced or model"},
+        {.name = "--scale", .kind = SC_CLI_LIST, .dest = scales, .count = &nscales, .cap = MAX_SCALES,
+         .what = "CLASS=FACTOR"},
+        {.name = "--dp", .kind = SC_CLI_UINT, .dest = &dp, .min = 1, .max = 1u << 24,
+         .what = "a data-parallel degree from 1 to 16777216"},
+        {.name = "--nodes", .kind = SC_CLI_UINT, .dest = &nodes, .min = 1, .max = 1u << 20,
+         .what = "a node count from 1"},
+        {.name = "--gpus-per-node", .kind = SC_CLI_UINT, .dest = &gpn, .min = 1, .max = 1024,
+         .what = "a GPU count from 1 to 1024"},
+        {.name = "--net-gbps", .kind = SC_CLI_STRING, .dest = &net, .what = "a bandwidth in Gb/s per GPU"},
+        {.name = "--nvlink-gbps", .kind = SC_CLI_STRING, .dest = &nvlink,
+         .what = "a bandwidth in GB/s per GPU and direction"},
+        {.name = "--gpu", .kind = SC_CLI_STRING, .dest = &o.gpu, .what = "a GPU name (stepcast comm --help lists them)"},
+        {.name = "--profile", .kind = SC_CLI_STRING, .dest = &o.profile_path, .what = "a profile file"},
+    };
+    sc_cli_args a;
+    int rc = sc_cli_parse("predict", argc, argv, opts, SC_CLI_NOPTS(opts), &a);
+    if (rc != SC_EXIT_OK) return rc;
+    if (!parse_rate("--net-gbps", net, &o.net_gbps) || !parse_rate("--nvlink-gbps", nvlink, &o.nvlink_gbps)) {
+        sc_cli_args_free(&a);
+        return SC_EXIT_USAGE;
+    }
+    o.replay.graph.iteration = iteration == UINT64_MAX ? -1 : (int64_t)iteration;
+    o.replay.graph.release_traces = 1; /* the set is only freed after the prediction */
+    o.replay.comm = comm == 2 ? SC_COMM_MODEL : comm == 1 ? SC_COMM_TRACED : SC_COMM_COUPLED;
+    o.replay.scales = scales;
+    o.replay.nscales = nscales;
+    o.dp = (uint32_t)dp;
+    o.nodes = (uint32_t)nodes;
+    o.gpus_per_node = (uint32_t)gpn;
+    sc_traceset *set;
+    if ((rc = sc_cli_load("predict", &a, &set)) != SC_EXIT_OK) return rc;
+    sc_error err;
+    sc_replay *r;
+    sc_status st = sc_predict_run(set, &o, &r, &err);
+    sc_traceset_free(set);
+    if (st != SC_OK) return sc_cli_fail(&err);
+    if (chrome) rc = sc_cli_write_file(chrome, force, write_chrome, r);
+    if (rc == SC_EXIT_OK && sc_replay_write(r, stdout, json, &err) != SC_OK) rc = sc_cli_fail(&err);
+    sc_replay_free(r);
+    return rc;
+}

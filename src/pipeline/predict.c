@@ -1,0 +1,353 @@
+/*
+ * predict.c - `stepcast predict`: the traced iteration edited into the one
+ * of a job nobody ran, then simulated like a replay (replay.c).
+ *
+ * What the trace says of its job (the traced shape): its ranks (the world
+ * size), its GPU (the device name, and the hardware profile of that name),
+ * the GPUs of a node (the devices the trace's host lists), and its
+ * data-parallel degree: the size of the data-parallel communicator, which
+ * is the trace's only communicator when it has one (telling several apart
+ * needs the model's structure, not recovered yet: --dp then says so).
+ *
+ * The edits, applied to the calibrated graph between replay.c's prepare
+ * and finish:
+ *   --dp N       the data-parallel communicator has N ranks; its
+ *                collectives keep their size (per-rank work is constant)
+ *                and are re-timed for N ranks (N = 1: no communication);
+ *   --nodes, --gpus-per-node, --net-gbps, --nvlink-gbps
+ *                the fabric: every sized collective is re-timed for it;
+ *   --gpu, --profile
+ *                another GPU: GEMM and attention kernels by the ratio of
+ *                dense tensor TFLOP/s, other GPU work by the ratio of HBM
+ *                bandwidths (transforms/retime.c), collectives by the new
+ *                node's fabric; CPU time stays.
+ * Collectives are re-timed by the communication model (models/comm.c):
+ * fitted to the trace's own collectives while the fabric is the traced
+ * one, else the new hardware's model times the trace's efficiency against
+ * the traced hardware's model (how much slower its collectives ran than
+ * the model says), so what the trace knows is kept either way.
+ *
+ * Many ranks from few: the graph keeps the traced ranks; each stands for
+ * the predicted ranks that hold its position (its data-parallel replicas)
+ * and is simulated once, its collectives ending at the last simulated
+ * arrival plus the modelled transfer for the whole predicted
+ * communicator. 4,096 predicted ranks from 8 traced ones cost the 8-rank
+ * replay. Rank shapes (symmetry.c) are counted and reported: real traces
+ * rarely have two ranks of exactly one shape, and each keeps its own
+ * measured durations.
+ */
+#include "replay.h"
+
+#include "../models/comm.h"
+#include "../models/hardware.h"
+#include "../trace/trace.h"
+#include "../transforms/retime.h"
+#include "symmetry.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* The profile collectives are modelled from when the trace's GPU has none. */
+#define FALLBACK_PROFILE "a100-80gb"
+
+struct sc__prediction {
+    sc_prediction pub;
+    char traced_gpu[96], predicted_gpu[96];
+    sc__hw_profile file_profile; /* --profile */
+};
+
+/* ------------------------------------------------------------ the traced job */
+
+/* The distinct communicators of g's groups of two ranks or more: their
+ * label ids in labels (up to max), their count returned. */
+static size_t communicators(const sc__graph *g, uint32_t *labels, uint32_t *sizes, size_t max) {
+    const sc__group *groups = g->groups.data;
+    size_t n = 0;
+    for (size_t i = 0; i < g->groups.len; i++) {
+        if (groups[i].comm == SC__NONE || groups[i].comm_ranks < 2 || groups[i].type == SC_C_SEND_RECV) continue;
+        size_t k = 0;
+        while (k < n && k < max && labels[k] != groups[i].comm) k++;
+        if (k < n) continue;
+        if (n < max) {
+            labels[n] = groups[i].comm;
+            sizes[n] = groups[i].comm_ranks;
+        }
+        n++;
+    }
+    return n;
+}
+
+typedef struct traced_job {
+    sc_job_shape shape;
+    const sc__hw_profile *profile; /* the traced GPU's, NULL when unknown */
+    uint32_t dp_comm;               /* label of the data-parallel communicator, SC__NONE */
+    size_t ncomms;                  /* communicators with collectives */
+    char comm_names[256];           /* their labels, for an error */
+} traced_job;
+
+static void infer_traced(const sc_traceset *set, const sc__graph *g, traced_job *tj, char *gpu_name, size_t cap) {
+    memset(tj, 0, sizeof *tj);
+    uint32_t ranks = (uint32_t)g->ranks.len;
+    for (size_t i = 0; set && i < set->count; i++)
+        if (set->traces[i]->world_size > (int64_t)ranks && set->traces[i]->world_size <= UINT32_MAX)
+            ranks = (uint32_t)set->traces[i]->world_size;
+    const sc_trace *t0 = set && set->count ? set->traces[0] : NULL;
+    const char *device = t0 ? sc__trace_gpu_name(t0) : "";
+    tj->profile = *device ? sc__hw_find(device) : NULL;
+    snprintf(gpu_name, cap, "%s", tj->profile ? tj->profile->name : *device ? device : "unknown");
+    uint32_t gpn = t0 && t0->devices.len ? (uint32_t)t0->devices.len : tj->profile ? tj->profile->gpus_per_node : 8;
+    if (ranks && gpn > ranks) gpn = ranks;
+    if (!gpn) gpn = 1;
+    uint32_t labels[16], sizes[16];
+    tj->ncomms = communicators(g, labels, sizes, 16);
+    tj->dp_comm = tj->ncomms == 1 ? labels[0] : SC__NONE;
+    size_t len = 0;
+    for (size_t k = 0; k < tj->ncomms && k < 16; k++) {
+        int w = snprintf(tj->comm_names + len, sizeof tj->comm_names - len, "%s%s", k ? ", " : "",
+                         sc__graph_str(g, labels[k]));
+        if (w > 0 && (size_t)w < sizeof tj->comm_names - len) len += (size_t)w;
+    }
+    tj->shape = (sc_job_shape){.ranks = ranks ? ranks : 1,
+                               .dp = tj->ncomms == 1 ? sizes[0] : tj->ncomms == 0 ? 1 : 0,
+                               .gpus_per_node = gpn,
+                               .nodes = ranks ? (ranks + gpn - 1) / gpn : 1,
+                               .gpu = gpu_name,
+                               .nvlink_gbps = tj->profile ? tj->profile->nvlink_GBps : 0,
+                               .net_gbps = tj->profile ? tj->profile->nics_per_node * tj->profile->nic_Gbps /
+                                                             tj->profile->gpus_per_node
+                                                       : 0};
+}
+
+/* ------------------------------------------------------------ the new job */
+
+/* The new GPU's profile: --profile's file, --gpu's row, else the traced one. */
+static sc_status new_profile(const sc_predict_options *o, const traced_job *tj, struct sc__prediction *pd,
+                             const sc__hw_profile **out, sc_error *err) {
+    *out = tj->profile;
+    if (o->profile_path) {
+        sc_status st = sc__hw_load(o->profile_path, &pd->file_profile, err);
+        if (st == SC_OK) *out = &pd->file_profile;
+        return st;
+    }
+    if (!o->gpu) return SC_OK;
+    if ((*out = sc__hw_find(o->gpu))) return SC_OK;
+    char known[512];
+    size_t len = 0;
+    for (size_t i = 0; i < sc__hw_count(); i++) {
+        int w = snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "", sc__hw_alias(i));
+        if (w > 0 && (size_t)w < sizeof known - len) len += (size_t)w;
+    }
+    return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "unknown GPU '%s' (known: %s; or give --profile FILE)",
+                    o->gpu, known);
+}
+
+/* The predicted shape from the traced one and the edits; SC_E_USAGE when
+ * they do not fit together. */
+static sc_status new_shape(const sc_predict_options *o, const traced_job *tj, sc_job_shape *s, sc_error *err) {
+    const sc_job_shape *t = &tj->shape;
+    *s = *t;
+    if (o->dp && t->dp == 0)
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
+                        "--dp: the trace has %zu communicators (%s) and which one is data-parallel "
+                        "cannot be told from it",
+                        tj->ncomms, tj->comm_names);
+    if (o->dp && tj->ncomms == 0)
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
+                        "--dp: the trace has no collectives, so no data-parallel communicator to grow");
+    uint32_t mp = t->dp ? t->ranks / t->dp : t->ranks;
+    if (t->dp && t->ranks % t->dp)
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
+                        "--dp: the data-parallel communicator's %u ranks do not divide the job's %u", t->dp,
+                        t->ranks);
+    if (o->gpus_per_node) s->gpus_per_node = o->gpus_per_node;
+    if (o->dp) s->dp = o->dp;
+    if (o->nodes && !o->dp) {
+        uint64_t ranks = (uint64_t)o->nodes * s->gpus_per_node;
+        if (ranks % mp)
+            return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
+                            "--nodes %u x %u GPUs = %llu ranks, not a multiple of the %u model-parallel ranks "
+                            "of the trace",
+                            o->nodes, s->gpus_per_node, (unsigned long long)ranks, mp);
+        s->dp = (uint32_t)(ranks / mp);
+    }
+    uint64_t ranks = (uint64_t)(s->dp ? s->dp : 1) * mp;
+    if (ranks > UINT32_MAX) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "--dp: too many ranks");
+    s->ranks = (uint32_t)ranks;
+    s->nodes = o->nodes ? o->nodes : (s->ranks + s->gpus_per_node - 1) / s->gpus_per_node;
+    if ((uint64_t)s->nodes * s->gpus_per_node < s->ranks || (o->nodes && (uint64_t)s->nodes * s->gpus_per_node != s->ranks))
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
+                        "%u nodes of %u GPUs do not hold the %u ranks of %u data-parallel x %u model-parallel",
+                        s->nodes, s->gpus_per_node, s->ranks, s->dp, mp);
+    if (o->nvlink_gbps) s->nvlink_gbps = o->nvlink_gbps;
+    if (o->net_gbps) s->net_gbps = o->net_gbps;
+    return SC_OK;
+}
+
+static bool finite_positive_or_zero(double x) { return isfinite(x) && x >= 0 && x < 1e9; }
+
+static sc_status check_options(const sc_predict_options *o, sc_error *err) {
+    if (!finite_positive_or_zero(o->net_gbps) || !finite_positive_or_zero(o->nvlink_gbps))
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "a link bandwidth must be a number > 0");
+    if (o->gpu && o->profile_path)
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "give --gpu or --profile, not both");
+    return SC_OK;
+}
+
+/* Does the prediction change the fabric or the GPU (not only sizes)? */
+static bool hardware_changes(const sc_predict_options *o, const sc_job_shape *t, const sc_job_shape *s,
+                             const traced_job *tj, const sc__hw_profile *np) {
+    return np != tj->profile || o->net_gbps || o->nvlink_gbps || s->gpus_per_node != t->gpus_per_node;
+}
+
+static bool edits_comm(const sc_predict_options *o, const sc_job_shape *t, const sc_job_shape *s,
+                       const traced_job *tj, const sc__hw_profile *np) {
+    return s->dp != t->dp || hardware_changes(o, t, s, tj, np);
+}
+
+/* ------------------------------------------------------------ re-timing */
+
+/* The traced fabric's model: its GPU's profile (or the fallback's), fitted
+ * to the trace's collectives when fit is set. */
+static sc_status traced_model(const sc__graph *g, const traced_job *tj, bool fit, sc__comm_model *m,
+                              sc_error *err) {
+    const sc__hw_profile *p = tj->profile ? tj->profile : sc__hw_find(FALLBACK_PROFILE);
+    if (!p) return sc__fail(err, SC_E_INTERNAL, NULL, SC_NO_OFFSET, "no profile %s", FALLBACK_PROFILE);
+    sc_status st = sc__comm_model_from_profile(p, tj->shape.gpus_per_node, 0, 0, m, err);
+    if (st != SC_OK || !fit) return st;
+    size_t n;
+    sc__comm_sample *s = sc__retime_samples(g, &n);
+    bool ok = s && sc__comm_model_fit(m, s, n);
+    free(s);
+    return ok ? SC_OK : sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory fitting the communication model");
+}
+
+/* Re-times the collectives of r for the new job. */
+static sc_status retime_comm(sc_replay *r, const sc_predict_options *o, const traced_job *tj,
+                             const sc__hw_profile *np, struct sc__prediction *pd, sc_error *err) {
+    sc__graph *g = r->g;
+    const sc_job_shape *s = &pd->pub.predicted;
+    sc__comm_model m;
+    double factor[SC_C_COUNT];
+    bool fitted = !hardware_changes(o, &tj->shape, s, tj, np);
+    sc_status st = traced_model(g, tj, fitted, &m, err);
+    if (st != SC_OK) return st;
+    if (!fitted) {
+        sc__retime_efficiency(g, &m, factor);
+        st = sc__comm_model_from_profile(np, s->gpus_per_node, o->net_gbps, o->nvlink_gbps, &m, err);
+        if (st != SC_OK) return st;
+    }
+    /* A smaller data-parallel communicator splits the traced one: its
+     * replicas no longer wait for one another. */
+    if (tj->dp_comm != SC__NONE && s->dp < tj->shape.dp && !sc__retime_split(g, tj->dp_comm, s->dp))
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    uint32_t *ranks = NULL;
+    if (tj->dp_comm != SC__NONE && s->dp != tj->shape.dp) {
+        if (!(ranks = calloc(g->strings.count ? g->strings.count : 1, sizeof *ranks)))
+            return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+        ranks[tj->dp_comm] = s->dp;
+    }
+    sc__retime_stats rs;
+    sc__retime_groups(g, &m, fitted ? NULL : factor, ranks, &rs);
+    free(ranks);
+    pd->pub.comm_model = fitted ? "fitted" : "profile";
+    pd->pub.collectives_retimed = rs.retimed;
+    pd->pub.collectives_unsized = rs.unsized;
+    return SC_OK;
+}
+
+sc_status sc__replay_model_comm(sc_replay *r, const sc_traceset *set, sc_error *err) {
+    traced_job tj;
+    char gpu[96];
+    infer_traced(set, r->g, &tj, gpu, sizeof gpu);
+    sc__comm_model m;
+    sc_status st = traced_model(r->g, &tj, true, &m, err);
+    if (st != SC_OK) return st;
+    sc__retime_stats rs;
+    sc__retime_groups(r->g, &m, NULL, NULL, &rs);
+    r->modelled = true;
+    return SC_OK;
+}
+
+/* ------------------------------------------------------------ the run */
+
+static sc_status edit(sc_replay *r, const sc_traceset *set, const sc_predict_options *o, struct sc__prediction *pd,
+                      sc_error *err) {
+    traced_job tj;
+    infer_traced(set, r->g, &tj, pd->traced_gpu, sizeof pd->traced_gpu);
+    pd->pub.traced = tj.shape;
+    pd->pub.traced.gpu = pd->traced_gpu;
+    pd->pub.comm_model = "none";
+    const sc__hw_profile *np;
+    sc_status st = new_profile(o, &tj, pd, &np, err);
+    if (st == SC_OK) st = new_shape(o, &tj, &pd->pub.predicted, err);
+    if (st != SC_OK) return st;
+    snprintf(pd->predicted_gpu, sizeof pd->predicted_gpu, "%s", np ? np->name : pd->traced_gpu);
+    pd->pub.predicted.gpu = pd->predicted_gpu;
+    if (np && np != tj.profile) {
+        pd->pub.predicted.nvlink_gbps = o->nvlink_gbps ? o->nvlink_gbps : np->nvlink_GBps;
+        pd->pub.predicted.net_gbps = o->net_gbps ? o->net_gbps : np->nics_per_node * np->nic_Gbps / np->gpus_per_node;
+    }
+    if (np != tj.profile && !tj.profile)
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
+                        "--gpu: the traced GPU '%s' has no hardware profile to scale from", pd->traced_gpu);
+    bool comm = o->replay.comm == SC_COMM_MODEL || edits_comm(o, &tj.shape, &pd->pub.predicted, &tj, np);
+    if (comm && o->replay.comm == SC_COMM_TRACED)
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
+                        "--comm traced keeps each rank's traced collectives: it cannot take edits that re-time them");
+    if (comm && np && (st = retime_comm(r, o, &tj, np, pd, err)) != SC_OK) return st;
+    if (comm && !np && (st = retime_comm(r, o, &tj, sc__hw_find(FALLBACK_PROFILE), pd, err)) != SC_OK) return st;
+    if (np != tj.profile) pd->pub.gpu_tasks_retimed = sc__retime_gpu(r->g, r->cls, tj.profile, np);
+    pd->pub.ranks_per_traced_rank = (double)pd->pub.predicted.ranks / (double)pd->pub.traced.ranks;
+    return SC_OK;
+}
+
+static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_predict_options *o,
+                               const sc__scale_rule *rules, sc_replay **out, sc_error *err) {
+    struct sc__prediction *pd = calloc(1, sizeof *pd);
+    if (!pd) {
+        sc__graph_free(g);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    }
+    sc_status st = sc__replay_prepare(g, o->replay.comm != SC_COMM_TRACED, true, rules, o->replay.nscales, out, err);
+    if (st != SC_OK) {
+        free(pd);
+        return st;
+    }
+    (*out)->prediction = pd;
+    uint32_t *cls = sc__alloc_array((*out)->g->ranks.len ? (*out)->g->ranks.len : 1, sizeof *cls);
+    pd->pub.shapes = cls ? sc__rank_classes((*out)->g, cls) : 0;
+    free(cls);
+    if (!pd->pub.shapes) st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    if (st == SC_OK) st = edit(*out, set, o, pd, err);
+    if (st == SC_OK) st = sc__replay_finish(*out, set, err);
+    if (st != SC_OK) {
+        sc_replay_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts, sc_replay **out, sc_error *err) {
+    sc__error_clear(err);
+    *out = NULL;
+    sc_predict_options defaults = SC_PREDICT_OPTIONS_INIT;
+    if (!opts) opts = &defaults;
+    if (!set) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "predict: no traces");
+    sc_status st = check_options(opts, err);
+    if (st != SC_OK) return st;
+    sc__scale_rule *rules;
+    if ((st = sc__replay_parse_scales(&opts->replay, &rules, err)) != SC_OK) return st;
+    double t0 = sc__now();
+    sc__graph *g;
+    st = sc__replay_build(set, &opts->replay, &g, err);
+    double build = sc__now() - t0;
+    if (st == SC_OK) st = predict_graph(g, set, opts, rules, out, err);
+    free(rules);
+    if (st == SC_OK) (*out)->timings.build = build;
+    return st;
+}
+
+const sc_prediction *sc_replay_prediction(const sc_replay *r) { return r && r->prediction ? &r->prediction->pub : NULL; }
+
+void sc__prediction_free(struct sc__prediction *pd) { free(pd); }
