@@ -21,8 +21,9 @@
 # bench/measure.c (BUILD/bench/measure) runs a command and prints its wall
 # time and peak RSS as two such lines.
 #
-# End to end: `stepcast info` on EXAMPLE_DIR and SYNTH_DIR, and `stepcast
-# replay` on both once `stepcast help replay` succeeds. The Python row times
+# End to end: `stepcast info` on EXAMPLE_DIR and SYNTH_DIR, `stepcast
+# replay` on both, and `stepcast predict --dp 4096` on the shared DLRM
+# ranks (STEPCAST_SHARED, else ../shared). The Python row times
 # json.load on SMALL_JSON (the big file would take minutes and ~10 GB) and
 # the ratio compares it with our reader on the same file.
 set -u
@@ -40,7 +41,7 @@ rows=$(mktemp)
 trap 'rm -f "$rows" "$rows.err"' EXIT
 
 [ -x "$S" ] || { echo "bench: $S not built" >&2; exit 1; }
-[ -d "$EXAMPLE_DIR" ] || EXAMPLE_DIR=/work/shared/traces/megatron-tp8-a100
+[ -d "$EXAMPLE_DIR" ] || EXAMPLE_DIR=${STEPCAST_SHARED:-../shared}/traces/megatron-tp8-a100
 
 # gen DIR SYNTH-OPTIONS...: (re)generates DIR unless its stamp matches.
 gen() {
@@ -99,6 +100,13 @@ if "$S" help replay >/dev/null 2>&1; then
         $1 == "then" && $3 == "M" { printf "sim\tsimulation loop inside that replay (wall), 1 core\t%.2f\tM tasks/s\n", $2 }' >>"$rows"
 else
     printf 'e2e\treplay (command not built yet)\t-\t-\n' >>"$rows"
+fi
+# Many ranks from few: 4,096 predicted ranks from the 8 traced DLRM ranks,
+# on one core (the bar: 5 s and 1 GB).
+DLRM_DIR=${STEPCAST_SHARED:-../shared}/traces/param-dlrm-8rank/kineto
+if [ -d "$DLRM_DIR" ] && "$S" help predict >/dev/null 2>&1; then
+    $M e2e "predict --dp 4096 --gpus-per-node 8 -j 1, 8 DLRM ranks" -- \
+        "$S" predict -j 1 --dp 4096 --gpus-per-node 8 "$DLRM_DIR" >>"$rows"
 fi
 
 echo
