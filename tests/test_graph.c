@@ -918,6 +918,178 @@ static void test_finish_helper_changes_nothing(void **state) {
     sc__graph_free(two);
 }
 
+/* ------------------------------------------------------ message sizes */
+
+/* An operator on the CPU thread, [TS, TS + DUR) us, with ARGS inside its
+ * "args" object. */
+#define MS_OP(CAT, NAME, TS, DUR, ARGS)                                                                 \
+    "{\"ph\":\"X\",\"cat\":\"" CAT "\",\"name\":\"" NAME "\",\"pid\":1,\"tid\":1,\"ts\":" #TS            \
+    ",\"dur\":" #DUR ",\"args\":{" ARGS "}},"
+/* A cudaLaunchKernel at TS us (correlation CORR) and its NCCL kernel on
+ * stream 30 at TS0 + 5 us (10 x TS + 5: after every earlier one), with the
+ * kernel args ARGS (each starting with a comma). */
+#define MS_LAUNCH(TS, CORR, KERNEL, ARGS)                                                                \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":" #TS \
+    ",\"dur\":2,\"args\":{\"correlation\":" #CORR "}},"                                                   \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" KERNEL "(ncclDevComm*)\",\"pid\":0,\"tid\":30,\"ts\":" #TS \
+    "5,\"dur\":3,\"args\":{\"correlation\":" #CORR ",\"stream\":30" ARGS "}}"
+#define MS_F32 "[\"float\"]"
+
+/* One rank of the message-size job; A2A: the elements rank R sends in
+ * the all-to-all. Ten collectives, one per source of a size:
+ *   0 the kernel's args only: 1024 x Float = 4096;
+ *   1 an nccl:all_reduce annotation only: [8, 16] c10::BFloat16 = 256;
+ *   2 nothing at all: unknown;
+ *   3 c10d::allreduce_'s TensorList [[4, 4], [2]], dtype from the _f16
+ *     kernel: 18 x 2 = 36;
+ *   4 c10d::_allgather_base_ around nccl:_all_gather_base: the gathered
+ *     output [128] float = 512 (its group has 4 ranks, 2 traced: the
+ *     annotation's piece x 2 would say 256);
+ *   5 only an nccl:all_gather annotation: a piece, [16] float x 2 ranks
+ *     = 128;
+ *   6 c10d::_reduce_scatter_base_(output [8], input [16]): the input, 64;
+ *   7 c10d::alltoall_base_(output, input [A2A] int) around an annotation
+ *     without shapes: the input, A2A x 4;
+ *   8 record_param_comms with In msg nelems 100 x Half = 200;
+ *   9 c10d::broadcast_'s TensorList with an int8 broadcast kernel (NCCL
+ *     broadcasts bytes: its name says nothing of the tensors): unknown. */
+#define MS_RANK(R, A2A)                                                                                  \
+    "{\"distributedInfo\":{\"rank\":" #R ",\"world_size\":2},\"traceEvents\":["                           \
+    MS_LAUNCH(100, 1, "ncclDevKernel_AllReduce_Sum_f32_RING_LL",                                          \
+              ",\"In msg nelems\":1024,\"Out msg nelems\":1024,\"dtype\":\"Float\",\"Group size\":2") "," \
+    MS_OP("user_annotation", "nccl:all_reduce", 199, 5,                                                  \
+          "\"Input Dims\":[[8, 16]],\"Input type\":[\"c10::BFloat16\"]")                                   \
+    MS_LAUNCH(200, 2, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", "") ","                                \
+    MS_LAUNCH(300, 3, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "") ","                                 \
+    MS_OP("cpu_op", "c10d::allreduce_", 399, 5,                                                          \
+          "\"Input Dims\":[[[4, 4], [2]], [], []],\"Input type\":[\"TensorList\", \"\", \"Scalar\"]")     \
+    MS_LAUNCH(400, 4, "ncclDevKernel_AllReduce_Sum_f16_RING_LL", "") ","                                 \
+    MS_OP("cpu_op", "c10d::_allgather_base_", 498, 8,                                                    \
+          "\"Input Dims\":[[128], [32], []],\"Input type\":[\"float\", \"float\", \"\"]")                \
+    MS_OP("user_annotation", "nccl:_all_gather_base", 499, 5, "\"Input Dims\":[[32]],\"Input type\":" MS_F32) \
+    MS_LAUNCH(500, 5, "ncclDevKernel_AllGather_RING_LL", "") ","                                         \
+    MS_OP("user_annotation", "nccl:all_gather", 599, 5, "\"Input Dims\":[[16]],\"Input type\":" MS_F32)  \
+    MS_LAUNCH(600, 6, "ncclDevKernel_AllGather_RING_LL", "") ","                                         \
+    MS_OP("cpu_op", "c10d::_reduce_scatter_base_", 699, 5,                                               \
+          "\"Input Dims\":[[8], [16], []],\"Input type\":[\"float\", \"float\", \"\"]")                  \
+    MS_LAUNCH(700, 7, "ncclDevKernel_ReduceScatter_Sum_f32_RING_LL", "") ","                             \
+    MS_OP("cpu_op", "c10d::alltoall_base_", 798, 8,                                                      \
+          "\"Input Dims\":[[10], [" #A2A "], [], []],\"Input type\":[\"int\", \"int\", \"\", \"\"]")       \
+    MS_OP("user_annotation", "nccl:all_to_all", 799, 5, "")                                              \
+    MS_LAUNCH(800, 8, "ncclDevKernel_SendRecv", "") ","                                                  \
+    MS_OP("cpu_op", "record_param_comms", 899, 5,                                                        \
+          "\"Collective name\":\"broadcast\",\"In msg nelems\":100,\"Out msg nelems\":100,"              \
+          "\"dtype\":\"Half\",\"Group size\":2")                                                          \
+    MS_LAUNCH(900, 9, "ncclDevKernel_Broadcast_RING_LL", "") ","                                         \
+    MS_OP("cpu_op", "c10d::broadcast_", 999, 5,                                                          \
+          "\"Input Dims\":[[[10]], [], []],\"Input type\":[\"TensorList\", \"\", \"\"]")                  \
+    MS_LAUNCH(1000, 10, "ncclKernel_Broadcast_RING_LL_Sum_int8_t", "") "]}"
+
+/* Every source of a message size, on two ranks that agree but for the
+ * all-to-all (uneven splits: 12 and 20 ints sent), which keeps the larger
+ * and is counted in one warning; the graph report says 8 of 10. */
+static void test_message_sizes(void **state) {
+    (void)state;
+    const char *texts[2] = {MS_RANK(0, 12), MS_RANK(1, 20)};
+    sc_traceset *set = load(write_job(texts, 2));
+    sc__graph *g = build(set, -1, false, NULL);
+    static const struct {
+        uint8_t type;
+        int64_t bytes;
+    } want[10] = {{SC_C_ALL_REDUCE, 4096},     {SC_C_ALL_REDUCE, 256},    {SC_C_ALL_REDUCE, -1},
+                  {SC_C_ALL_REDUCE, 36},       {SC_C_ALL_GATHER, 512},    {SC_C_ALL_GATHER, 128},
+                  {SC_C_REDUCE_SCATTER, 64},   {SC_C_ALL_TO_ALL, 20 * 4}, {SC_C_BROADCAST, 200},
+                  {SC_C_BROADCAST, -1}};
+    assert_int_equal(g->groups.len, 10);
+    const sc__group *grp = g->groups.data;
+    for (size_t i = 0; i < 10; i++) {
+        assert_int_equal(grp[i].count, 2);
+        assert_int_equal(grp[i].type, want[i].type);
+        if (grp[i].bytes != want[i].bytes)
+            fail_msg("collective %zu: %lld bytes, want %lld", i, (long long)grp[i].bytes,
+                     (long long)want[i].bytes);
+    }
+    assert_int_equal(g->warnings.count, 1);
+    assert_string_equal(g->warnings.items[0],
+                        "ranks disagree on the message size of 1 collective (all_to_all 1): each keeps "
+                        "the largest");
+    sc__graph_free(g);
+
+    /* The report: with_bytes, and the range per type. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    sc_error err;
+    assert_int_equal(sc_test_graph_report(set, NULL, f, 1, &err), SC_OK);
+    fclose(f);
+    assert_non_null(strstr(text, "\"with_bytes\": 8, \"bytes_by_type\": {\"all_reduce\": {\"groups\": 3, "
+                                 "\"min\": 36, \"max\": 4096}, \"all_gather\": {\"groups\": 2, \"min\": 128, "
+                                 "\"max\": 512}, \"broadcast\": {\"groups\": 1, \"min\": 200, \"max\": 200}, "
+                                 "\"all_to_all\": {\"groups\": 1, \"min\": 80, \"max\": 80}, "
+                                 "\"reduce_scatter\": {\"groups\": 1, \"min\": 64, \"max\": 64}}"));
+    free(text);
+    f = open_memstream(&text, &len);
+    assert_int_equal(sc_test_graph_report(set, NULL, f, 0, &err), SC_OK);
+    fclose(f);
+    assert_non_null(strstr(text, "  message sizes   8 of 10 groups with a message size\n"
+                                 "                  all_reduce: 3, 36 B to 4 KiB\n"));
+    free(text);
+    sc_traceset_free(set);
+    remove_job();
+}
+
+/* The hta traces whose NCCL kernels carry their metadata keep the sizes
+ * their args give: In msg nelems x dtype, kernel by kernel. */
+static void test_message_sizes_from_args(void **state) {
+    (void)state;
+    static const char *paths[] = {"hta-testdata/nccl_parser_config/nccl_data.json.gz",
+                                  "tracelens/mi300__resnet_act_checkpoint.json.gz"};
+    for (size_t k = 0; k < sizeof paths / sizeof paths[0]; k++) {
+        sc_traceset *set = load(sc_test_trace(paths[k]));
+        sc__graph *g = build(set, -1, false, NULL);
+        const sc_trace *tr = set->traces[0];
+        const sc__task *t = sc__graph_tasks(g);
+        size_t with_args = 0;
+        for (size_t i = 0; i < g->tasks.len; i++) {
+            if (!sc__task_is_comm(t[i].kind)) continue;
+            assert_int_not_equal(t[i].group, SC__NONE);
+            int64_t bytes = SC__VEC_AT(&g->groups, sc__group, t[i].group).bytes;
+            const sc__event_ext *x = sc__trace_ext(tr, &sc__trace_events(tr)[t[i].event]);
+            assert_true(bytes > 0);
+            if (!x || x->in_nelems < 0) continue;
+            with_args++;
+            assert_int_equal(bytes, x->in_nelems * sc__dtype_bytes(sc__trace_str(tr, x->dtype)));
+        }
+        print_message("%s: %zu collectives sized by their kernel's args\n", paths[k], with_args);
+        assert_true(with_args > 0);
+        sc__graph_free(g);
+        sc_traceset_free(set);
+    }
+}
+
+/* The pieces msg_size.c reads: element sizes by every spelling, and the
+ * dtype in NCCL kernel names (reductions only). */
+static void test_dtype_names(void **state) {
+    (void)state;
+    assert_int_equal(sc__dtype_bytes("c10::Half"), 2);
+    assert_int_equal(sc__dtype_bytes("c10::BFloat16"), 2);
+    assert_int_equal(sc__dtype_bytes("long int"), 8);
+    assert_int_equal(sc__dtype_bytes("unsigned char"), 1);
+    assert_int_equal(sc__dtype_bytes("Float"), 4);
+    assert_int_equal(sc__dtype_bytes("TensorList"), 0);
+    assert_int_equal(sc__dtype_bytes(""), 0);
+    assert_int_equal(sc__nccl_kernel_dtype_bytes("ncclDevKernel_AllReduce_Sum_f16_RING_LL(ncclDevComm*)"), 2);
+    assert_int_equal(sc__nccl_kernel_dtype_bytes("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(x)"), 2);
+    assert_int_equal(sc__nccl_kernel_dtype_bytes("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)"), 4);
+    assert_int_equal(sc__nccl_kernel_dtype_bytes("ncclKernel_AllReduce_RING_LL_Sum_int64_t(x)"), 8);
+    assert_int_equal(sc__nccl_kernel_dtype_bytes("ncclKernel_AllReduce_RING_LL_Sum_uint8_t(x)"), 1);
+    assert_int_equal(sc__nccl_kernel_dtype_bytes("ncclDevKernel_AllReduce_Sum_f8e4m3_RING_LL(x)"), 1);
+    /* Byte-moving kernels say int8 whatever the tensors hold. */
+    assert_int_equal(sc__nccl_kernel_dtype_bytes("ncclKernel_Broadcast_RING_LL_Sum_int8_t(x)"), 0);
+    assert_int_equal(sc__nccl_kernel_dtype_bytes("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(x)"), 0);
+    assert_int_equal(sc__nccl_kernel_dtype_bytes("ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)"), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_finish_helper_changes_nothing),
@@ -933,6 +1105,9 @@ int main(void) {
         cmocka_unit_test(test_dot), cmocka_unit_test(test_sync_targets_consistent),
         cmocka_unit_test(test_graph_launch_gaps_and_ddp_wait),
         cmocka_unit_test(test_build_threads_from_options),
+        cmocka_unit_test(test_message_sizes),
+        cmocka_unit_test(test_message_sizes_from_args),
+        cmocka_unit_test(test_dtype_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
