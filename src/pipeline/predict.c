@@ -175,6 +175,10 @@ static sc_status new_shape(const sc_predict_options *o, const traced_job *tj, sc
     if (ranks > UINT32_MAX) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "--dp: too many ranks");
     s->ranks = (uint32_t)ranks;
     s->nodes = o->nodes ? o->nodes : (s->ranks + s->gpus_per_node - 1) / s->gpus_per_node;
+    if (s->ranks > s->gpus_per_node && s->ranks % s->gpus_per_node)
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
+                        "the %u ranks of %u data-parallel x %u model-parallel do not fill nodes of %u GPUs",
+                        s->ranks, s->dp, mp, s->gpus_per_node);
     if ((uint64_t)s->nodes * s->gpus_per_node < s->ranks || (o->nodes && (uint64_t)s->nodes * s->gpus_per_node != s->ranks))
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
                         "%u nodes of %u GPUs do not hold the %u ranks of %u data-parallel x %u model-parallel",
