@@ -94,5 +94,6 @@ int sc_cmd_et(int argc, char **argv);
 int sc_cmd_replay(int argc, char **argv);
 int sc_cmd_synth(int argc, char **argv);
 int sc_cmd_graph(int argc, char **argv);
+int sc_cmd_comm(int argc, char **argv);
 
 #endif

@@ -24,6 +24,10 @@ static const sc_cli_command commands[] = {
      "stepcast replay [--json] [--chrome FILE [--force]] [--iteration N] [--comm coupled|traced] "
      "[--scale CLASS=FACTOR]... [--timings] TRACE|DIR...",
      sc_cmd_replay},
+    {"comm", "model collectives on a GPU's nodes (nccl-tests-like table), or a trace's against the model",
+     "stepcast comm [--json] [--gpu NAME|--profile FILE] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "
+     "([--op OP] [--ranks N] [--sizes LIST] | [--iteration N] TRACE|DIR...)",
+     sc_cmd_comm},
     {"export", "write Chakra execution traces (PREFIX.<rank>.et) for ASTRA-sim & co.",
      "stepcast export --chakra PREFIX [--no-cpu|--gpu-only] [--iteration N] [--force] TRACE|DIR...",
      sc_cmd_export},
