@@ -314,6 +314,23 @@ typedef struct loader {
 
 enum { L_START, L_MEMBERS, L_END };
 
+/* An error of the scanner inside field f's value names the field too. */
+static int in_field(const loader *l, const field *f, int rc) {
+    sc_error *e = l->jp.err;
+    if (rc == SC__J_ERR && e && e->status != SC_OK) {
+        char prefix[64];
+        int n = snprintf(prefix, sizeof prefix, "field '%s': ", f->name);
+        size_t len = strnlen(e->message, sizeof e->message - 1), cap = sizeof e->message - 1;
+        if (n > 0 && (size_t)n < sizeof prefix) {
+            size_t keep = len + (size_t)n > cap ? cap - (size_t)n : len;
+            memmove(e->message + n, e->message, keep);
+            memcpy(e->message, prefix, (size_t)n);
+            e->message[(size_t)n + keep] = '\0';
+        }
+    }
+    return rc;
+}
+
 static int read_field(loader *l, const field *f, const char *at) {
     sc__jp *jp = &l->jp;
     char why[160];
@@ -322,7 +339,7 @@ static int read_field(loader *l, const field *f, const char *at) {
         sc__jstr s;
         if (sc__jp_peek(jp) != '"' && jp->p < jp->end)
             return sc__jp_error_at(jp, jp->p, SC_E_FORMAT, "field '%s' wants a string", f->name);
-        SC__JTRY(sc__jp_string(jp, &s));
+        SC__JTRY(in_field(l, f, sc__jp_string(jp, &s)));
         if (s.n == 0 || s.n >= sizeof l->p.name || memchr(s.s, '\0', s.n))
             return sc__jp_error_at(jp, at, SC_E_FORMAT, "field '%s' wants 1 to %zu characters", f->name,
                                    sizeof l->p.name - 1);
@@ -335,7 +352,7 @@ static int read_field(loader *l, const field *f, const char *at) {
         sc__jstr raw;
         if (c != 't' && c != 'f' && jp->p < jp->end)
             return sc__jp_error_at(jp, jp->p, SC_E_FORMAT, "field '%s' wants true or false", f->name);
-        SC__JTRY(sc__jp_raw(jp, &raw));
+        SC__JTRY(in_field(l, f, sc__jp_raw(jp, &raw)));
         l->p.nvls = raw.s[0] == 't';
         return SC__J_OK;
     }
@@ -346,7 +363,7 @@ static int read_field(loader *l, const field *f, const char *at) {
             return sc__jp_error_at(jp, jp->p, SC_E_FORMAT, "field '%s' wants a number", f->name);
         const char *start = jp->p;
         double v;
-        SC__JTRY(sc__jp_double(jp, &v));
+        SC__JTRY(in_field(l, f, sc__jp_double(jp, &v)));
         if (out_of_range(f, v, why, sizeof why)) return sc__jp_error_at(jp, start, SC_E_FORMAT, "%s", why);
         set_value(&l->p, f, v);
         return SC__J_OK;
