@@ -14,7 +14,7 @@
  *
  * A group's size: sc__group.bytes is a rank's input ("In msg nelems" x the
  * dtype's size), which is nccl-tests' size for every collective but
- * all-gather, whose size is the gathered output: the input x the ranks.
+ * all-gather, whose size is the gathered output (sc__comm_group_bytes).
  * A group's ranks: its members, or the communicator's size the kernel's
  * "Group size" says when the traces hold fewer ranks than it has. Such a
  * group's shortest kernel need not be the last arrival's (that rank's
@@ -166,10 +166,9 @@ static uint32_t group_ranks(const sc_traceset *set, const sc__graph *g, const sc
 
 static item item_of(const sc_traceset *set, const sc__graph *g, const sc__group *grp) {
     item it = {.type = grp->type < SC_C_COUNT ? grp->type : SC_C_UNKNOWN, .ranks = group_ranks(set, g, grp),
-               .bytes = grp->bytes, .ns = grp->transfer_ns};
+               .ns = grp->transfer_ns};
+    it.bytes = sc__comm_group_bytes(it.type, grp->bytes, it.ranks);
     it.complete = grp->count >= it.ranks;
-    if (it.bytes >= 0 && it.type == SC_C_ALL_GATHER) /* the output: every rank's input */
-        it.bytes = it.bytes <= INT64_MAX / (it.ranks ? it.ranks : 1) ? it.bytes * (it.ranks ? it.ranks : 1) : -1;
     it.bucket = it.bytes < 0 ? 127 : bit_length(it.bytes);
     return it;
 }
