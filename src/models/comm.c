@@ -135,7 +135,7 @@ typedef struct shape {
 
 static shape shape_of(const sc__comm_model *m, uint32_t n) {
     uint32_t per = m->gpus_per_node ? m->gpus_per_node : 1;
-    shape s = {.n = n, .g = n < per ? n : per, .m = (n + per - 1) / per};
+    shape s = {.n = n, .g = n < per ? n : per, .m = (uint32_t)(((uint64_t)n + per - 1) / per)};
     s.intra = m->link[SC__LINK_INTRA].bw_gbps;
     /* A GPU cannot feed the network faster than its own link. */
     s.net_gpu = m->link[SC__LINK_NET].bw_gbps < s.intra ? m->link[SC__LINK_NET].bw_gbps : s.intra;
