@@ -29,6 +29,10 @@ static const sc_cli_command commands[] = {
      "[--scale CLASS=FACTOR]... [--dp N] [--nodes N] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "
      "[--gpu NAME|--profile FILE] TRACE|DIR...",
      sc_cmd_predict},
+    {"comm", "model collectives on a GPU's nodes (nccl-tests-like table), or a trace's against the model",
+     "stepcast comm [--json] [--gpu NAME|--profile FILE] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "
+     "([--op OP] [--ranks N] [--sizes LIST] | [--iteration N] TRACE|DIR...)",
+     sc_cmd_comm},
     {"export", "write Chakra execution traces (PREFIX.<rank>.et) for ASTRA-sim & co.",
      "stepcast export --chakra PREFIX [--no-cpu|--gpu-only] [--iteration N] [--force] TRACE|DIR...",
      sc_cmd_export},

@@ -9,7 +9,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 shared=${STEPCAST_SHARED:-$root/../shared}
 traces=$shared/traces
 mkdir -p "$out/fuzz_kineto" "$out/fuzz_json" "$out/fuzz_gzip" "$out/fuzz_cli" "$out/fuzz_chakra" \
-    "$out/fuzz_et" "$out/fuzz_split" "$out/fuzz_template"
+    "$out/fuzz_et" "$out/fuzz_split" "$out/fuzz_template" "$out/fuzz_profile"
 
 python3 - "$traces" "$out" <<'PY'
 import gzip, os, sys, glob
@@ -55,7 +55,9 @@ for k, v in hand.items():
 cli = [b"info\nt.json", b"info\n--json\nd", b"info\n--bogus", b"help\ninfo", b"help\nnope",
        b"version", b"info\n--\n-x", b"info\n--json\n--\nt.json\nt.json",
        b"graph\nt.json", b"replay\n--json\nt.json", b"export\n-o\nout.json\nt.json",
-       b"info\n--max-memory\n1K\nt.json", b"info\n--max-memory\n99999999999G\nt.json"]
+       b"info\n--max-memory\n1K\nt.json", b"info\n--max-memory\n99999999999G\nt.json",
+       b"comm\n--gpu\nh100", b"comm\n--json\n--gpu\nmi300x\n--op\nall_to_all\n--ranks\n64",
+       b"comm\n--gpu\na100\n--sizes\n1K,1G\n--net-gbps\n100", b"comm\nt.json"]
 for i, v in enumerate(cli):
     put("fuzz_cli", "c%02d" % i, v)
 for i, path in enumerate(sorted(glob.glob(traces + "/chakra-et/**/*.et*", recursive=True))[:24]):
@@ -75,3 +77,5 @@ PY
 # The splitter and template seeds are the reader's (plain Kineto JSON).
 cp "$out"/fuzz_kineto/* "$out/fuzz_split/"
 cp "$out"/fuzz_kineto/* "$out/fuzz_template/"
+# Hardware profiles: the corpus's (ours: made by tests/corpus/gen.py).
+cp "$root"/tests/corpus/profile_*.json "$out/fuzz_profile/"

@@ -20,7 +20,7 @@
  *
  * Sections: 1 errors, 2 traces, 3 trace sets, 4 info, 5 the execution
  * graph, 6 replay, 7 Chakra and Execution Traces, 8 outputs, 9 synthetic
- * traces.
+ * traces, 10 communication.
  */
 #ifndef STEPCAST_H
 #define STEPCAST_H
@@ -465,6 +465,92 @@ typedef struct sc_synth_options {
 } sc_synth_options;
 
 SC_API sc_status sc_synth(const sc_synth_options *opts, const char *out_dir, sc_error *err);
+
+/* ------------------------------------------------------ 10 communication */
+
+/* `stepcast comm`: the modelled time and bus bandwidth of collectives on a
+ * GPU's nodes, as an nccl-tests table; or, given traces, their collectives
+ * by kind and size, measured against the model fitted to them. The model
+ * (NCCL's ring, tree and NVLS algorithms over the intra-node link and the
+ * network) starts from a hardware profile: a built-in GPU, or a JSON file
+ * with the same fields (README). Sizes are nccl-tests' "size": all-reduce,
+ * broadcast and reduce the buffer; all-gather the gathered output;
+ * reduce-scatter the whole input; all-to-all what one rank sends in all;
+ * send/recv the bytes sent. Bus bandwidth is algorithm bandwidth times
+ * 2(n-1)/n for all-reduce, (n-1)/n for all-gather, reduce-scatter and
+ * all-to-all, 1 for broadcast, reduce and send/recv. */
+typedef struct sc_comm sc_comm;
+
+typedef struct sc_comm_options {
+    const char *gpu;          /* a built-in profile: "h100", "a100-80gb", "mi300x", or a device
+                                 name such as "NVIDIA H100 80GB HBM3"; NULL: the traces' GPU */
+    const char *profile_path; /* a JSON profile file instead of gpu */
+    uint32_t gpus_per_node;   /* 0: the profile's */
+    double net_gbps;          /* network gigabits/s per GPU; 0: the profile's NICs over its GPUs */
+    double nvlink_gbps;       /* intra-node link gigabytes/s per GPU each way; 0: the profile's */
+    /* Without traces, the table: */
+    const char *op;           /* "all_reduce" (NULL), "all_gather", "reduce_scatter", "all_to_all",
+                                 "broadcast", "reduce", "send_recv", "gather", "scatter" */
+    uint32_t ranks;           /* 0: gpus_per_node */
+    const uint64_t *sizes;    /* bytes, in order; NULL: 1 KiB to 8 GiB by 2 */
+    size_t nsizes;
+    /* With traces: the iteration whose collectives are read. */
+    sc_graph_options graph;
+} sc_comm_options;
+#define SC_COMM_OPTIONS_INIT                                                                     \
+    {.gpu = NULL, .profile_path = NULL, .gpus_per_node = 0, .net_gbps = 0, .nvlink_gbps = 0,     \
+     .op = NULL, .ranks = 0, .sizes = NULL, .nsizes = 0, .graph = SC_GRAPH_OPTIONS_INIT}
+
+/* The table (set NULL), or the collectives of set's graph (built as
+ * sc_graph_build does) against the model fitted to those of known size.
+ * An unknown GPU or collective is SC_E_USAGE; a bad profile file
+ * SC_E_FORMAT (or SC_E_PARSE, SC_E_IO), naming the file and the field. */
+SC_API sc_status sc_comm_run(const sc_traceset *set, const sc_comm_options *opts, sc_comm **out,
+                             sc_error *err);
+SC_API void sc_comm_free(sc_comm *comm);
+
+/* One row: a size of the table, or the groups of the traces of one kind,
+ * group size and size bucket (powers of two; sizes unknown in a row of
+ * their own). Strings live as long as the sc_comm. */
+typedef struct sc_comm_row {
+    const char *op;         /* "all_reduce", ... ("unknown" for a kind the traces do not say) */
+    uint32_t ranks;         /* the group's ranks */
+    int64_t bytes;          /* nccl-tests' size (traces: the bucket's median); -1 when unknown */
+    double us;              /* modelled time; -1 when not modelled */
+    double busbw_gbps;      /* modelled bus bandwidth, GB/s; -1 when not modelled */
+    const char *algorithm;  /* "ring", "tree", "nvls", "nvls_tree", "p2p"; "" when not modelled */
+    const char *protocol;   /* "LL" (NCCL's LL and LL128) or "Simple"; "" when not modelled */
+    const char *links;      /* "nvlink", "net" or "nvlink+net"; "" when not modelled */
+    uint64_t count;         /* traces: groups in the row; 0 in a table */
+    double measured_us;     /* traces: median transfer time (the last arrival's kernel); -1 in a table */
+} sc_comm_row;
+
+/* The model behind the rows. */
+typedef struct sc_comm_model {
+    const char *gpu;        /* the profile's name */
+    int fitted;             /* 1: fitted to the traces' collectives; 0: the profile's values */
+    uint64_t samples;       /* collectives the fit used */
+    uint32_t gpus_per_node;
+    double base_us;         /* fixed cost of a collective */
+    double nvlink_busbw_gbps, net_busbw_gbps; /* achievable: the intra-node link, the network per GPU */
+    double ll_frac;         /* low-latency protocols' share of the bandwidth */
+    double nvlink_ll_step_us, nvlink_simple_step_us, net_ll_step_us, net_simple_step_us;
+    int nvls;               /* NVLink SHARP all-reduce available */
+    double nvls_us, nvls_gbps; /* its fixed cost over base_us, its algorithm bandwidth */
+} sc_comm_model;
+
+SC_API sc_comm_model sc_comm_get_model(const sc_comm *comm);
+SC_API int sc_comm_from_traces(const sc_comm *comm); /* 1: rows are the traces' collectives */
+SC_API size_t sc_comm_row_count(const sc_comm *comm);
+/* SC_E_USAGE when i is out of range. */
+SC_API sc_status sc_comm_row_at(const sc_comm *comm, size_t i, sc_comm_row *out, sc_error *err);
+/* The load's and the graph's warnings (none for a table). */
+SC_API size_t sc_comm_warning_count(const sc_comm *comm);
+SC_API const char *sc_comm_warning(const sc_comm *comm, size_t i);
+/* `stepcast comm`: the model and the rows, text or JSON ({"gpu", "source":
+ * "profile" or "fitted", "model", "rows": [{"op", "ranks", "bytes", "us",
+ * "busbw_gbps", ...}]}); deterministic. */
+SC_API sc_status sc_comm_write(const sc_comm *comm, FILE *out, int json, sc_error *err);
 
 #ifdef __cplusplus
 }

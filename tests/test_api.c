@@ -5,6 +5,9 @@
  */
 #include "testutil.h"
 
+#include <math.h>
+#include <stdbool.h>
+
 static sc_traceset *load(const char *path, unsigned threads) {
     sc_load_options o = {.threads = threads};
     sc_traceset *set;
@@ -30,6 +33,7 @@ static char *written(write_fn write, const void *result, int json) {
 static sc_status replay_write(const void *r, FILE *f, int json, sc_error *err) { return sc_replay_write(r, f, json, err); }
 static sc_status graph_write(const void *g, FILE *f, int json, sc_error *err) { return sc_graph_write(g, f, json, err); }
 static sc_status info_write(const void *i, FILE *f, int json, sc_error *err) { return sc_info_write(i, f, json, err); }
+static sc_status comm_write(const void *c, FILE *f, int json, sc_error *err) { return sc_comm_write(c, f, json, err); }
 
 /* The replay's accessors: every rank's breakdown adds up to its simulated
  * step, the job's step is its slowest rank, the report prints the same
@@ -143,6 +147,145 @@ static void test_info_accessors(void **state) {
     sc_traceset_free(set);
 }
 
+/* `comm` without traces: an nccl-tests table of the profile, 1 KiB to 8
+ * GiB by 2 on the node's GPUs, that the JSON report repeats row for row;
+ * bus bandwidth is the size over the time times 2(n-1)/n. */
+static void test_comm_table(void **state) {
+    (void)state;
+    sc_comm_options o = SC_COMM_OPTIONS_INIT;
+    o.gpu = "NVIDIA H100 80GB HBM3";
+    sc_comm *c;
+    sc_error err;
+    assert_int_equal(sc_comm_run(NULL, &o, &c, &err), SC_OK);
+    sc_comm_model m = sc_comm_get_model(c);
+    assert_string_equal(m.gpu, "H100-SXM5-80GB");
+    assert_false(m.fitted);
+    assert_true(m.nvls && m.gpus_per_node == 8 && m.nvlink_busbw_gbps > 300);
+    assert_false(sc_comm_from_traces(c));
+    assert_int_equal(sc_comm_row_count(c), 24);
+    char *json = written(comm_write, c, 1);
+    assert_non_null(strstr(json, "\"source\": \"profile\""));
+    for (size_t i = 0; i < sc_comm_row_count(c); i++) {
+        sc_comm_row r;
+        assert_int_equal(sc_comm_row_at(c, i, &r, &err), SC_OK);
+        assert_string_equal(r.op, "all_reduce");
+        assert_int_equal(r.ranks, 8);
+        assert_int_equal(r.bytes, (int64_t)1024 << i);
+        assert_true(r.us > 0 && r.count == 0 && r.measured_us < 0 && *r.algorithm && *r.links);
+        assert_true(fabs(r.busbw_gbps - (double)r.bytes / (r.us * 1e3) * 1.75) < 0.01 * r.busbw_gbps + 1e-3);
+        char want[200];
+        snprintf(want, sizeof want, "{\"op\": \"all_reduce\", \"ranks\": 8, \"bytes\": %lld, \"us\": %.3f, ",
+                 (long long)r.bytes, r.us);
+        if (!strstr(json, want)) fail_msg("the report does not say %s", want);
+    }
+    sc_comm_row r;
+    assert_int_equal(sc_comm_row_at(c, 24, &r, &err), SC_E_USAGE);
+    free(json);
+    sc_comm_free(c);
+    /* another op, group and sizes */
+    const uint64_t sizes[] = {4096, 1u << 30};
+    o.op = "all-gather";
+    o.ranks = 16;
+    o.sizes = sizes;
+    o.nsizes = 2;
+    assert_int_equal(sc_comm_run(NULL, &o, &c, &err), SC_OK);
+    assert_int_equal(sc_comm_row_count(c), 2);
+    assert_int_equal(sc_comm_row_at(c, 1, &r, &err), SC_OK);
+    assert_string_equal(r.op, "all_gather");
+    assert_int_equal(r.ranks, 16);
+    assert_string_equal(r.links, "nvlink+net");
+    sc_comm_free(c);
+}
+
+/* `comm` on traces: a Chakra all-reduce of 8 ranks (every rank there, a
+ * known size) is fitted; one rank of a two-rank job is shown against the
+ * profile with a warning; traces without sizes get rows of their own. */
+static void test_comm_traces(void **state) {
+    (void)state;
+    sc_comm_options o = SC_COMM_OPTIONS_INIT;
+    o.gpu = "h100";
+    sc_comm *c;
+    sc_error err;
+    sc_traceset *set = load(sc_test_trace("chakra-et/microbenchmarks/all_reduce"), 2);
+    assert_int_equal(sc_comm_run(set, &o, &c, &err), SC_OK);
+    sc_traceset_free(set);
+    assert_true(sc_comm_from_traces(c));
+    assert_true(sc_comm_get_model(c).fitted);
+    assert_int_equal(sc_comm_get_model(c).samples, 1);
+    sc_comm_row r;
+    assert_int_equal(sc_comm_row_count(c), 1);
+    assert_int_equal(sc_comm_row_at(c, 0, &r, &err), SC_OK);
+    assert_string_equal(r.op, "all_reduce");
+    assert_int_equal(r.ranks, 8);
+    assert_int_equal(r.count, 1);
+    assert_true(r.bytes > 0 && r.measured_us > 0 && fabs(r.us / r.measured_us - 1) < 0.05);
+    char *json = written(comm_write, c, 1);
+    assert_non_null(strstr(json, "\"source\": \"fitted\""));
+    free(json);
+    sc_comm_free(c);
+
+    o.gpu = NULL; /* the trace's GPU: an A100 board */
+    set = load(sc_test_trace("hta-testdata/nccl_parser_config"), 1);
+    assert_int_equal(sc_comm_run(set, &o, &c, &err), SC_OK);
+    sc_traceset_free(set);
+    assert_string_equal(sc_comm_get_model(c).gpu, "A100-SXM4-40GB");
+    assert_false(sc_comm_get_model(c).fitted);
+    uint64_t groups = 0;
+    for (size_t i = 0; i < sc_comm_row_count(c); i++) {
+        assert_int_equal(sc_comm_row_at(c, i, &r, &err), SC_OK);
+        assert_int_equal(r.ranks, 2); /* "Group size", though one rank is traced */
+        assert_true(r.bytes > 0 && r.us > 0 && r.measured_us > 0);
+        groups += r.count;
+    }
+    assert_int_equal(groups, 7);
+    bool said = false;
+    for (size_t i = 0; i < sc_comm_warning_count(c); i++) said |= strstr(sc_comm_warning(c, i), "ranks missing") != NULL;
+    assert_true(said);
+    sc_comm_free(c);
+
+    set = load("examples/megatron-tp8", 2);
+    assert_int_equal(sc_comm_run(set, &o, &c, &err), SC_OK);
+    sc_traceset_free(set);
+    assert_string_equal(sc_comm_get_model(c).gpu, "A100-SXM4-80GB");
+    assert_int_equal(sc_comm_row_count(c), 1);
+    assert_int_equal(sc_comm_row_at(c, 0, &r, &err), SC_OK);
+    assert_true(r.bytes == -1 && r.us < 0 && r.busbw_gbps < 0 && r.count == 84 && r.measured_us > 0);
+    assert_string_equal(r.algorithm, "");
+    json = written(comm_write, c, 1);
+    assert_non_null(strstr(json, "\"bytes\": null, \"us\": null"));
+    free(json);
+    sc_comm_free(c);
+}
+
+/* Mistakes: an unknown GPU or collective, table options with traces, no
+ * GPU at all, a bad profile file; each one line, no result. */
+static void test_comm_errors(void **state) {
+    (void)state;
+    sc_comm *c = (sc_comm *)1;
+    sc_error err;
+    sc_comm_options o = SC_COMM_OPTIONS_INIT;
+    assert_int_equal(sc_comm_run(NULL, &o, &c, &err), SC_E_USAGE);
+    assert_null(c);
+    o.gpu = "tpu-v5";
+    assert_int_equal(sc_comm_run(NULL, &o, &c, &err), SC_E_USAGE);
+    assert_non_null(strstr(err.message, "unknown GPU 'tpu-v5'"));
+    o.gpu = "h100";
+    o.op = "all_sum";
+    assert_int_equal(sc_comm_run(NULL, &o, &c, &err), SC_E_USAGE);
+    assert_non_null(strstr(err.message, "unknown collective 'all_sum'"));
+    o.op = "all_reduce";
+    sc_traceset *set = load("examples/megatron-tp8", 2);
+    assert_int_equal(sc_comm_run(set, &o, &c, &err), SC_E_USAGE);
+    sc_traceset_free(set);
+    o = (sc_comm_options)SC_COMM_OPTIONS_INIT;
+    o.profile_path = sc_test_tmpfile("{\"name\": \"x\"}", 13, ".json");
+    assert_int_equal(sc_comm_run(NULL, &o, &c, &err), SC_E_FORMAT);
+    assert_string_equal(err.file, o.profile_path);
+    assert_non_null(strstr(err.message, "missing field 'fp64_tflops'"));
+    unlink(o.profile_path);
+    assert_null(strchr(err.message, '\n'));
+}
+
 /* Options with named fields: a Chakra set has one window, so asking it for
  * an iteration is a usage error naming the file, not a silent no-op. */
 static void test_iteration_on_chakra_is_an_error(void **state) {
@@ -173,6 +316,9 @@ int main(void) {
         cmocka_unit_test(test_replay_accessors),
         cmocka_unit_test(test_graph_accessors),
         cmocka_unit_test(test_info_accessors),
+        cmocka_unit_test(test_comm_table),
+        cmocka_unit_test(test_comm_traces),
+        cmocka_unit_test(test_comm_errors),
         cmocka_unit_test(test_iteration_on_chakra_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -443,6 +443,68 @@ static void test_max_memory_covers_the_job(void **state) {
     }
 }
 
+/* `stepcast comm`: the table of a GPU (the same bytes twice, the same for
+ * either spelling of an option), the collectives of traces, and its
+ * mistakes: a bad command line exits 2 with the usage, a bad profile file
+ * exits 1 with one line naming the file and the field. */
+static void test_comm_command(void **state) {
+    (void)state;
+    const char *table[] = {"comm", "--gpu", "h100", NULL};
+    outcome o = run_cli(table);
+    if (o.code != 0) fail_msg("comm --gpu h100: exit %d: %s", o.code, o.err);
+    assert_string_equal(o.err, "");
+    assert_non_null(strstr(o.out, "all_reduce on 8 ranks"));
+    assert_non_null(strstr(o.out, "8589934592"));
+    outcome_free(&o);
+    const char *apart[] = {"comm", "--json", "--gpu", "a100", "--op", "all_gather", "--ranks", "16",
+                           "--sizes", "1K,1G", NULL};
+    const char *joined[] = {"comm", "--json", "--gpu=a100", "--op=all_gather", "--ranks=16", "--sizes=1K,1G", NULL};
+    same_output(apart, joined);
+    same_output(joined, joined);
+    o = run_cli(joined);
+    assert_non_null(strstr(o.out, "\"op\": \"all_gather\", \"ranks\": 16, \"bytes\": 1073741824"));
+    outcome_free(&o);
+    const char *traces[] = {"comm", "examples/megatron-tp8", NULL};
+    o = run_cli(traces);
+    if (o.code != 0) fail_msg("comm on the example: exit %d: %s", o.code, o.err);
+    assert_non_null(strstr(o.out, "A100-SXM4-80GB"));
+    assert_non_null(strstr(o.out, "not modelled"));
+    outcome_free(&o);
+    static const char *const bad[][8] = {
+        {"comm", NULL},
+        {"comm", "--gpu", "tpu-v5", NULL},
+        {"comm", "--gpu", "h100", "--op", "all_sum", NULL},
+        {"comm", "--gpu", "h100", "--sizes", "0", NULL},
+        {"comm", "--gpu", "h100", "--sizes", "1K,,2K", NULL},
+        {"comm", "--gpu", "h100", "--net-gbps", "-1", NULL},
+        {"comm", "--gpu", "h100", "--nvlink-gbps", "fast", NULL},
+        {"comm", "--gpu", "h100", "--ranks", "0", NULL},
+        {"comm", "--gpu", "h100", "--gpus-per-node=0", NULL},
+        {"comm", "--gpu", "h100", "--op", "all_reduce", "examples/megatron-tp8", NULL},
+        {"comm", "--gpu", "h100", "--iteration", "3", NULL},
+        {"comm", "--gpu", "h100", "--profile", "p.json", NULL},
+        {"comm", "--gpu", "h100", "--bogus", NULL},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        o = run_cli(bad[i]);
+        if (o.code != 2) fail_msg("comm case %zu: exit %d, want 2: %s", i, o.code, o.err);
+        assert_string_equal(o.out, "");
+        assert_true(strncmp(o.err, "stepcast", 8) == 0);
+        outcome_free(&o);
+    }
+    const char *text = "{\"name\": \"mine\", \"fp64_tflops\": -1}";
+    char *path = tmp_file(text, strlen(text), ".json");
+    const char *profile[] = {"comm", "--profile", path, NULL};
+    o = run_cli(profile);
+    if (o.code != 1 || lines(o.err) != 1) fail_msg("comm --profile: exit %d: %s", o.code, o.err);
+    assert_non_null(strstr(o.err, path));
+    assert_non_null(strstr(o.err, "field 'fp64_tflops' is negative"));
+    assert_string_equal(o.out, "");
+    outcome_free(&o);
+    unlink(path);
+    free(path);
+}
+
 static int setup(void **state) {
     (void)state;
     return access(bin, X_OK) == 0 ? 0 : -1;
@@ -477,6 +539,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_option_spellings),
         cmocka_unit_test(test_max_memory_covers_the_job),
         cmocka_unit_test(test_replay_timings),
+        cmocka_unit_test(test_comm_command),
     };
     return cmocka_run_group_tests_name("stepcast info CLI", tests, setup, NULL);
 }

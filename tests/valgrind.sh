@@ -50,6 +50,10 @@ for cmd in graph replay; do
         vgrun "$cmd-megatron" 0 "$build/stepcast" "$cmd" "$traces/megatron-tp8-a100"
     fi
 done
+vgrun comm-table 0 "$build/stepcast" comm --json --gpu h100 --ranks 16
+vgrun comm-hta 0 "$build/stepcast" comm "$traces/hta-testdata/nccl_parser_config"
+vgrun comm-chakra 0 "$build/stepcast" comm --gpu h100 "$traces/chakra-et/microbenchmarks/all_reduce"
+vgrun comm-bad-profile 1 "$build/stepcast" comm --profile tests/corpus/profile_truncated.json
 tmp=${TMPDIR:-/tmp}/stepcast-valgrind-$$
 mkdir -p "$tmp"
 vgrun export-dlrm 0 "$build/stepcast" export --chakra "$tmp/dlrm" --no-cpu "$traces/param-dlrm-8rank/kineto"

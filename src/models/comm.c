@@ -92,6 +92,12 @@ sc_status sc__comm_model_from_profile(const sc__hw_profile *p, uint32_t gpus_per
 
 /* ---------------------------------------------------------------- timing */
 
+int64_t sc__comm_group_bytes(uint8_t type, int64_t bytes, uint32_t ranks) {
+    if (bytes < 0) return -1;
+    if (type != SC_C_ALL_GATHER || ranks <= 1) return bytes;
+    return bytes <= INT64_MAX / ranks ? bytes * ranks : -1;
+}
+
 double sc__comm_bus_factor(uint8_t type, uint32_t n) {
     if (n < 1) return 0;
     switch (type) {
@@ -129,7 +135,7 @@ typedef struct shape {
 
 static shape shape_of(const sc__comm_model *m, uint32_t n) {
     uint32_t per = m->gpus_per_node ? m->gpus_per_node : 1;
-    shape s = {.n = n, .g = n < per ? n : per, .m = (n + per - 1) / per};
+    shape s = {.n = n, .g = n < per ? n : per, .m = (uint32_t)(((uint64_t)n + per - 1) / per)};
     s.intra = m->link[SC__LINK_INTRA].bw_gbps;
     /* A GPU cannot feed the network faster than its own link. */
     s.net_gpu = m->link[SC__LINK_NET].bw_gbps < s.intra ? m->link[SC__LINK_NET].bw_gbps : s.intra;
@@ -266,6 +272,12 @@ int64_t sc__comm_time_ns(const sc__comm_model *m, uint8_t type, int64_t bytes, u
 
 /* ------------------------------------------------------------------- fit */
 
+/* How hard the fit holds a parameter to its starting value: a parameter
+ * moved by a factor of 4 costs what one sample 5% off costs. A handful of
+ * samples then cannot throw the parameters far from the profile's, and
+ * many decide alone. */
+#define PRIOR ((0.05 / 1.3862943611198906) * (0.05 / 1.3862943611198906))
+
 /* The parameters the fit may move, in log space. */
 enum {
     P_BASE, P_LL_FRAC, P_INTRA_LL, P_INTRA_SIMPLE, P_INTRA_BW, P_NVLS_NS, P_NVLS_BW,
@@ -303,7 +315,7 @@ typedef struct problem {
     int active[P_COUNT];   /* indices of the parameters that move */
     int nactive;
     double x0[P_COUNT];    /* their starting values, log space */
-    double prior;          /* weight of the pull toward x0 */
+    double prior;          /* weight of the pull toward x0 (PRIOR) */
 } problem;
 
 /* Puts x (log space, one per active parameter) into the problem's model. */
@@ -323,13 +335,12 @@ static double model_log_ns(const sc__comm_model *m, const point *p) {
 
 static double objective(problem *pb, const double *x) {
     apply(pb, x);
-    double sum = 0, w = 0;
+    double sum = 0;
     for (size_t i = 0; i < pb->npts; i++) {
         double e = model_log_ns(&pb->m, &pb->pts[i]) - pb->pts[i].log_ns;
         sum += pb->pts[i].weight * e * e;
-        w += pb->pts[i].weight;
     }
-    for (int k = 0; k < pb->nactive; k++) sum += pb->prior * w * (x[k] - pb->x0[k]) * (x[k] - pb->x0[k]);
+    for (int k = 0; k < pb->nactive; k++) sum += pb->prior * (x[k] - pb->x0[k]) * (x[k] - pb->x0[k]);
     return sum;
 }
 
@@ -410,11 +421,10 @@ static double nelder_mead(problem *pb, double *x, double step, int iters) {
  * entries. Returns the objective, their sum of squares. */
 static double residuals(problem *pb, const double *x, double *r) {
     apply(pb, x);
-    double w = 0, sum = 0;
-    for (size_t i = 0; i < pb->npts; i++) w += pb->pts[i].weight;
+    double sum = 0;
     for (size_t i = 0; i < pb->npts; i++)
         r[i] = sqrt(pb->pts[i].weight) * (model_log_ns(&pb->m, &pb->pts[i]) - pb->pts[i].log_ns);
-    for (int k = 0; k < pb->nactive; k++) r[pb->npts + (size_t)k] = sqrt(pb->prior * w) * (x[k] - pb->x0[k]);
+    for (int k = 0; k < pb->nactive; k++) r[pb->npts + (size_t)k] = sqrt(pb->prior) * (x[k] - pb->x0[k]);
     for (size_t i = 0; i < pb->npts + (size_t)pb->nactive; i++) sum += r[i] * r[i];
     return sum;
 }
@@ -543,7 +553,7 @@ bool sc__comm_model_fit(sc__comm_model *m, const sc__comm_sample *s, size_t n) {
     size_t npts, used;
     point *pts = aggregate(s, n, &npts, &used);
     if (!pts) return false;
-    problem pb = {.m = *m, .pts = pts, .npts = npts, .prior = 1e-8};
+    problem pb = {.m = *m, .pts = pts, .npts = npts, .prior = PRIOR};
     double x[P_COUNT];
     for (int i = 0; i < P_COUNT && npts; i++) {
         if (!depends_on(m, i, pts, npts)) continue;

@@ -85,10 +85,12 @@ static const struct row {
         .name = "GH200",
         /* NVIDIA GH200 Grace Hopper Superchip datasheet: the H100 GPU's rates
          * (FP64 34, FP32 67, TF32 494, FP16/BF16 990, FP8 1,979 dense), with
-         * 144GB HBM3e at 4.9 TB/s (the 96GB HBM3 part has 4 TB/s). */
+         * 144GB HBM3e at 4.9 TB/s. The 96GB HBM3 part (4 TB/s; "GH200
+         * 480GB" in traces, counting the CPU's memory) finds this row too. */
         .fp64_tflops = 34, .fp32_tflops = 67, .tf32_tflops = 494, .fp16_tflops = 990,
         .bf16_tflops = 990, .fp8_tflops = 1979,
-        .hbm_GBps = 4900, .memory_GB = 144, .sm_count = 132,
+        .hbm_GBps = 4900, .memory_GB = 144,
+        .sm_count = 132, /* the H100 GPU's */
         .nvlink_GBps = 450, /* NVLink 4 to other superchips: 900 GB/s both ways */
         /* The common node (NVIDIA MGX GH200) holds one superchip and one
          * ConnectX-7 400 Gb/s: no NVSwitch inside the node, so no NVLS. */
@@ -100,7 +102,8 @@ static const struct row {
          * FP8 3,958 with sparsity (halved here); 141GB HBM3e, 4.8 TB/s. */
         .fp64_tflops = 34, .fp32_tflops = 67, .tf32_tflops = 494.5, .fp16_tflops = 989.5,
         .bf16_tflops = 989.5, .fp8_tflops = 1979,
-        .hbm_GBps = 4800, .memory_GB = 141, .sm_count = 132,
+        .hbm_GBps = 4800, .memory_GB = 141,
+        .sm_count = 132, /* the H100's GH100 die */
         .nvlink_GBps = 450, /* NVLink 4: 900 GB/s both ways */
         .nvls = true,       /* NVSwitch gen 3 (NVLink SHARP) */
         /* DGX H200: 8 GPUs, 8 ConnectX-7 400 Gb/s for compute */
@@ -114,20 +117,22 @@ static const struct row {
         .fp64_tflops = 34, .fp32_tflops = 67, .tf32_tflops = 494.5, .fp16_tflops = 989.5,
         .bf16_tflops = 989.5, .fp8_tflops = 1979,
         .hbm_GBps = 3350, .memory_GB = 80,
-        .sm_count = 132, /* H100 SXM5: 132 SMs */
-        .nvlink_GBps = 450, .nvls = true,
+        .sm_count = 132, /* H100 SXM5: 132 SMs (NVIDIA Hopper whitepaper) */
+        .nvlink_GBps = 450, /* NVLink 4: 900 GB/s both ways */
+        .nvls = true,       /* NVSwitch gen 3 (NVLink SHARP) */
         /* DGX H100: 8 GPUs, 4 NVSwitch gen 3, 8 ConnectX-7 400 Gb/s */
         .gpus_per_node = 8, .nics_per_node = 8, .nic_Gbps = 400,
         NVLINK4_COMM}},
     {"b200", "b200-sxm,b200-180gb", "b200", "gb200,pcie", {
         .name = "B200",
-        /* NVIDIA HGX / DGX B200 datasheets, per GPU of 8: FP64 296 TF,
-         * FP32 600 TF, TF32 18 PF, FP16/BF16 36 PF and FP8 72 PF for the 8
-         * GPUs with sparsity (halved here); 1,440GB HBM3e, 64 TB/s.
+        /* NVIDIA HGX B200 datasheet, for its 8 GPUs: FP64 296 and FP32 600
+         * TFLOPS; TF32 18, FP16/BF16 36 and FP8 72 PFLOPS with sparsity
+         * (halved here); 1,440GB HBM3e at 64 TB/s. Per GPU below.
          * gemm_mamf_h100_class.csv: BF16 2250, FP8 4500 dense. */
         .fp64_tflops = 37, .fp32_tflops = 75, .tf32_tflops = 1125, .fp16_tflops = 2250,
         .bf16_tflops = 2250, .fp8_tflops = 4500,
-        .hbm_GBps = 8000, .memory_GB = 180, .sm_count = 148,
+        .hbm_GBps = 8000, .memory_GB = 180,
+        .sm_count = 148, /* as CUDA reports it (not in the datasheets) */
         .nvlink_GBps = 900, /* NVLink 5: 1.8 TB/s both ways */
         .nvls = true,       /* NVLink 5 switch, SHARP */
         /* DGX B200: 8 GPUs, 8 ConnectX-7 400 Gb/s */
@@ -314,6 +319,23 @@ typedef struct loader {
 
 enum { L_START, L_MEMBERS, L_END };
 
+/* An error of the scanner inside field f's value names the field too. */
+static int in_field(const loader *l, const field *f, int rc) {
+    sc_error *e = l->jp.err;
+    if (rc == SC__J_ERR && e && e->status != SC_OK) {
+        char prefix[64];
+        int n = snprintf(prefix, sizeof prefix, "field '%s': ", f->name);
+        size_t len = strnlen(e->message, sizeof e->message - 1), cap = sizeof e->message - 1;
+        if (n > 0 && (size_t)n < sizeof prefix) {
+            size_t keep = len + (size_t)n > cap ? cap - (size_t)n : len;
+            memmove(e->message + n, e->message, keep);
+            memcpy(e->message, prefix, (size_t)n);
+            e->message[(size_t)n + keep] = '\0';
+        }
+    }
+    return rc;
+}
+
 static int read_field(loader *l, const field *f, const char *at) {
     sc__jp *jp = &l->jp;
     char why[160];
@@ -322,7 +344,7 @@ static int read_field(loader *l, const field *f, const char *at) {
         sc__jstr s;
         if (sc__jp_peek(jp) != '"' && jp->p < jp->end)
             return sc__jp_error_at(jp, jp->p, SC_E_FORMAT, "field '%s' wants a string", f->name);
-        SC__JTRY(sc__jp_string(jp, &s));
+        SC__JTRY(in_field(l, f, sc__jp_string(jp, &s)));
         if (s.n == 0 || s.n >= sizeof l->p.name || memchr(s.s, '\0', s.n))
             return sc__jp_error_at(jp, at, SC_E_FORMAT, "field '%s' wants 1 to %zu characters", f->name,
                                    sizeof l->p.name - 1);
@@ -335,7 +357,7 @@ static int read_field(loader *l, const field *f, const char *at) {
         sc__jstr raw;
         if (c != 't' && c != 'f' && jp->p < jp->end)
             return sc__jp_error_at(jp, jp->p, SC_E_FORMAT, "field '%s' wants true or false", f->name);
-        SC__JTRY(sc__jp_raw(jp, &raw));
+        SC__JTRY(in_field(l, f, sc__jp_raw(jp, &raw)));
         l->p.nvls = raw.s[0] == 't';
         return SC__J_OK;
     }
@@ -346,7 +368,7 @@ static int read_field(loader *l, const field *f, const char *at) {
             return sc__jp_error_at(jp, jp->p, SC_E_FORMAT, "field '%s' wants a number", f->name);
         const char *start = jp->p;
         double v;
-        SC__JTRY(sc__jp_double(jp, &v));
+        SC__JTRY(in_field(l, f, sc__jp_double(jp, &v)));
         if (out_of_range(f, v, why, sizeof why)) return sc__jp_error_at(jp, start, SC_E_FORMAT, "%s", why);
         set_value(&l->p, f, v);
         return SC__J_OK;

@@ -185,3 +185,26 @@ early = trace(0, world=1)
 del early["traceEvents"][0]  # no ProfilerStep: the whole trace is the step
 early["traceEvents"][0]["ts"] = 1010 - 540000000000000
 put("cpu_op_years_early.json", early)
+# Hardware profiles (`comm --profile`): one good profile, then one thing
+# wrong with it at a time.
+PROFILE = {"name": "mine", "fp64_tflops": 34, "fp32_tflops": 67, "tf32_tflops": 494.5,
+           "fp16_tflops": 989.5, "bf16_tflops": 989.5, "fp8_tflops": 1979, "hbm_GBps": 3350,
+           "memory_GB": 80, "sm_count": 132, "nvlink_GBps": 450, "nvls": True, "gpus_per_node": 8,
+           "nics_per_node": 8, "nic_Gbps": 400, "comm_base_us": 23, "comm_ll_frac": 0.82,
+           "nvlink_simple_us": 11.85, "nvlink_eff": 0.816, "nvls_us": 50.9, "nvls_eff": 0.599,
+           "net_eff": 0.91}
+def profile(**changes):
+    p = dict(PROFILE)
+    for k, v in changes.items():
+        if v is None:
+            del p[k]
+        else:
+            p[k] = v
+    return json.dumps(p).encode() + b"\n"
+put("profile_ok.json", profile())
+put("profile_number_too_large.json", profile(hbm_GBps=1e999).replace(b"Infinity", b"1e999"))
+put("profile_nested_value.json", profile(nvls=[[[[[[[[True]]]]]]]]))
+put("profile_long_name.json", profile(name="x" * 100000))
+put("profile_nul_in_name.json", profile(name="a\u0000b"))
+put("profile_truncated.json", profile()[:200])
+put("profile_binary_noise.json", bytes(range(256)))
