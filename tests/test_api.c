@@ -243,13 +243,32 @@ static void test_comm_traces(void **state) {
     assert_true(said);
     sc_comm_free(c);
 
+    /* the example's 84 all-reduces have their sizes from the enqueuing
+     * operators: the model is fitted to them and follows them */
     set = load("examples/megatron-tp8", 2);
     assert_int_equal(sc_comm_run(set, &o, &c, &err), SC_OK);
     sc_traceset_free(set);
     assert_string_equal(sc_comm_get_model(c).gpu, "A100-SXM4-80GB");
+    assert_true(sc_comm_get_model(c).fitted);
+    assert_int_equal(sc_comm_row_count(c), 2);
+    groups = 0;
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(sc_comm_row_at(c, i, &r, &err), SC_OK);
+        assert_true(r.bytes == 32768 || r.bytes == 67108864);
+        assert_true(fabs(r.us / r.measured_us - 1) < 0.05);
+        groups += r.count;
+    }
+    assert_int_equal(groups, 84);
+    sc_comm_free(c);
+
+    /* a trace whose collectives have no size: shown, not modelled */
+    set = load(sc_test_trace("hta-testdata/df_index_resolver"), 1);
+    assert_int_equal(sc_comm_run(set, &o, &c, &err), SC_OK);
+    sc_traceset_free(set);
+    assert_false(sc_comm_get_model(c).fitted);
     assert_int_equal(sc_comm_row_count(c), 1);
     assert_int_equal(sc_comm_row_at(c, 0, &r, &err), SC_OK);
-    assert_true(r.bytes == -1 && r.us < 0 && r.busbw_gbps < 0 && r.count == 84 && r.measured_us > 0);
+    assert_true(r.bytes == -1 && r.us < 0 && r.busbw_gbps < 0 && r.count == 404 && r.measured_us > 0);
     assert_string_equal(r.algorithm, "");
     json = written(comm_write, c, 1);
     assert_non_null(strstr(json, "\"bytes\": null, \"us\": null"));

@@ -102,6 +102,9 @@ static bool queue_comm(sc__bctx *c, const sc__event *e, uint32_t task, sc__coll_
     r->type = (uint8_t)type;
     sc__msg_size(c, e, sc__graph_tasks(c->g)[task].op, r);
     if (!x) return true;
+    /* The communicator's size, for the group (sc__group.comm_ranks), when
+     * the kernel says it, whatever the size was taken from. */
+    if (x->group_size > 0 && r->group_size < 0) r->group_size = x->group_size;
     if (x->pg_name != SC__NONE && (r->pg = sc__bctx_name(c, x->pg_name)) == SC__NONE) return false;
     if (x->pg_ranks != SC__NONE && (r->pg_ranks = sc__bctx_name(c, x->pg_ranks)) == SC__NONE)
         return false;

@@ -92,12 +92,6 @@ sc_status sc__comm_model_from_profile(const sc__hw_profile *p, uint32_t gpus_per
 
 /* ---------------------------------------------------------------- timing */
 
-int64_t sc__comm_group_bytes(uint8_t type, int64_t bytes, uint32_t ranks) {
-    if (bytes < 0) return -1;
-    if (type != SC_C_ALL_GATHER || ranks <= 1) return bytes;
-    return bytes <= INT64_MAX / ranks ? bytes * ranks : -1;
-}
-
 double sc__comm_bus_factor(uint8_t type, uint32_t n) {
     if (n < 1) return 0;
     switch (type) {

@@ -75,11 +75,6 @@ int64_t sc__comm_time_ns(const sc__comm_model *m, uint8_t coll_type, int64_t byt
 int64_t sc__comm_explain(const sc__comm_model *m, uint8_t coll_type, int64_t bytes, uint32_t ranks,
                          sc__comm_choice *out);
 
-/* nccl-tests' size of a graph's group (sc__group.bytes is one rank's
- * input, "In msg nelems" x the dtype's size): the same for every
- * collective but all-gather, whose size is the gathered output, the input
- * x ranks. -1 when unknown (or past int64). */
-int64_t sc__comm_group_bytes(uint8_t coll_type, int64_t group_bytes, uint32_t ranks);
 
 /* nccl-tests' bus bandwidth factor: busbw = algbw x factor (all-reduce
  * 2(n-1)/n; all-gather, reduce-scatter, all-to-all, gather, scatter

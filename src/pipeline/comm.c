@@ -12,14 +12,13 @@
  *     and the fitted model's time at the bucket's median size. Groups of
  *     unknown size get a row of their own and no model.
  *
- * A group's size: sc__group.bytes is a rank's input ("In msg nelems" x the
- * dtype's size), which is nccl-tests' size for every collective but
- * all-gather, whose size is the gathered output (sc__comm_group_bytes).
- * A group's ranks: its members, or the communicator's size the kernel's
- * "Group size" says when the traces hold fewer ranks than it has. Such a
- * group's shortest kernel need not be the last arrival's (that rank's
- * trace is missing): its time includes waiting, so it is shown but not
- * fitted, and a warning says how many there are.
+ * A group's size is sc__group.bytes, already in nccl-tests' convention
+ * (src/graph/graph.h). A group's ranks are its communicator's
+ * (sc__group.comm_ranks: the kernels' "Group size", else the ranks that
+ * ran it); when the traces hold fewer of them, the group's shortest kernel
+ * need not be the last arrival's (that rank's trace is missing): its time
+ * includes waiting, so it is shown but not fitted, and a warning says how
+ * many there are.
  */
 #include "comm.h"
 
@@ -149,25 +148,11 @@ static int bit_length(int64_t b) {
     return k;
 }
 
-/* The communicator's size as the first member's kernel says it ("Group
- * size"), when that is more than the members the traces hold. */
-static uint32_t group_ranks(const sc_traceset *set, const sc__graph *g, const sc__group *grp) {
-    uint32_t n = grp->count;
-    const uint32_t *members = g->group_members.data;
-    const sc__task *t = &sc__graph_tasks(g)[members[grp->first]];
-    const sc__rank *rk = &SC__VEC_AT(&g->ranks, sc__rank, sc__graph_procs(g)[t->proc].rank);
-    if (!set || rk->trace >= set->count || t->event == SC__NONE) return n;
-    const sc_trace *tr = set->traces[rk->trace];
-    if (tr->format != SC__FMT_KINETO || t->event >= tr->events.len) return n;
-    const sc__event_ext *x = sc__trace_ext(tr, &sc__trace_events(tr)[t->event]);
-    if (x && x->group_size > (int64_t)n && x->group_size <= (int64_t)UINT32_MAX) n = (uint32_t)x->group_size;
-    return n;
-}
-
-static item item_of(const sc_traceset *set, const sc__graph *g, const sc__group *grp) {
-    item it = {.type = grp->type < SC_C_COUNT ? grp->type : SC_C_UNKNOWN, .ranks = group_ranks(set, g, grp),
+static item item_of(const sc__group *grp) {
+    item it = {.type = grp->type < SC_C_COUNT ? grp->type : SC_C_UNKNOWN,
+               .ranks = grp->comm_ranks > grp->count ? grp->comm_ranks : grp->count,
+               .bytes = grp->bytes,
                .ns = grp->transfer_ns};
-    it.bytes = sc__comm_group_bytes(it.type, grp->bytes, it.ranks);
     it.complete = grp->count >= it.ranks;
     it.bucket = it.bytes < 0 ? 127 : bit_length(it.bytes);
     return it;
@@ -238,7 +223,7 @@ static sc_status trace_rows(sc_comm *c, const sc_traceset *set, const sc_comm_op
     for (size_t i = 0; ok && i < g->warnings.count; i++) ok = sc__warnings_add(&c->warnings, "%s", g->warnings.items[i]);
     size_t partial = 0;
     for (size_t i = 0; ok && i < n; i++) {
-        it[i] = item_of(set, g, &SC__VEC_AT(&g->groups, sc__group, i));
+        it[i] = item_of(&SC__VEC_AT(&g->groups, sc__group, i));
         partial += !it[i].complete;
     }
     if (ok && partial)

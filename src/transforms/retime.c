@@ -20,7 +20,10 @@
 #include <stdlib.h>
 
 static bool sample_of(const sc__group *gr, sc__comm_sample *s) {
-    if (gr->type >= SC_C_BARRIER || gr->bytes < 0 || gr->comm_ranks < 2 || gr->transfer_ns <= 0) return false;
+    /* A group some of whose ranks are not traced measured waiting too. */
+    if (gr->type >= SC_C_BARRIER || gr->bytes < 0 || gr->comm_ranks < 2 || gr->transfer_ns <= 0 ||
+        gr->count < gr->comm_ranks)
+        return false;
     *s = (sc__comm_sample){.type = gr->type, .bytes = gr->bytes, .ranks = gr->comm_ranks, .ns = gr->transfer_ns};
     return true;
 }
