@@ -64,6 +64,24 @@ int sc_cli_parse(const char *cmd, int argc, char **argv, const sc_cli_opt *opts,
 void sc_cli_args_free(sc_cli_args *a);
 #define SC_CLI_NOPTS(table) (sizeof(table) / sizeof *(table))
 
+/* The options replay and predict share (cmd_replay.c), parsed into a. */
+#define SC_CLI_MAX_SCALES 64
+typedef struct sc_cli_replay_args {
+    int json, force, comm; /* comm: index into coupled, traced, model */
+    const char *chrome;
+    uint64_t iteration;    /* UINT64_MAX: not given */
+    const char *scales[SC_CLI_MAX_SCALES];
+    size_t nscales;
+} sc_cli_replay_args;
+#define SC_CLI_REPLAY_NOPTS 6
+/* Writes the SC_CLI_REPLAY_NOPTS shared options into opts, pointing at a
+ * (zeroed here but for its iteration). */
+void sc_cli_replay_opts(sc_cli_replay_args *a, sc_cli_opt *opts);
+/* The replay options they say. */
+void sc_cli_replay_options(const sc_cli_replay_args *a, sc_replay_options *o);
+/* The Chrome timeline where --chrome asks for it, then the report. */
+int sc_cli_replay_output(const sc_replay *r, const sc_cli_replay_args *a);
+
 /* Prints "stepcast: <formatted error>" to stderr; returns the exit code. */
 int sc_cli_fail(const sc_error *err);
 /* Prints "stepcast <cmd>: message" and the usage line; returns SC_EXIT_USAGE. */

@@ -10,12 +10,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-
-#define MAX_SCALES 64
-
-static sc_status write_chrome(const void *replay, FILE *f, sc_error *err) {
-    return sc_replay_write_chrome(replay, f, err);
-}
+#include <string.h>
 
 /* A bandwidth option: a positive decimal number. */
 static bool parse_rate(const char *name, const char *text, double *out) {
@@ -31,23 +26,11 @@ static bool parse_rate(const char *name, const char *text, double *out) {
 }
 
 int sc_cmd_predict(int argc, char **argv) {
-    static const char *scales[MAX_SCALES];
-    static const char *const comm_modes[] = {"coupled", "traced", "model", NULL};
-    int json = 0, force = 0, comm = 0;
-    const char *chrome = NULL, *net = NULL, *nvlink = NULL;
-    uint64_t iteration = UINT64_MAX, dp = 0, nodes = 0, gpn = 0;
-    size_t nscales = 0;
+    static sc_cli_replay_args ra;
+    const char *net = NULL, *nvlink = NULL;
+    uint64_t dp = 0, nodes = 0, gpn = 0;
     sc_predict_options o = SC_PREDICT_OPTIONS_INIT;
-    const sc_cli_opt opts[] = {
-        {.name = "--json", .kind = SC_CLI_FLAG, .dest = &json},
-        {.name = "--force", .kind = SC_CLI_FLAG, .dest = &force},
-        {.name = "--chrome", .kind = SC_CLI_STRING, .dest = &chrome, .what = "a file name"},
-        {.name = "--iteration", .kind = SC_CLI_UINT, .dest = &iteration, .max = INT64_MAX,
-         .what = "a step number >= 0 (N of ProfilerStep#N)"},
-        {.name = "--comm", .kind = SC_CLI_CHOICE, .dest = &comm, .choices = comm_modes,
-         .what = "coupled, traced or model"},
-        {.name = "--scale", .kind = SC_CLI_LIST, .dest = scales, .count = &nscales, .cap = MAX_SCALES,
-         .what = "CLASS=FACTOR"},
+    const sc_cli_opt own[] = {
         {.name = "--dp", .kind = SC_CLI_UINT, .dest = &dp, .min = 1, .max = 1u << 24,
          .what = "a data-parallel degree from 1 to 16777216"},
         {.name = "--nodes", .kind = SC_CLI_UINT, .dest = &nodes, .min = 1, .max = 1u << 20,
@@ -57,9 +40,12 @@ int sc_cmd_predict(int argc, char **argv) {
         {.name = "--net-gbps", .kind = SC_CLI_STRING, .dest = &net, .what = "a bandwidth in Gb/s per GPU"},
         {.name = "--nvlink-gbps", .kind = SC_CLI_STRING, .dest = &nvlink,
          .what = "a bandwidth in GB/s per GPU and direction"},
-        {.name = "--gpu", .kind = SC_CLI_STRING, .dest = &o.gpu, .what = "a GPU name (stepcast comm --help lists them)"},
+        {.name = "--gpu", .kind = SC_CLI_STRING, .dest = &o.gpu, .what = "a GPU name (`stepcast comm --gpu` takes the same)"},
         {.name = "--profile", .kind = SC_CLI_STRING, .dest = &o.profile_path, .what = "a profile file"},
     };
+    sc_cli_opt opts[SC_CLI_REPLAY_NOPTS + SC_CLI_NOPTS(own)];
+    sc_cli_replay_opts(&ra, opts);
+    memcpy(opts + SC_CLI_REPLAY_NOPTS, own, sizeof own);
     sc_cli_args a;
     int rc = sc_cli_parse("predict", argc, argv, opts, SC_CLI_NOPTS(opts), &a);
     if (rc != SC_EXIT_OK) return rc;
@@ -67,11 +53,7 @@ int sc_cmd_predict(int argc, char **argv) {
         sc_cli_args_free(&a);
         return SC_EXIT_USAGE;
     }
-    o.replay.graph.iteration = iteration == UINT64_MAX ? -1 : (int64_t)iteration;
-    o.replay.graph.release_traces = 1; /* the set is only freed after the prediction */
-    o.replay.comm = comm == 2 ? SC_COMM_MODEL : comm == 1 ? SC_COMM_TRACED : SC_COMM_COUPLED;
-    o.replay.scales = scales;
-    o.replay.nscales = nscales;
+    sc_cli_replay_options(&ra, &o.replay);
     o.dp = (uint32_t)dp;
     o.nodes = (uint32_t)nodes;
     o.gpus_per_node = (uint32_t)gpn;
@@ -82,8 +64,7 @@ int sc_cmd_predict(int argc, char **argv) {
     sc_status st = sc_predict_run(set, &o, &r, &err);
     sc_traceset_free(set);
     if (st != SC_OK) return sc_cli_fail(&err);
-    if (chrome) rc = sc_cli_write_file(chrome, force, write_chrome, r);
-    if (rc == SC_EXIT_OK && sc_replay_write(r, stdout, json, &err) != SC_OK) rc = sc_cli_fail(&err);
+    rc = sc_cli_replay_output(r, &ra);
     sc_replay_free(r);
     return rc;
 }

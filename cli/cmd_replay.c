@@ -8,9 +8,8 @@
 #include "cli.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
-
-#define MAX_SCALES 64
 
 /* One line on stderr: each stage's wall time, the simulator's rate and the
  * peak memory, for a user asking where a large job's replay time goes. The
@@ -34,34 +33,52 @@ static sc_status write_chrome(const void *replay, FILE *f, sc_error *err) {
     return sc_replay_write_chrome(replay, f, err);
 }
 
-int sc_cmd_replay(int argc, char **argv) {
-    static const char *scales[MAX_SCALES];
+void sc_cli_replay_opts(sc_cli_replay_args *a, sc_cli_opt *opts) {
     static const char *const comm_modes[] = {"coupled", "traced", "model", NULL};
-    int json = 0, force = 0, timings = 0, comm = 0;
-    const char *chrome = NULL;
-    uint64_t iteration = UINT64_MAX;
-    size_t nscales = 0;
-    const sc_cli_opt opts[] = {
-        {.name = "--json", .kind = SC_CLI_FLAG, .dest = &json},
-        {.name = "--force", .kind = SC_CLI_FLAG, .dest = &force},
-        {.name = "--timings", .kind = SC_CLI_FLAG, .dest = &timings},
-        {.name = "--chrome", .kind = SC_CLI_STRING, .dest = &chrome, .what = "a file name"},
-        {.name = "--iteration", .kind = SC_CLI_UINT, .dest = &iteration, .max = INT64_MAX,
+    memset(a, 0, sizeof *a);
+    a->iteration = UINT64_MAX;
+    const sc_cli_opt shared[SC_CLI_REPLAY_NOPTS] = {
+        {.name = "--json", .kind = SC_CLI_FLAG, .dest = &a->json},
+        {.name = "--force", .kind = SC_CLI_FLAG, .dest = &a->force},
+        {.name = "--chrome", .kind = SC_CLI_STRING, .dest = &a->chrome, .what = "a file name"},
+        {.name = "--iteration", .kind = SC_CLI_UINT, .dest = &a->iteration, .max = INT64_MAX,
          .what = "a step number >= 0 (N of ProfilerStep#N)"},
-        {.name = "--comm", .kind = SC_CLI_CHOICE, .dest = &comm, .choices = comm_modes,
+        {.name = "--comm", .kind = SC_CLI_CHOICE, .dest = &a->comm, .choices = comm_modes,
          .what = "coupled, traced or model"},
-        {.name = "--scale", .kind = SC_CLI_LIST, .dest = scales, .count = &nscales, .cap = MAX_SCALES,
+        {.name = "--scale", .kind = SC_CLI_LIST, .dest = a->scales, .count = &a->nscales, .cap = SC_CLI_MAX_SCALES,
          .what = "CLASS=FACTOR"},
     };
+    memcpy(opts, shared, sizeof shared);
+}
+
+void sc_cli_replay_options(const sc_cli_replay_args *a, sc_replay_options *o) {
+    *o = (sc_replay_options)SC_REPLAY_OPTIONS_INIT;
+    o->graph.iteration = a->iteration == UINT64_MAX ? -1 : (int64_t)a->iteration;
+    o->graph.release_traces = 1; /* the set is only freed after the run */
+    o->comm = a->comm == 2 ? SC_COMM_MODEL : a->comm == 1 ? SC_COMM_TRACED : SC_COMM_COUPLED;
+    o->scales = a->scales;
+    o->nscales = a->nscales;
+}
+
+int sc_cli_replay_output(const sc_replay *r, const sc_cli_replay_args *a) {
+    int rc = SC_EXIT_OK;
+    sc_error err;
+    if (a->chrome) rc = sc_cli_write_file(a->chrome, a->force, write_chrome, r);
+    if (rc == SC_EXIT_OK && sc_replay_write(r, stdout, a->json, &err) != SC_OK) rc = sc_cli_fail(&err);
+    return rc;
+}
+
+int sc_cmd_replay(int argc, char **argv) {
+    static sc_cli_replay_args ra;
+    int timings = 0;
+    sc_cli_opt opts[SC_CLI_REPLAY_NOPTS + 1];
+    sc_cli_replay_opts(&ra, opts);
+    opts[SC_CLI_REPLAY_NOPTS] = (sc_cli_opt){.name = "--timings", .kind = SC_CLI_FLAG, .dest = &timings};
     sc_cli_args a;
     int rc = sc_cli_parse("replay", argc, argv, opts, SC_CLI_NOPTS(opts), &a);
     if (rc != SC_EXIT_OK) return rc;
-    sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
-    o.graph.iteration = iteration == UINT64_MAX ? -1 : (int64_t)iteration;
-    o.graph.release_traces = 1; /* the set is only freed after the replay */
-    o.comm = comm == 2 ? SC_COMM_MODEL : comm == 1 ? SC_COMM_TRACED : SC_COMM_COUPLED;
-    o.scales = scales;
-    o.nscales = nscales;
+    sc_replay_options o;
+    sc_cli_replay_options(&ra, &o);
     sc_traceset *set;
     double t0 = sc_cli_now();
     if ((rc = sc_cli_load("replay", &a, &set)) != SC_EXIT_OK) return rc;
@@ -72,8 +89,7 @@ int sc_cmd_replay(int argc, char **argv) {
     sc_traceset_free(set);
     if (st != SC_OK) return sc_cli_fail(&err);
     double t1 = sc_cli_now();
-    if (chrome) rc = sc_cli_write_file(chrome, force, write_chrome, r);
-    if (rc == SC_EXIT_OK && sc_replay_write(r, stdout, json, &err) != SC_OK) rc = sc_cli_fail(&err);
+    rc = sc_cli_replay_output(r, &ra);
     double write = sc_cli_now() - t1;
     if (rc == SC_EXIT_OK && timings && fflush(stdout) == 0) {
         sc_replay_timings tm = sc_replay_get_timings(r);

@@ -11,7 +11,7 @@
  * handle.
  */
 #include "../src/readers/readers.h"
-#include "reports.h"
+#include "fuzzutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,16 +24,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!devnull) devnull = fopen("/dev/null", "w");
-    int fd = memfd_create("fuzz.0.et", 0);
-    if (fd < 0) abort();
-    size_t off = 0;
-    while (off < size) {
-        ssize_t w = write(fd, data + off, size - off);
-        if (w <= 0) abort();
-        off += (size_t)w;
-    }
     char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int fd = fuzz_memfile("fuzz.0.et", data, size, path, sizeof path);
     sc_trace *t = NULL;
     sc_error err;
     sc_status st = sc__chakra_load(path, NULL, &t, &err);

@@ -6,7 +6,7 @@
  * /proc/self/fd/N. A trace that loads is reported (text or JSON, by the
  * input's parity) without a Kineto trace to link.
  */
-#include "stepcast.h"
+#include "fuzzutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,16 +19,8 @@ static FILE *devnull;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!devnull) devnull = fopen("/dev/null", "w");
-    int fd = memfd_create("fuzz.et.json", 0);
-    if (fd < 0) abort();
-    size_t off = 0;
-    while (off < size) {
-        ssize_t w = write(fd, data + off, size - off);
-        if (w <= 0) abort();
-        off += (size_t)w;
-    }
     char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int fd = fuzz_memfile("fuzz.et.json", data, size, path, sizeof path);
     sc_et *et = NULL;
     sc_error err;
     if (sc_et_load(path, &et, &err) == SC_OK) {

@@ -10,7 +10,7 @@
  * whatever the reader accepted (hostile times, orphan launches, odd nesting).
  */
 #include "../src/trace/trace.h"
-#include "reports.h"
+#include "fuzzutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>

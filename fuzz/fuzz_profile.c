@@ -8,7 +8,7 @@
  * table over a few sizes and group sizes is written (text or JSON, by the
  * input's parity); one that does not must say why.
  */
-#include "stepcast.h"
+#include "fuzzutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,16 +21,8 @@ static FILE *devnull;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!devnull) devnull = fopen("/dev/null", "w");
-    int fd = memfd_create("fuzz.profile.json", 0);
-    if (fd < 0) abort();
-    size_t off = 0;
-    while (off < size) {
-        ssize_t w = write(fd, data + off, size - off);
-        if (w <= 0) abort();
-        off += (size_t)w;
-    }
     char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int fd = fuzz_memfile("fuzz.profile.json", data, size, path, sizeof path);
     static const uint64_t sizes[] = {0, 1, 4096, 1u << 20, 1ull << 33};
     static const uint32_t ranks[] = {1, 2, 8, 9, 1024};
     for (size_t r = 0; r < sizeof ranks / sizeof *ranks; r++) {
