@@ -324,6 +324,7 @@ static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_pr
     free(cls);
     if (!pd->pub.shapes) st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     if (st == SC_OK) st = edit(*out, set, o, pd, err);
+    if (st == SC_OK) st = sc__replay_sensitivity(*out, set, &o->replay, err);
     if (st == SC_OK) st = sc__replay_finish(*out, set, err);
     if (st != SC_OK) {
         sc_replay_free(*out);

@@ -14,9 +14,7 @@
 
 #include <stdlib.h>
 
-/* Bytes r holds besides its graph before the simulation: per-task classes
- * and traced durations, per-rank and per-processor calibration. */
-static size_t replay_memory(const sc_replay *r) {
+size_t sc__replay_memory(const sc_replay *r) {
     const sc__graph *g = r->g;
     size_t nt = g->tasks.len;
     return nt + (r->traced_dur ? nt * sizeof *r->traced_dur : 0) +
@@ -92,18 +90,22 @@ static sc_status check_span(const sc_replay *r, sc_error *err) {
                     (double)r->sim.makespan / 3.6e12, (double)SC__SM_MAX_WINDOWS * SC__SM_WINDOW_NS / 3.6e12);
 }
 
+sc__sim_params sc__replay_sim_params(const sc_replay *r, const sc_traceset *set) {
+    return (sc__sim_params){.coupled = r->coupled,
+                            .launch_latency = r->launch_latency,
+                            .sync_base = r->sync_base,
+                            .rank_offset = r->rank_offset,
+                            .proc_backlog = r->backlog,
+                            .threads = set ? set->threads : 1};
+}
+
 sc_status sc__replay_finish(sc_replay *r, const sc_traceset *set, sc_error *err) {
     sc__graph *g = r->g;
-    sc__sim_params p = {.coupled = r->coupled,
-                        .launch_latency = r->launch_latency,
-                        .sync_base = r->sync_base,
-                        .rank_offset = r->rank_offset,
-                        .proc_backlog = r->backlog,
-                        .threads = set ? set->threads : 1};
+    sc__sim_params p = sc__replay_sim_params(r, set);
     double t1 = sc__now();
     /* The simulation's arrays are the job's last large ones: over the
      * budget, say so now rather than swap (traces still held count too). */
-    uint64_t besides = sc__sim_memory(g) + sc__traceset_memory(set) + replay_memory(r);
+    uint64_t besides = sc__sim_memory(g) + sc__traceset_memory(set) + sc__replay_memory(r);
     sc_status st = sc__graph_check_budget(g, set ? set->budget : 0, besides, "simulating the graph",
                                           "the simulation's arrays and any traces held", err);
     if (st != SC_OK) return st;
@@ -175,12 +177,14 @@ sc_status sc__replay_build(const sc_traceset *set, const sc_replay_options *o, s
     return sc__graph_build(set, &bo, g, NULL, err); /* Kineto or Chakra */
 }
 
-/* prepare, the communication model where asked for, finish. */
+/* prepare, the communication model where asked for, the sensitivity
+ * check, finish. */
 static sc_status replay_graph(sc__graph *g, const sc_traceset *set, const sc_replay_options *o,
                               const sc__scale_rule *rules, sc_replay **out, sc_error *err) {
     sc_status st = sc__replay_prepare(g, o->comm != SC_COMM_TRACED, false, rules, o->nscales, out, err);
     if (st != SC_OK) return st;
     if (o->comm == SC_COMM_MODEL) st = sc__replay_model_comm(*out, set, err);
+    if (st == SC_OK) st = sc__replay_sensitivity(*out, set, o, err);
     if (st == SC_OK) st = sc__replay_finish(*out, set, err);
     if (st != SC_OK) {
         sc_replay_free(*out);

@@ -76,6 +76,35 @@ static void prediction_text(sc__buf *b, const sc_prediction *p) {
     sc__buf_puts(b, "\n");
 }
 
+/* ------------------------------------------------------- sensitivity */
+
+static void sensitivity_json(sc__buf *b, const sc_replay_sensitivity *s) {
+    if (!s->computed) {
+        sc__buf_puts(b, ",\"sensitivity\":{\"computed\":false,\"why_not\":");
+        sc__buf_json_str(b, s->why_not, strlen(s->why_not));
+        sc__buf_puts(b, "},\"bound_by\":null");
+        return;
+    }
+    sc__buf_printf(b,
+                   ",\"sensitivity\":{\"computed\":true,\"step_us\":%.3f,"
+                   "\"gpu_x2\":{\"step_us\":%.3f,\"ratio\":%.4f},"
+                   "\"cpu_x2\":{\"step_us\":%.3f,\"ratio\":%.4f},"
+                   "\"comm_x2\":{\"step_us\":%.3f,\"ratio\":%.4f}},\"bound_by\":\"%s\"",
+                   us(s->step_ns), us(s->gpu_x2_ns), s->gpu_x2, us(s->cpu_x2_ns), s->cpu_x2, us(s->comm_x2_ns),
+                   s->comm_x2, s->bound_by);
+}
+
+static void sensitivity_text(sc__buf *b, const sc_replay_sensitivity *s) {
+    if (!s->computed) {
+        sc__buf_printf(b, "\nsensitivity: not checked (%s)\n", s->why_not);
+        return;
+    }
+    sc__buf_printf(b,
+                   "\nsensitivity (step with one class twice as long): gpu x%.3f, cpu x%.3f, comm x%.3f; "
+                   "bound by %s\n",
+                   s->gpu_x2, s->cpu_x2, s->comm_x2, s->bound_by);
+}
+
 /* ------------------------------------------------------------ the report */
 
 static void write_json(const sc_replay *r, sc__buf *b) {
@@ -122,6 +151,8 @@ static void write_json(const sc_replay *r, sc__buf *b) {
     json_items(b, "by_edge", cp->by_edge, cp->nedge, true);
     sc__buf_puts(b, "}");
     if (sc_replay_prediction(r)) prediction_json(b, sc_replay_prediction(r));
+    sc_replay_sensitivity sens = sc_replay_get_sensitivity(r);
+    sensitivity_json(b, &sens);
     sc__buf_puts(b, "}\n");
 }
 
@@ -184,6 +215,8 @@ static void write_text(const sc_replay *r, sc__buf *b) {
                            us(sim) / 1000.0);
         }
     }
+    sc_replay_sensitivity sens = sc_replay_get_sensitivity(r);
+    sensitivity_text(b, &sens);
     const sc__cp_summary *cp = &r->cp;
     sc__buf_printf(b, "\ncritical path: %.3f ms over %llu tasks, ending on rank %lld\n",
                    us(cp->length_ns) / 1000.0, (unsigned long long)cp->ntasks,
