@@ -73,8 +73,9 @@ typedef struct sc_cli_replay_args {
     const char *scales[SC_CLI_MAX_SCALES];
     size_t nscales;
     int sensitivity, no_sensitivity; /* neither: the library's default (auto) */
+    int breakdown;         /* index into stepcast, hta */
 } sc_cli_replay_args;
-#define SC_CLI_REPLAY_NOPTS 8
+#define SC_CLI_REPLAY_NOPTS 9
 /* Writes the SC_CLI_REPLAY_NOPTS shared options into opts, pointing at a
  * (zeroed here but for its iteration). */
 void sc_cli_replay_opts(sc_cli_replay_args *a, sc_cli_opt *opts);

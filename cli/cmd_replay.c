@@ -19,14 +19,14 @@
 static void print_timings(double load, double write, const sc_replay_timings *t) {
     struct rusage ru;
     double rss_mib = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0;
-    double total = load + t->build + t->calibrate + t->sensitivity + t->simulate + t->summarise + write;
+    double total = load + t->hta + t->build + t->calibrate + t->sensitivity + t->simulate + t->summarise + write;
     double loop = t->simulate - t->simulate_setup;
     fprintf(stderr,
             "stepcast: timings: load %.3f s, build %.3f s, calibrate %.3f s, simulate %.3f s "
-            "(set-up %.3f s, then %.2f M tasks/s), summarise %.3f s, write %.3f s, sensitivity %.3f s; "
-            "total %.3f s, peak RSS %.0f MiB\n",
+            "(set-up %.3f s, then %.2f M tasks/s), summarise %.3f s, write %.3f s, sensitivity %.3f s, "
+            "hta %.3f s; total %.3f s, peak RSS %.0f MiB\n",
             load, t->build, t->calibrate, t->simulate, t->simulate_setup,
-            loop > 0 ? (double)t->tasks / loop / 1e6 : 0.0, t->summarise, write, t->sensitivity, total,
+            loop > 0 ? (double)t->tasks / loop / 1e6 : 0.0, t->summarise, write, t->sensitivity, t->hta, total,
             rss_mib);
 }
 
@@ -36,6 +36,7 @@ static sc_status write_chrome(const void *replay, FILE *f, sc_error *err) {
 
 void sc_cli_replay_opts(sc_cli_replay_args *a, sc_cli_opt *opts) {
     static const char *const comm_modes[] = {"coupled", "traced", "model", NULL};
+    static const char *const breakdowns[] = {"stepcast", "hta", NULL};
     memset(a, 0, sizeof *a);
     a->iteration = UINT64_MAX;
     const sc_cli_opt shared[SC_CLI_REPLAY_NOPTS] = {
@@ -50,6 +51,8 @@ void sc_cli_replay_opts(sc_cli_replay_args *a, sc_cli_opt *opts) {
          .what = "CLASS=FACTOR"},
         {.name = "--sensitivity", .kind = SC_CLI_FLAG, .dest = &a->sensitivity},
         {.name = "--no-sensitivity", .kind = SC_CLI_FLAG, .dest = &a->no_sensitivity},
+        {.name = "--breakdown", .kind = SC_CLI_CHOICE, .dest = &a->breakdown, .choices = breakdowns,
+         .what = "stepcast or hta"},
     };
     memcpy(opts, shared, sizeof shared);
 }
@@ -64,6 +67,7 @@ int sc_cli_replay_options(const char *cmd, const sc_cli_replay_args *a, sc_repla
     o->scales = a->scales;
     o->nscales = a->nscales;
     o->sensitivity = a->sensitivity ? SC_SENSITIVITY_ON : a->no_sensitivity ? SC_SENSITIVITY_OFF : SC_SENSITIVITY_AUTO;
+    o->breakdown = a->breakdown == 1 ? SC_BREAKDOWN_HTA : SC_BREAKDOWN_STEPCAST;
     return SC_EXIT_OK;
 }
 

@@ -343,6 +343,11 @@ sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts,
     if (st != SC_OK) return st;
     sc__scale_rule *rules;
     if ((st = sc__replay_parse_scales(&opts->replay, &rules, err)) != SC_OK) return st;
+    sc__hta_held hta; /* of the measured traces, before the build releases them */
+    if ((st = sc__replay_hta_before(set, &opts->replay, &hta, err)) != SC_OK) {
+        free(rules);
+        return st;
+    }
     double t0 = sc__now();
     sc__graph *g;
     st = sc__replay_build(set, &opts->replay, &g, err);
@@ -350,6 +355,7 @@ sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts,
     if (st == SC_OK) st = predict_graph(g, set, opts, rules, out, err);
     free(rules);
     if (st == SC_OK) (*out)->timings.build = build;
+    sc__replay_hta_attach(*out, &hta);
     return st;
 }
 

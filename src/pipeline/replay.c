@@ -148,6 +148,7 @@ void sc_replay_free(sc_replay *r) {
     sc__sim_free(&r->sim);
     sc__graph_free(r->g);
     sc__prediction_free(r->prediction);
+    free(r->hta);
     free(r);
 }
 
@@ -167,6 +168,28 @@ sc_status sc__replay_parse_scales(const sc_replay_options *o, sc__scale_rule **o
     }
     *out = rules;
     return SC_OK;
+}
+
+sc_status sc__replay_hta_before(const sc_traceset *set, const sc_replay_options *o, sc__hta_held *h,
+                                sc_error *err) {
+    *h = (sc__hta_held){.asked = o->breakdown == SC_BREAKDOWN_HTA};
+    if (!h->asked) return SC_OK;
+    double t0 = sc__now();
+    sc_status st = sc__hta_breakdown(set, &h->ranks, &h->n, err);
+    h->seconds = sc__now() - t0;
+    return st;
+}
+
+void sc__replay_hta_attach(sc_replay *r, sc__hta_held *h) {
+    if (r) {
+        r->hta = h->ranks;
+        r->nhta = h->n;
+        r->hta_asked = h->asked;
+        r->timings.hta = h->seconds;
+    } else {
+        free(h->ranks);
+    }
+    *h = (sc__hta_held){0};
 }
 
 sc_status sc__replay_build(const sc_traceset *set, const sc_replay_options *o, sc__graph **g, sc_error *err) {
@@ -203,6 +226,11 @@ sc_status sc_replay_run(const sc_traceset *set, const sc_replay_options *opts, s
     sc__scale_rule *rules;
     sc_status st = sc__replay_parse_scales(opts, &rules, err);
     if (st != SC_OK) return st;
+    sc__hta_held hta; /* from the traces' events, before the build releases them */
+    if ((st = sc__replay_hta_before(set, opts, &hta, err)) != SC_OK) {
+        free(rules);
+        return st;
+    }
     double t0 = sc__now();
     sc__graph *g;
     st = sc__replay_build(set, opts, &g, err);
@@ -210,6 +238,7 @@ sc_status sc_replay_run(const sc_traceset *set, const sc_replay_options *opts, s
     if (st == SC_OK) st = replay_graph(g, set, opts, rules, out, err);
     free(rules);
     if (st == SC_OK) (*out)->timings.build = build;
+    sc__replay_hta_attach(*out, &hta);
     return st;
 }
 
@@ -281,4 +310,13 @@ const char *sc_replay_warning(const sc_replay *r, size_t i) {
 sc_replay_timings sc_replay_get_timings(const sc_replay *r) {
     sc_replay_timings t = {0};
     return r ? r->timings : t;
+}
+
+size_t sc_replay_hta_count(const sc_replay *r) { return r ? r->nhta : 0; }
+
+sc_status sc_replay_hta_at(const sc_replay *r, size_t i, sc_hta_breakdown *out, sc_error *err) {
+    if (!r || i >= r->nhta || !out)
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "HTA breakdown %zu out of range", i);
+    *out = r->hta[i];
+    return SC_OK;
 }

@@ -62,6 +62,9 @@ struct sc_replay {
     sc_replay_timings timings; /* wall time of each stage */
     struct sc__prediction *prediction; /* what predict inferred and changed, NULL for a replay */
     sc__sensitivity sens;
+    sc_hta_breakdown *hta; /* HTA's breakdown per Kineto trace (hta_breakdown.c), NULL unless asked */
+    size_t nhta;
+    bool hta_asked;
 };
 
 /* Takes ownership of g (finished) even on failure. set: the traces g was
@@ -85,6 +88,20 @@ sc_status sc__replay_finish(sc_replay *r, const sc_traceset *set, sc_error *err)
  * and traced durations, per-rank and per-processor calibration. */
 size_t sc__replay_memory(const sc_replay *r);
 
+/* HTA's breakdown, taken from a set's traces before the graph build may
+ * release their events, and held until the replay exists: before fills h
+ * when o asks for it (SC_BREAKDOWN_HTA); attach hands it to r, or frees it
+ * when r is NULL (a failed run). */
+typedef struct sc__hta_held {
+    sc_hta_breakdown *ranks;
+    size_t n;
+    bool asked;
+    double seconds;
+} sc__hta_held;
+sc_status sc__replay_hta_before(const sc_traceset *set, const sc_replay_options *o, sc__hta_held *h,
+                                sc_error *err);
+void sc__replay_hta_attach(sc_replay *r, sc__hta_held *h);
+
 /* The steps of sc_replay_run that predict shares: the --scale rules parsed
  * (*out NULL when there are none; the caller frees), and the graph built
  * for a replay (keeping the edge list's memory for the calibration). */
@@ -102,6 +119,11 @@ sc__sim_params sc__replay_sim_params(const sc_replay *r, const sc_traceset *set)
  * neither on a graph over o->sensitivity_max_tasks tasks nor over the
  * memory budget. Fails only as a simulation of the graph would. */
 sc_status sc__replay_sensitivity(sc_replay *r, const sc_traceset *set, const sc_replay_options *o, sc_error *err);
+
+/* HTA's temporal breakdown of every Kineto trace of set (hta_breakdown.c),
+ * before the graph build releases their events: *out (malloc'ed) holds
+ * *n ranks in set order. */
+sc_status sc__hta_breakdown(const sc_traceset *set, sc_hta_breakdown **out, size_t *n, sc_error *err);
 
 /* --comm model: every sized collective of a prepared replay re-timed by
  * the communication model fitted to the graph's own collectives
