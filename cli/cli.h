@@ -72,13 +72,16 @@ typedef struct sc_cli_replay_args {
     uint64_t iteration;    /* UINT64_MAX: not given */
     const char *scales[SC_CLI_MAX_SCALES];
     size_t nscales;
+    int sensitivity, no_sensitivity; /* neither: the library's default (auto) */
+    int breakdown;         /* index into stepcast, hta */
 } sc_cli_replay_args;
-#define SC_CLI_REPLAY_NOPTS 6
+#define SC_CLI_REPLAY_NOPTS 9
 /* Writes the SC_CLI_REPLAY_NOPTS shared options into opts, pointing at a
  * (zeroed here but for its iteration). */
 void sc_cli_replay_opts(sc_cli_replay_args *a, sc_cli_opt *opts);
-/* The replay options they say. */
-void sc_cli_replay_options(const sc_cli_replay_args *a, sc_replay_options *o);
+/* The replay options they say: SC_EXIT_OK, or the usage exit code after
+ * saying why (options that contradict each other). */
+int sc_cli_replay_options(const char *cmd, const sc_cli_replay_args *a, sc_replay_options *o);
 /* The Chrome timeline where --chrome asks for it, then the report. */
 int sc_cli_replay_output(const sc_replay *r, const sc_cli_replay_args *a);
 

@@ -53,7 +53,10 @@ int sc_cmd_predict(int argc, char **argv) {
         sc_cli_args_free(&a);
         return SC_EXIT_USAGE;
     }
-    sc_cli_replay_options(&ra, &o.replay);
+    if ((rc = sc_cli_replay_options("predict", &ra, &o.replay)) != SC_EXIT_OK) {
+        sc_cli_args_free(&a);
+        return rc;
+    }
     o.dp = (uint32_t)dp;
     o.nodes = (uint32_t)nodes;
     o.gpus_per_node = (uint32_t)gpn;

@@ -19,14 +19,15 @@
 static void print_timings(double load, double write, const sc_replay_timings *t) {
     struct rusage ru;
     double rss_mib = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0;
-    double total = load + t->build + t->calibrate + t->simulate + t->summarise + write;
+    double total = load + t->hta + t->build + t->calibrate + t->sensitivity + t->simulate + t->summarise + write;
     double loop = t->simulate - t->simulate_setup;
     fprintf(stderr,
             "stepcast: timings: load %.3f s, build %.3f s, calibrate %.3f s, simulate %.3f s "
-            "(set-up %.3f s, then %.2f M tasks/s), summarise %.3f s, write %.3f s; total %.3f s, "
-            "peak RSS %.0f MiB\n",
+            "(set-up %.3f s, then %.2f M tasks/s), summarise %.3f s, write %.3f s, sensitivity %.3f s, "
+            "hta %.3f s; total %.3f s, peak RSS %.0f MiB\n",
             load, t->build, t->calibrate, t->simulate, t->simulate_setup,
-            loop > 0 ? (double)t->tasks / loop / 1e6 : 0.0, t->summarise, write, total, rss_mib);
+            loop > 0 ? (double)t->tasks / loop / 1e6 : 0.0, t->summarise, write, t->sensitivity, t->hta, total,
+            rss_mib);
 }
 
 static sc_status write_chrome(const void *replay, FILE *f, sc_error *err) {
@@ -35,6 +36,7 @@ static sc_status write_chrome(const void *replay, FILE *f, sc_error *err) {
 
 void sc_cli_replay_opts(sc_cli_replay_args *a, sc_cli_opt *opts) {
     static const char *const comm_modes[] = {"coupled", "traced", "model", NULL};
+    static const char *const breakdowns[] = {"stepcast", "hta", NULL};
     memset(a, 0, sizeof *a);
     a->iteration = UINT64_MAX;
     const sc_cli_opt shared[SC_CLI_REPLAY_NOPTS] = {
@@ -47,17 +49,26 @@ void sc_cli_replay_opts(sc_cli_replay_args *a, sc_cli_opt *opts) {
          .what = "coupled, traced or model"},
         {.name = "--scale", .kind = SC_CLI_LIST, .dest = a->scales, .count = &a->nscales, .cap = SC_CLI_MAX_SCALES,
          .what = "CLASS=FACTOR"},
+        {.name = "--sensitivity", .kind = SC_CLI_FLAG, .dest = &a->sensitivity},
+        {.name = "--no-sensitivity", .kind = SC_CLI_FLAG, .dest = &a->no_sensitivity},
+        {.name = "--breakdown", .kind = SC_CLI_CHOICE, .dest = &a->breakdown, .choices = breakdowns,
+         .what = "stepcast or hta"},
     };
     memcpy(opts, shared, sizeof shared);
 }
 
-void sc_cli_replay_options(const sc_cli_replay_args *a, sc_replay_options *o) {
+int sc_cli_replay_options(const char *cmd, const sc_cli_replay_args *a, sc_replay_options *o) {
     *o = (sc_replay_options)SC_REPLAY_OPTIONS_INIT;
+    if (a->sensitivity && a->no_sensitivity)
+        return sc_cli_usage(cmd, "--sensitivity and --no-sensitivity contradict each other");
     o->graph.iteration = a->iteration == UINT64_MAX ? -1 : (int64_t)a->iteration;
     o->graph.release_traces = 1; /* the set is only freed after the run */
     o->comm = a->comm == 2 ? SC_COMM_MODEL : a->comm == 1 ? SC_COMM_TRACED : SC_COMM_COUPLED;
     o->scales = a->scales;
     o->nscales = a->nscales;
+    o->sensitivity = a->sensitivity ? SC_SENSITIVITY_ON : a->no_sensitivity ? SC_SENSITIVITY_OFF : SC_SENSITIVITY_AUTO;
+    o->breakdown = a->breakdown == 1 ? SC_BREAKDOWN_HTA : SC_BREAKDOWN_STEPCAST;
+    return SC_EXIT_OK;
 }
 
 int sc_cli_replay_output(const sc_replay *r, const sc_cli_replay_args *a) {
@@ -78,7 +89,10 @@ int sc_cmd_replay(int argc, char **argv) {
     int rc = sc_cli_parse("replay", argc, argv, opts, SC_CLI_NOPTS(opts), &a);
     if (rc != SC_EXIT_OK) return rc;
     sc_replay_options o;
-    sc_cli_replay_options(&ra, &o);
+    if ((rc = sc_cli_replay_options("replay", &ra, &o)) != SC_EXIT_OK) {
+        sc_cli_args_free(&a);
+        return rc;
+    }
     sc_traceset *set;
     double t0 = sc_cli_now();
     if ((rc = sc_cli_load("replay", &a, &set)) != SC_EXIT_OK) return rc;

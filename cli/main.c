@@ -22,11 +22,11 @@ static const sc_cli_command commands[] = {
      "stepcast graph [--json] [--dot FILE [--force]] [--iteration N] [--hide-cuda-sync] TRACE|DIR...", sc_cmd_graph},
     {"replay", "simulate the traced iteration: measured vs simulated step, breakdown, critical path",
      "stepcast replay [--json] [--chrome FILE [--force]] [--iteration N] [--comm coupled|traced|model] "
-     "[--scale CLASS=FACTOR]... [--timings] TRACE|DIR...",
+     "[--scale CLASS=FACTOR]... [--sensitivity|--no-sensitivity] [--breakdown stepcast|hta] [--timings] TRACE|DIR...",
      sc_cmd_replay},
     {"predict", "edit the traced iteration into another job (data-parallel degree, nodes, links, GPU) and simulate it",
      "stepcast predict [--json] [--chrome FILE [--force]] [--iteration N] [--comm coupled|traced|model] "
-     "[--scale CLASS=FACTOR]... [--dp N] [--nodes N] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "
+     "[--scale CLASS=FACTOR]... [--sensitivity|--no-sensitivity] [--breakdown stepcast|hta] [--dp N] [--nodes N] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "
      "[--gpu NAME|--profile FILE] TRACE|DIR...",
      sc_cmd_predict},
     {"comm", "model collectives on a GPU's nodes (nccl-tests-like table), or a trace's against the model",

@@ -253,13 +253,39 @@ typedef enum sc_comm_mode {
                             fitted to the trace's own collectives (sized ones) */
 } sc_comm_mode;
 
+/* Whether a replay also checks that its step responds to its inputs (see
+ * sc_replay_sensitivity): three more simulations of the same graph. */
+typedef enum sc_sensitivity_mode {
+    SC_SENSITIVITY_AUTO = 0, /* on graphs of at most sensitivity_max_tasks tasks, and within
+                                the memory budget */
+    SC_SENSITIVITY_ON,       /* always (a graph over the memory budget fails with SC_E_LIMIT) */
+    SC_SENSITIVITY_OFF,
+} sc_sensitivity_mode;
+/* The 8-rank Megatron example has 0.15 M tasks, the bench's 1,024
+ * synthetic ranks 25 M (a 20 s replay that the check would make half as
+ * long again). */
+#define SC_SENSITIVITY_AUTO_TASKS 4000000u
+
+/* Which breakdowns a replay reports besides its own (the simulated step's,
+ * in sc_replay_rank). */
+typedef enum sc_breakdown_kind {
+    SC_BREAKDOWN_STEPCAST = 0, /* stepcast's only */
+    SC_BREAKDOWN_HTA,          /* also HTA's temporal breakdown of each measured trace
+                                  (sc_hta_breakdown) */
+} sc_breakdown_kind;
+
 typedef struct sc_replay_options {
     sc_graph_options graph;    /* which iteration, and how the graph is built */
     sc_comm_mode comm;
     const char *const *scales; /* "CLASS=FACTOR": compute, comm, cpu, gemm, attention, gpu, */
     size_t nscales;            /* or a kernel-name substring; applied in order */
+    sc_sensitivity_mode sensitivity;
+    uint64_t sensitivity_max_tasks; /* AUTO's limit; 0: SC_SENSITIVITY_AUTO_TASKS */
+    sc_breakdown_kind breakdown;
 } sc_replay_options;
-#define SC_REPLAY_OPTIONS_INIT {.graph = SC_GRAPH_OPTIONS_INIT, .comm = SC_COMM_COUPLED, .scales = NULL, .nscales = 0}
+#define SC_REPLAY_OPTIONS_INIT                                                                   \
+    {.graph = SC_GRAPH_OPTIONS_INIT, .comm = SC_COMM_COUPLED, .scales = NULL, .nscales = 0,      \
+     .sensitivity = SC_SENSITIVITY_AUTO, .sensitivity_max_tasks = 0, .breakdown = SC_BREAKDOWN_STEPCAST}
 
 /* Rebuilds one iteration of every rank as an execution graph, calibrates
  * it from the same traces, applies the --scale rules and simulates it.
@@ -316,6 +342,8 @@ typedef struct sc_replay_timings {
                               ordered (on large jobs bound by fresh memory, not the loop) */
     double summarise; /* per-rank breakdowns and the critical path */
     uint64_t tasks;   /* tasks simulated */
+    double sensitivity; /* the sensitivity check's three simulations (0 when not run) */
+    double hta;       /* HTA's breakdown of the measured traces (0 when not asked) */
 } sc_replay_timings;
 
 SC_API size_t sc_replay_rank_count(const sc_replay *replay);
@@ -334,6 +362,53 @@ SC_API uint64_t sc_replay_edges_dropped(const sc_replay *replay, const char *fam
 SC_API size_t sc_replay_warning_count(const sc_replay *replay);
 SC_API const char *sc_replay_warning(const sc_replay *replay, size_t i);
 SC_API sc_replay_timings sc_replay_get_timings(const sc_replay *replay);
+
+/* The check that a replay is not an echo of its trace: the simulated step
+ * again with every GPU compute task (the --scale class `compute`), every
+ * CPU task with the gap before it (`cpu`), and every collective and p2p
+ * transfer (`comm`) twice as long, one class at a time. A simulator that
+ * placed tasks at their measured times would not move; a step bound by one
+ * class moves by about that class's share. bound_by names the class whose
+ * doubling moves the step most ("gpu", "cpu", "communication"), or "mixed"
+ * when the runner-up moves it by at least SC_SENSITIVITY_MIXED of as much,
+ * or "none" when no doubling moves it at all. */
+#define SC_SENSITIVITY_MIXED 0.75
+typedef struct sc_replay_sensitivity {
+    int computed;              /* 0: not run; why_not says why */
+    const char *why_not;       /* "" when computed */
+    int64_t step_ns;           /* the simulated step (the job's: its slowest rank) */
+    int64_t gpu_x2_ns, cpu_x2_ns, comm_x2_ns; /* the job's step with that class doubled */
+    double gpu_x2, cpu_x2, comm_x2;           /* each over step_ns (1: did not move) */
+    const char *bound_by;      /* "gpu", "cpu", "communication", "mixed" or "none"; "" when not run */
+} sc_replay_sensitivity;
+SC_API sc_replay_sensitivity sc_replay_get_sensitivity(const sc_replay *replay);
+
+/* HTA's (HolisticTraceAnalysis) temporal breakdown of one rank's measured
+ * trace, computed as HTA's get_temporal_breakdown does, so that the figures
+ * match its own: its window is the rank's whole trace, from the first GPU
+ * op's start to the last one's end (HTA's kernel_time), not an iteration;
+ * GPU ops are the events with an args.stream (kernels, memcpy, memset);
+ * compute is the union of the ops that are not NCCL (^nccl.*Kernel), not
+ * Memcpy/Memset and not a *Sync; idle is the window minus the union of all
+ * ops; non-compute is the rest (HTA reports no finer split), which this
+ * splits into communication (NCCL ops under no compute op, what TraceLens
+ * calls exposed communication), memory (Memcpy/Memset/dma under neither)
+ * and other. As HTA does, a trace with more than one ProfilerStep keeps
+ * only the GPU ops launched before its last step begins, and a trace with
+ * sub-microsecond timestamps has each op rounded inward to whole us. */
+typedef struct sc_hta_breakdown {
+    int64_t rank;
+    uint64_t gpu_ops;          /* ops counted (0: a trace without GPU ops, all zero) */
+    int64_t window_start_ns, window_end_ns;
+    int64_t compute_ns, non_compute_ns, idle_ns;
+    int64_t comm_ns, memory_ns, other_ns; /* non_compute_ns, split */
+    int last_step_dropped;     /* 1: the GPU ops of the last ProfilerStep were left out */
+    int rounded_to_us;         /* 1: ops rounded inward to whole microseconds */
+} sc_hta_breakdown;
+/* Ranks with HTA's breakdown: the Kineto traces of the set (0 unless asked
+ * for with SC_BREAKDOWN_HTA). */
+SC_API size_t sc_replay_hta_count(const sc_replay *replay);
+SC_API sc_status sc_replay_hta_at(const sc_replay *replay, size_t i, sc_hta_breakdown *out, sc_error *err);
 
 /* ---------------------------------------------------------------- predict */
 

@@ -391,18 +391,19 @@ static void test_replay_timings(void **state) {
     assert_int_equal(b.code, 0);
     assert_string_equal(a.out, b.out);
     assert_string_equal(a.err, "");
-    double load = 0, build = 0, cal = 0, sim = 0, setup = -1, rate = 0, sum = 0, wr = 0, total = 0,
-           rss = 0;
+    double load = 0, build = 0, cal = 0, sim = 0, setup = -1, rate = 0, sum = 0, wr = 0, sens = 0, hta = -1,
+           total = 0, rss = 0;
     if (lines(b.err) != 1 ||
         sscanf(b.err,
                "stepcast: timings: load %lf s, build %lf s, calibrate %lf s, simulate %lf s (set-up "
-               "%lf s, then %lf M tasks/s), summarise %lf s, write %lf s; total %lf s, peak RSS %lf "
-               "MiB\n",
-               &load, &build, &cal, &sim, &setup, &rate, &sum, &wr, &total, &rss) != 10)
+               "%lf s, then %lf M tasks/s), summarise %lf s, write %lf s, sensitivity %lf s, hta %lf s; "
+               "total %lf s, peak RSS %lf MiB\n",
+               &load, &build, &cal, &sim, &setup, &rate, &sum, &wr, &sens, &hta, &total, &rss) != 12)
         fail_msg("not the timings line: %s", b.err);
     assert_true(load > 0 && build > 0 && sim > 0 && rate > 0 && rss > 0);
     assert_true(setup >= 0 && setup <= sim);
-    assert_true(total + 0.005 >= load + build + cal + sim + sum + wr);
+    assert_true(sens > 0 && hta == 0); /* the check runs by default on the example; HTA's breakdown does not */
+    assert_true(total + 0.005 >= load + build + cal + sim + sum + wr + sens);
     outcome_free(&a);
     outcome_free(&b);
 }
@@ -505,6 +506,44 @@ static void test_comm_command(void **state) {
     free(path);
 }
 
+/* The sensitivity check and HTA's breakdown from the command line: the
+ * check's line in the text report (on by default on the example), its
+ * fields in the JSON, the options that turn it on or off, and
+ * `--breakdown hta` with its table; contradicting or unknown values are
+ * usage errors, in replay and predict alike. */
+static void test_sensitivity_and_breakdown_options(void **state) {
+    (void)state;
+    const char *text[] = {"replay", "examples/megatron-tp8", NULL};
+    outcome o = run_cli(text);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.out, "\nsensitivity (step with one class twice as long): gpu x"));
+    assert_non_null(strstr(o.out, "; bound by cpu\n"));
+    outcome_free(&o);
+    const char *off[] = {"replay", "--json", "--no-sensitivity", "examples/megatron-tp8", NULL};
+    o = run_cli(off);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.out, "\"sensitivity\":{\"computed\":false,\"why_not\":\"not asked for\"},\"bound_by\":null"));
+    outcome_free(&o);
+    const char *on[] = {"predict", "--json", "--sensitivity", "examples/megatron-tp8", NULL};
+    o = run_cli(on);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.out, "\"sensitivity\":{\"computed\":true,"));
+    assert_non_null(strstr(o.out, "\"bound_by\":\"cpu\""));
+    outcome_free(&o);
+    const char *hta[] = {"replay", "--breakdown=hta", "--no-sensitivity", "examples/megatron-tp8", NULL};
+    o = run_cli(hta);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.out, "HTA temporal breakdown of the measured traces"));
+    assert_non_null(strstr(o.out, "sensitivity: not checked (not asked for)"));
+    outcome_free(&o);
+    const char *both[] = {"replay", "--sensitivity", "--no-sensitivity", "examples/megatron-tp8", NULL};
+    expect_usage(both);
+    const char *both2[] = {"predict", "--no-sensitivity", "--sensitivity", "examples/megatron-tp8", NULL};
+    expect_usage(both2);
+    const char *bad[] = {"replay", "--breakdown", "tracelens", "examples/megatron-tp8", NULL};
+    expect_usage(bad);
+}
+
 static int setup(void **state) {
     (void)state;
     return access(bin, X_OK) == 0 ? 0 : -1;
@@ -540,6 +579,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_max_memory_covers_the_job),
         cmocka_unit_test(test_replay_timings),
         cmocka_unit_test(test_comm_command),
+        cmocka_unit_test(test_sensitivity_and_breakdown_options),
     };
     return cmocka_run_group_tests_name("stepcast info CLI", tests, setup, NULL);
 }

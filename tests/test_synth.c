@@ -233,6 +233,99 @@ static void test_replayable(void **state) {
     rmdir_all(d);
 }
 
+/* The text of a file (gunzipped), NUL-terminated. */
+static char *text_of(const char *path) {
+    size_t n;
+    unsigned char *b = sc_test_read_file(path, &n);
+    assert_non_null(b);
+    char *t = realloc(b, n + 1);
+    assert_non_null(t);
+    t[n] = '\0';
+    return t;
+}
+
+/* The metadata event named `name` for (pid, tid) says `want` in its args
+ * (its pid and tid are on its first lines, its args after them). */
+static void metadata_says(const char *text, const char *name, const char *pid_tid, const char *want) {
+    char head[160];
+    snprintf(head, sizeof head, "\"name\": \"%s\", \"ph\": \"M\", \"ts\": ", name);
+    const char *open = "\n    \"args\": {\n      ";
+    for (const char *p = strstr(text, head); p; p = strstr(p + 1, head)) {
+        const char *args = strstr(p, open), *at = strstr(p, pid_tid);
+        if (!args) fail_msg("%s: no args", name);
+        if (!at || at > args) continue; /* another process's or thread's */
+        if (strncmp(args + strlen(open), want, strlen(want)) != 0)
+            fail_msg("%s of %s: args are not %s", name, pid_tid, want);
+        return;
+    }
+    fail_msg("no %s for %s", name, pid_tid);
+}
+
+/* What other tools read as text is Kineto's own: the header up to the rank
+ * byte for byte the template's, distributedInfo spelt as Kineto spells it,
+ * record_shapes; events in Kineto's layout; metadata events with Kineto's
+ * args (TraceLens fails on empty ones); whole-microsecond timestamps like
+ * the template's; every operator the template recorded with shapes keeps
+ * them; and stepcast reads it back. */
+static void test_kineto_layout(void **state) {
+    (void)state;
+    char d[64], p[160];
+    tmpdir(d, sizeof d);
+    synth(d, 4, 1, 0, 5, 1);
+    snprintf(p, sizeof p, "%s/rank-00003.json.gz", d);
+    char *syn = text_of(p), *tpl = text_of(template_path());
+    const char *cut = strstr(tpl, "\"distributedInfo\"");
+    assert_non_null(cut);
+    assert_memory_equal(syn, tpl, (size_t)(cut - tpl));
+    assert_non_null(strstr(syn, "\n  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 3, \"world_size\": 4},\n"
+                                "  \"record_shapes\": 1,\n  \"traceEvents\": [\n  {\n    \"ph\": \"X\", \"cat\": "
+                                "\"user_annotation\", \"name\": \"ProfilerStep#3\", \"pid\": 2590092, \"tid\": 2590092,\n"
+                                "    \"ts\": "));
+    assert_non_null(strstr(syn, "\n    \"args\": {\n      \"External id\": 1,\"Ev Idx\": 0\n    }\n  },\n  {\n"));
+    assert_non_null(strstr(syn, ",\n      \"queued\": 0, \"device\": 0, \"context\": 1,\n      \"stream\": 7, "
+                                "\"correlation\": "));
+    assert_non_null(strstr(syn, "\"blocks per SM\": 0.14814815,\n      \"warps per SM\": 0.5925926,\n      "
+                                "\"grid\": [16, 1, 1],\n      \"block\": [128, 1, 1]\n    }"));
+    assert_non_null(strstr(syn, ",\n      \"cbid\": 138, \"correlation\": "));
+    assert_non_null(strstr(syn, "\"Input type\": [\"c10::Half\"], \"Input Dims\": [[4, 2048, 4096]], \"Ev Idx\": "));
+    const char *tail = "\n  }\n  ],\n  \"traceName\": \"rank-00003.json\"\n}";
+    assert_string_equal(syn + strlen(syn) - strlen(tail), tail);
+    metadata_says(syn, "process_labels", "\"pid\": 2590092, \"tid\": 0", "\"labels\": \"CPU\"\n");
+    metadata_says(syn, "process_labels", "\"pid\": 5, \"tid\": 0", "\"labels\": \"GPU 5\"\n");
+    metadata_says(syn, "process_sort_index", "\"pid\": 2590092, \"tid\": 0", "\"sort_index\": 2590092\n");
+    metadata_says(syn, "process_sort_index", "\"pid\": 1, \"tid\": 0", "\"sort_index\": 16777217\n");
+    metadata_says(syn, "process_sort_index", "\"pid\": \"Spans\", \"tid\": 0", "\"sort_index\": 536870912\n");
+    metadata_says(syn, "thread_sort_index", "\"pid\": 0, \"tid\": 24", "\"sort_index\": 24\n");
+    metadata_says(syn, "thread_name", "\"pid\": 0, \"tid\": 24", "\"name\": \"stream 24 \"\n");
+    metadata_says(syn, "process_name", "\"pid\": 3, \"tid\": 0", "\"name\": \"python\"\n");
+    assert_null(strstr(syn, "\"args\": {}"));
+    assert_null(strstr(syn, "\"args\": {\n    }"));
+
+    sc_trace *t, *u;
+    sc_error err;
+    assert_int_equal(sc_trace_load(p, NULL, &t, &err), SC_OK);
+    assert_int_equal(sc_trace_load(template_path(), NULL, &u, &err), SC_OK);
+    assert_int_equal(sc_trace_rank(t), 3);
+    assert_int_equal(sc_trace_world_size(t), 4);
+    size_t shaped[2] = {0, 0};
+    const sc_trace *both[2] = {t, u};
+    for (int k = 0; k < 2; k++) {
+        const sc__event *ev = sc__trace_events(both[k]);
+        for (size_t i = 0; i < both[k]->events.len; i++) {
+            if (k == 0) assert_int_equal((ev[i].ts - both[k]->base_time_ns) % 1000, 0);
+            if (ev[i].kind == SC_K_CPU_OP && ev[i].shapes != SC__NONE) shaped[k]++;
+        }
+    }
+    printf("# cpu_ops with shapes: %zu synthetic, %zu in the template\n", shaped[0], shaped[1]);
+    assert_int_equal(shaped[0], shaped[1]);
+    assert_true(shaped[0] > 4000);
+    sc_trace_free(t);
+    sc_trace_free(u);
+    free(syn);
+    free(tpl);
+    rmdir_all(d);
+}
+
 static void test_bad_options(void **state) {
     (void)state;
     sc_synth_options o = {.template_path = "/nonexistent/trace.json", .ranks = 2};
@@ -250,6 +343,7 @@ int main(void) {
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_template_counts),
         cmocka_unit_test(test_replayable),
+        cmocka_unit_test(test_kineto_layout),
         cmocka_unit_test(test_bad_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

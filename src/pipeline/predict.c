@@ -324,6 +324,7 @@ static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_pr
     free(cls);
     if (!pd->pub.shapes) st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     if (st == SC_OK) st = edit(*out, set, o, pd, err);
+    if (st == SC_OK) st = sc__replay_sensitivity(*out, set, &o->replay, err);
     if (st == SC_OK) st = sc__replay_finish(*out, set, err);
     if (st != SC_OK) {
         sc_replay_free(*out);
@@ -342,6 +343,11 @@ sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts,
     if (st != SC_OK) return st;
     sc__scale_rule *rules;
     if ((st = sc__replay_parse_scales(&opts->replay, &rules, err)) != SC_OK) return st;
+    sc__hta_held hta; /* of the measured traces, before the build releases them */
+    if ((st = sc__replay_hta_before(set, &opts->replay, &hta, err)) != SC_OK) {
+        free(rules);
+        return st;
+    }
     double t0 = sc__now();
     sc__graph *g;
     st = sc__replay_build(set, &opts->replay, &g, err);
@@ -349,6 +355,7 @@ sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts,
     if (st == SC_OK) st = predict_graph(g, set, opts, rules, out, err);
     free(rules);
     if (st == SC_OK) (*out)->timings.build = build;
+    sc__replay_hta_attach(*out, &hta);
     return st;
 }
 

@@ -14,9 +14,7 @@
 
 #include <stdlib.h>
 
-/* Bytes r holds besides its graph before the simulation: per-task classes
- * and traced durations, per-rank and per-processor calibration. */
-static size_t replay_memory(const sc_replay *r) {
+size_t sc__replay_memory(const sc_replay *r) {
     const sc__graph *g = r->g;
     size_t nt = g->tasks.len;
     return nt + (r->traced_dur ? nt * sizeof *r->traced_dur : 0) +
@@ -92,18 +90,22 @@ static sc_status check_span(const sc_replay *r, sc_error *err) {
                     (double)r->sim.makespan / 3.6e12, (double)SC__SM_MAX_WINDOWS * SC__SM_WINDOW_NS / 3.6e12);
 }
 
+sc__sim_params sc__replay_sim_params(const sc_replay *r, const sc_traceset *set) {
+    return (sc__sim_params){.coupled = r->coupled,
+                            .launch_latency = r->launch_latency,
+                            .sync_base = r->sync_base,
+                            .rank_offset = r->rank_offset,
+                            .proc_backlog = r->backlog,
+                            .threads = set ? set->threads : 1};
+}
+
 sc_status sc__replay_finish(sc_replay *r, const sc_traceset *set, sc_error *err) {
     sc__graph *g = r->g;
-    sc__sim_params p = {.coupled = r->coupled,
-                        .launch_latency = r->launch_latency,
-                        .sync_base = r->sync_base,
-                        .rank_offset = r->rank_offset,
-                        .proc_backlog = r->backlog,
-                        .threads = set ? set->threads : 1};
+    sc__sim_params p = sc__replay_sim_params(r, set);
     double t1 = sc__now();
     /* The simulation's arrays are the job's last large ones: over the
      * budget, say so now rather than swap (traces still held count too). */
-    uint64_t besides = sc__sim_memory(g) + sc__traceset_memory(set) + replay_memory(r);
+    uint64_t besides = sc__sim_memory(g) + sc__traceset_memory(set) + sc__replay_memory(r);
     sc_status st = sc__graph_check_budget(g, set ? set->budget : 0, besides, "simulating the graph",
                                           "the simulation's arrays and any traces held", err);
     if (st != SC_OK) return st;
@@ -146,6 +148,7 @@ void sc_replay_free(sc_replay *r) {
     sc__sim_free(&r->sim);
     sc__graph_free(r->g);
     sc__prediction_free(r->prediction);
+    free(r->hta);
     free(r);
 }
 
@@ -167,6 +170,28 @@ sc_status sc__replay_parse_scales(const sc_replay_options *o, sc__scale_rule **o
     return SC_OK;
 }
 
+sc_status sc__replay_hta_before(const sc_traceset *set, const sc_replay_options *o, sc__hta_held *h,
+                                sc_error *err) {
+    *h = (sc__hta_held){.asked = o->breakdown == SC_BREAKDOWN_HTA};
+    if (!h->asked) return SC_OK;
+    double t0 = sc__now();
+    sc_status st = sc__hta_breakdown(set, &h->ranks, &h->n, err);
+    h->seconds = sc__now() - t0;
+    return st;
+}
+
+void sc__replay_hta_attach(sc_replay *r, sc__hta_held *h) {
+    if (r) {
+        r->hta = h->ranks;
+        r->nhta = h->n;
+        r->hta_asked = h->asked;
+        r->timings.hta = h->seconds;
+    } else {
+        free(h->ranks);
+    }
+    *h = (sc__hta_held){0};
+}
+
 sc_status sc__replay_build(const sc_traceset *set, const sc_replay_options *o, sc__graph **g, sc_error *err) {
     sc__build_options bo = {.iteration = o->graph.iteration,
                             .hide_cuda_sync = o->graph.hide_cuda_sync != 0,
@@ -175,12 +200,14 @@ sc_status sc__replay_build(const sc_traceset *set, const sc_replay_options *o, s
     return sc__graph_build(set, &bo, g, NULL, err); /* Kineto or Chakra */
 }
 
-/* prepare, the communication model where asked for, finish. */
+/* prepare, the communication model where asked for, the sensitivity
+ * check, finish. */
 static sc_status replay_graph(sc__graph *g, const sc_traceset *set, const sc_replay_options *o,
                               const sc__scale_rule *rules, sc_replay **out, sc_error *err) {
     sc_status st = sc__replay_prepare(g, o->comm != SC_COMM_TRACED, false, rules, o->nscales, out, err);
     if (st != SC_OK) return st;
     if (o->comm == SC_COMM_MODEL) st = sc__replay_model_comm(*out, set, err);
+    if (st == SC_OK) st = sc__replay_sensitivity(*out, set, o, err);
     if (st == SC_OK) st = sc__replay_finish(*out, set, err);
     if (st != SC_OK) {
         sc_replay_free(*out);
@@ -199,6 +226,11 @@ sc_status sc_replay_run(const sc_traceset *set, const sc_replay_options *opts, s
     sc__scale_rule *rules;
     sc_status st = sc__replay_parse_scales(opts, &rules, err);
     if (st != SC_OK) return st;
+    sc__hta_held hta; /* from the traces' events, before the build releases them */
+    if ((st = sc__replay_hta_before(set, opts, &hta, err)) != SC_OK) {
+        free(rules);
+        return st;
+    }
     double t0 = sc__now();
     sc__graph *g;
     st = sc__replay_build(set, opts, &g, err);
@@ -206,6 +238,7 @@ sc_status sc_replay_run(const sc_traceset *set, const sc_replay_options *opts, s
     if (st == SC_OK) st = replay_graph(g, set, opts, rules, out, err);
     free(rules);
     if (st == SC_OK) (*out)->timings.build = build;
+    sc__replay_hta_attach(*out, &hta);
     return st;
 }
 
@@ -277,4 +310,13 @@ const char *sc_replay_warning(const sc_replay *r, size_t i) {
 sc_replay_timings sc_replay_get_timings(const sc_replay *r) {
     sc_replay_timings t = {0};
     return r ? r->timings : t;
+}
+
+size_t sc_replay_hta_count(const sc_replay *r) { return r ? r->nhta : 0; }
+
+sc_status sc_replay_hta_at(const sc_replay *r, size_t i, sc_hta_breakdown *out, sc_error *err) {
+    if (!r || i >= r->nhta || !out)
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "HTA breakdown %zu out of range", i);
+    *out = r->hta[i];
+    return SC_OK;
 }

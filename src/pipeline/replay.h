@@ -35,6 +35,15 @@ typedef struct sc__cp_summary {
     size_t nclass, nop, nedge;
 } sc__cp_summary;
 
+/* The sensitivity check (sensitivity.c): the job's step with one class of
+ * tasks doubled at a time, in the order of sc__sens_class. */
+enum { SC_SENS_GPU = 0, SC_SENS_CPU, SC_SENS_COMM, SC_SENS_COUNT };
+typedef struct sc__sensitivity {
+    bool computed;
+    const char *why_not;            /* static text; "" when computed */
+    int64_t x2_ns[SC_SENS_COUNT];   /* the step with that class doubled */
+} sc__sensitivity;
+
 struct sc_replay {
     sc__graph *g; /* owned */
     sc__sim sim;
@@ -52,6 +61,10 @@ struct sc_replay {
     sc__cp_summary cp;
     sc_replay_timings timings; /* wall time of each stage */
     struct sc__prediction *prediction; /* what predict inferred and changed, NULL for a replay */
+    sc__sensitivity sens;
+    sc_hta_breakdown *hta; /* HTA's breakdown per Kineto trace (hta_breakdown.c), NULL unless asked */
+    size_t nhta;
+    bool hta_asked;
 };
 
 /* Takes ownership of g (finished) even on failure. set: the traces g was
@@ -71,11 +84,46 @@ sc_status sc__replay_prepare(sc__graph *g, bool coupled, bool keep_traced, const
                              size_t nrules, sc_replay **out, sc_error *err);
 sc_status sc__replay_finish(sc_replay *r, const sc_traceset *set, sc_error *err);
 
+/* Bytes r holds besides its graph before the simulation: per-task classes
+ * and traced durations, per-rank and per-processor calibration. */
+size_t sc__replay_memory(const sc_replay *r);
+
+/* HTA's breakdown, taken from a set's traces before the graph build may
+ * release their events, and held until the replay exists: before fills h
+ * when o asks for it (SC_BREAKDOWN_HTA); attach hands it to r, or frees it
+ * when r is NULL (a failed run). */
+typedef struct sc__hta_held {
+    sc_hta_breakdown *ranks;
+    size_t n;
+    bool asked;
+    double seconds;
+} sc__hta_held;
+sc_status sc__replay_hta_before(const sc_traceset *set, const sc_replay_options *o, sc__hta_held *h,
+                                sc_error *err);
+void sc__replay_hta_attach(sc_replay *r, sc__hta_held *h);
+
 /* The steps of sc_replay_run that predict shares: the --scale rules parsed
  * (*out NULL when there are none; the caller frees), and the graph built
  * for a replay (keeping the edge list's memory for the calibration). */
 sc_status sc__replay_parse_scales(const sc_replay_options *o, sc__scale_rule **out, sc_error *err);
 sc_status sc__replay_build(const sc_traceset *set, const sc_replay_options *o, sc__graph **g, sc_error *err);
+
+/* The simulator's parameters for r's graph: its calibration, its coupling
+ * and the job's thread cap (set may be NULL). */
+sc__sim_params sc__replay_sim_params(const sc_replay *r, const sc_traceset *set);
+
+/* The sensitivity check of a prepared replay, before it is simulated
+ * (sensitivity.c): each class doubled in turn, simulated, and restored to
+ * the exact durations it had, so the replay's own simulation is unchanged.
+ * Not run when o says so (its reason in r->sens.why_not); in AUTO mode
+ * neither on a graph over o->sensitivity_max_tasks tasks nor over the
+ * memory budget. Fails only as a simulation of the graph would. */
+sc_status sc__replay_sensitivity(sc_replay *r, const sc_traceset *set, const sc_replay_options *o, sc_error *err);
+
+/* HTA's temporal breakdown of every Kineto trace of set (hta_breakdown.c),
+ * before the graph build releases their events: *out (malloc'ed) holds
+ * *n ranks in set order. */
+sc_status sc__hta_breakdown(const sc_traceset *set, sc_hta_breakdown **out, size_t *n, sc_error *err);
 
 /* --comm model: every sized collective of a prepared replay re-timed by
  * the communication model fitted to the graph's own collectives

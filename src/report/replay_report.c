@@ -76,6 +76,102 @@ static void prediction_text(sc__buf *b, const sc_prediction *p) {
     sc__buf_puts(b, "\n");
 }
 
+/* ------------------------------------------------------- sensitivity */
+
+static void sensitivity_json(sc__buf *b, const sc_replay_sensitivity *s) {
+    if (!s->computed) {
+        sc__buf_puts(b, ",\"sensitivity\":{\"computed\":false,\"why_not\":");
+        sc__buf_json_str(b, s->why_not, strlen(s->why_not));
+        sc__buf_puts(b, "},\"bound_by\":null");
+        return;
+    }
+    sc__buf_printf(b,
+                   ",\"sensitivity\":{\"computed\":true,\"step_us\":%.3f,"
+                   "\"gpu_x2\":{\"step_us\":%.3f,\"ratio\":%.4f},"
+                   "\"cpu_x2\":{\"step_us\":%.3f,\"ratio\":%.4f},"
+                   "\"comm_x2\":{\"step_us\":%.3f,\"ratio\":%.4f}},\"bound_by\":\"%s\"",
+                   us(s->step_ns), us(s->gpu_x2_ns), s->gpu_x2, us(s->cpu_x2_ns), s->cpu_x2, us(s->comm_x2_ns),
+                   s->comm_x2, s->bound_by);
+}
+
+static void sensitivity_text(sc__buf *b, const sc_replay_sensitivity *s) {
+    if (!s->computed) {
+        sc__buf_printf(b, "\nsensitivity: not checked (%s)\n", s->why_not);
+        return;
+    }
+    sc__buf_printf(b,
+                   "\nsensitivity (step with one class twice as long): gpu x%.3f, cpu x%.3f, comm x%.3f; "
+                   "bound by %s\n",
+                   s->gpu_x2, s->cpu_x2, s->comm_x2, s->bound_by);
+}
+
+/* ------------------------------------------------- breakdown conventions */
+
+/* What stepcast's per-rank breakdown counts, for a reader comparing it
+ * with another tool's (HTA's, TraceLens's): its window and its classes. */
+static void conventions_json(const sc_replay *r, sc__buf *b) {
+    sc__buf_printf(b,
+                   ",\"breakdown_conventions\":{\"window\":\"the simulated step: from the simulated start of the "
+                   "task that opens the iteration (its ProfilerStep#N annotation) to the end of the rank's last "
+                   "task\",\"compute\":\"GPU tasks that are not communication: kernels, memcpy and memset\","
+                   "\"communication\":\"NCCL collectives and p2p transfers, %s\",\"exposed_compute\":\"compute "
+                   "running, no communication\",\"exposed_comm\":\"communication running, no compute\","
+                   "\"overlapped\":\"both running\",\"idle\":\"no GPU task running\"}",
+                   r->modelled  ? "re-timed by the communication model fitted to the trace (ending at the last "
+                                  "arrival plus the modelled transfer)"
+                   : r->coupled ? "re-timed by the simulator: every member ends at the last arrival plus the "
+                                  "transfer time the trace measured"
+                                : "each rank's traced durations");
+}
+
+/* ------------------------------------------------------ HTA's breakdown */
+
+static double pct(int64_t part, int64_t whole) { return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0; }
+
+static void hta_json(const sc_replay *r, sc__buf *b) {
+    sc__buf_puts(b, ",\"breakdown_hta\":{\"source\":\"HolisticTraceAnalysis get_temporal_breakdown, from each "
+                    "measured trace\",\"window\":\"the rank's whole trace, from the first GPU op's start to the "
+                    "last one's end (HTA's kernel_time)\",\"compute\":\"union of GPU ops not named ^nccl.*Kernel, "
+                    "Memcpy, ^Memset or *Sync\",\"non_compute\":\"window - compute - idle: communication + "
+                    "memory + other\",\"communication\":\"NCCL ops under no compute op\",\"memory\":\"Memcpy, "
+                    "Memset, dma ops under neither\",\"idle\":\"window - union of all GPU ops\",\"ranks\":[");
+    for (size_t i = 0; i < r->nhta; i++) {
+        const sc_hta_breakdown *h = &r->hta[i];
+        int64_t w = h->window_end_ns - h->window_start_ns;
+        sc__buf_printf(b,
+                       "%s{\"rank\":%lld,\"gpu_ops\":%llu,\"window_us\":%.3f,\"compute_us\":%.3f,"
+                       "\"non_compute_us\":%.3f,\"communication_us\":%.3f,\"memory_us\":%.3f,\"other_us\":%.3f,"
+                       "\"idle_us\":%.3f,\"compute_pct\":%.2f,\"non_compute_pct\":%.2f,\"idle_pct\":%.2f,"
+                       "\"last_step_dropped\":%s,\"rounded_to_us\":%s}",
+                       i ? "," : "", (long long)h->rank, (unsigned long long)h->gpu_ops, us(w), us(h->compute_ns),
+                       us(h->non_compute_ns), us(h->comm_ns), us(h->memory_ns), us(h->other_ns), us(h->idle_ns),
+                       pct(h->compute_ns, w), pct(h->non_compute_ns, w), pct(h->idle_ns, w),
+                       h->last_step_dropped ? "true" : "false", h->rounded_to_us ? "true" : "false");
+    }
+    sc__buf_puts(b, "]}");
+}
+
+static void hta_text(const sc_replay *r, sc__buf *b) {
+    sc__buf_puts(b, "\nHTA temporal breakdown of the measured traces (as HolisticTraceAnalysis computes it):\n"
+                    "  window: the rank's whole trace, first GPU op's start to the last one's end;\n"
+                    "  compute: GPU ops other than NCCL, Memcpy/Memset and *Sync; non-compute = window - compute "
+                    "- idle\n  (of it: communication, memory, other); idle: window - union of all GPU ops\n");
+    sc__buf_puts(b, "rank     window ms   compute ms  non-compute ms     comm ms   memory ms    other ms     "
+                    "idle ms  compute %  idle %\n");
+    for (size_t i = 0; i < r->nhta; i++) {
+        const sc_hta_breakdown *h = &r->hta[i];
+        int64_t w = h->window_end_ns - h->window_start_ns;
+        sc__buf_printf(b, "%4lld  %12.3f  %11.3f  %14.3f  %10.3f  %10.3f  %10.3f  %10.3f  %9.2f  %6.2f%s\n",
+                       (long long)h->rank, us(w) / 1000.0, us(h->compute_ns) / 1000.0,
+                       us(h->non_compute_ns) / 1000.0, us(h->comm_ns) / 1000.0, us(h->memory_ns) / 1000.0,
+                       us(h->other_ns) / 1000.0, us(h->idle_ns) / 1000.0, pct(h->compute_ns, w), pct(h->idle_ns, w),
+                       !h->gpu_ops            ? "  (no GPU op counted)"
+                       : h->last_step_dropped ? "  (last ProfilerStep left out)"
+                                              : "");
+    }
+    if (!r->nhta) sc__buf_puts(b, "  (no Kineto trace)\n");
+}
+
 /* ------------------------------------------------------------ the report */
 
 static void write_json(const sc_replay *r, sc__buf *b) {
@@ -122,6 +218,10 @@ static void write_json(const sc_replay *r, sc__buf *b) {
     json_items(b, "by_edge", cp->by_edge, cp->nedge, true);
     sc__buf_puts(b, "}");
     if (sc_replay_prediction(r)) prediction_json(b, sc_replay_prediction(r));
+    sc_replay_sensitivity sens = sc_replay_get_sensitivity(r);
+    sensitivity_json(b, &sens);
+    conventions_json(r, b);
+    if (r->hta_asked) hta_json(r, b);
     sc__buf_puts(b, "}\n");
 }
 
@@ -184,6 +284,9 @@ static void write_text(const sc_replay *r, sc__buf *b) {
                            us(sim) / 1000.0);
         }
     }
+    sc_replay_sensitivity sens = sc_replay_get_sensitivity(r);
+    sensitivity_text(b, &sens);
+    if (r->hta_asked) hta_text(r, b);
     const sc__cp_summary *cp = &r->cp;
     sc__buf_printf(b, "\ncritical path: %.3f ms over %llu tasks, ending on rank %lld\n",
                    us(cp->length_ns) / 1000.0, (unsigned long long)cp->ntasks,

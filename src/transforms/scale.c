@@ -120,9 +120,28 @@ static int64_t times(int64_t v, double f) {
     return (int64_t)llround(x);
 }
 
+uint64_t sc__scale_rule_apply(sc__graph *g, const uint8_t *cls, const sc__scale_rule *r) {
+    sc__task *tasks = sc__graph_tasks(g);
+    uint64_t matched = 0;
+    for (size_t i = 0; i < g->tasks.len; i++) {
+        sc__task *t = &tasks[i];
+        if (!sc__scale_matches(r, sc__graph_str(g, t->name), t->kind, cls[i])) continue;
+        matched++;
+        t->dur = times(t->dur, r->factor);
+        if (!sc__task_on_gpu(t->kind)) t->gap = times(t->gap, r->factor);
+    }
+    for (size_t gi = 0; gi < g->groups.len; gi++) {
+        sc__group *grp = &SC__VEC_AT(&g->groups, sc__group, gi);
+        if (!grp->count || grp->transfer_ns <= 0) continue;
+        uint32_t m = SC__VEC_AT(&g->group_members, uint32_t, grp->first);
+        if (sc__scale_matches(r, sc__graph_str(g, tasks[m].name), tasks[m].kind, cls[m]))
+            grp->transfer_ns = times(grp->transfer_ns, r->factor);
+    }
+    return matched;
+}
+
 bool sc__scale_apply(sc__graph *g, const sc__scale_rule *rules, size_t n) {
     if (!n) return true;
-    sc__task *tasks = sc__graph_tasks(g);
     uint8_t *cls = sc__alloc_array(g->tasks.len ? g->tasks.len : 1, 1);
     if (!cls || !sc__scale_classify(g, cls)) {
         free(cls);
@@ -130,23 +149,8 @@ bool sc__scale_apply(sc__graph *g, const sc__scale_rule *rules, size_t n) {
     }
     for (size_t k = 0; k < n; k++) {
         const sc__scale_rule *r = &rules[k];
-        size_t matched = 0;
-        for (size_t i = 0; i < g->tasks.len; i++) {
-            sc__task *t = &tasks[i];
-            if (!sc__scale_matches(r, sc__graph_str(g, t->name), t->kind, cls[i])) continue;
-            matched++;
-            t->dur = times(t->dur, r->factor);
-            if (!sc__task_on_gpu(t->kind)) t->gap = times(t->gap, r->factor);
-        }
-        for (size_t gi = 0; gi < g->groups.len; gi++) {
-            sc__group *grp = &SC__VEC_AT(&g->groups, sc__group, gi);
-            if (!grp->count || grp->transfer_ns <= 0) continue;
-            uint32_t m = SC__VEC_AT(&g->group_members, uint32_t, grp->first);
-            if (sc__scale_matches(r, sc__graph_str(g, tasks[m].name), tasks[m].kind, cls[m]))
-                grp->transfer_ns = times(grp->transfer_ns, r->factor);
-        }
         /* A typo in a class or kernel name must not pass for a what-if. */
-        if (!matched)
+        if (!sc__scale_rule_apply(g, cls, r))
             sc__graph_warn(g, "--scale rule %zu (%s) selects no task: nothing was re-timed", k + 1,
                            r->cls == SC_SCALE_NAME ? r->name : "class");
     }

@@ -40,8 +40,15 @@ bool sc__scale_classify(const sc__graph *g, uint8_t *cls);
  * sc__scale_classify). */
 bool sc__scale_matches(const sc__scale_rule *r, const char *name, uint8_t kind, uint8_t cls);
 
+/* Multiplies the durations (and CPU gaps, and group transfer times) that one
+ * rule selects, given every task's class (sc__scale_classify); returns the
+ * tasks it selected. Warns about nothing: for callers that re-time a graph
+ * on their own account (the replay's sensitivity check). */
+uint64_t sc__scale_rule_apply(sc__graph *g, const uint8_t *cls, const sc__scale_rule *r);
+
 /* Multiplies the durations (and CPU gaps, and group transfer times) the rules
- * select; rules compose multiplicatively in order. False on out-of-memory. */
+ * select; rules compose multiplicatively in order, and a rule that selects
+ * no task leaves a warning on g. False on out-of-memory. */
 bool sc__scale_apply(sc__graph *g, const sc__scale_rule *rules, size_t n);
 
 #endif /* SC_SCALE_H */

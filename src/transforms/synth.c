@@ -23,23 +23,33 @@
  * All ranks form one communicator, so collectives match by order. An
  * iteration starts once the previous one's CPU and GPU work is done.
  *
+ * Output is written as the profiler writes it (kineto_writer.c): Kineto's
+ * layout and key order, the template's header and deviceProperties text,
+ * `"rank": N` spelt as Kineto spells it, metadata events with their args
+ * after the events, the profiler's span and instants at the end, and
+ * timestamps in whole microseconds when the template's are; tools that
+ * read profiler output as text (HTA's rank scan) or trip on what Kineto
+ * never writes (TraceLens on empty metadata args) read it as a real trace.
+ *
  * Limits: only the main thread's events inside the step are kept (other
- * threads, the profiler span and instants are dropped); CPU sync calls keep
- * their (jittered) template duration instead of waiting for the GPU.
+ * threads, and the template's own span and instants, are dropped); CPU sync
+ * calls keep their (jittered) template duration instead of waiting for the
+ * GPU; args the reader does not keep (an op's Concrete Inputs, a kernel's
+ * registers and occupancy) are not written.
  *
  * Randomness is a counter-based hash of (seed, rank, copy, op), so the timing
  * pass and the writing pass see the same numbers and output is
  * byte-identical for a seed.
  */
-#include "../trace/trace.h"
+#include "kineto_writer.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <zlib.h>
 
 #define SYNTH_MAX_STREAMS 32
+#define SYNTH_MAX_SPAN_META 16 /* metadata events of string pids (Kineto writes one) */
 
 enum { ACT_LAUNCH, ACT_RECORD, ACT_WAIT };
 
@@ -73,6 +83,12 @@ typedef struct tmpl {
     uint32_t stream_track[SYNTH_MAX_STREAMS];
     uint32_t nstreams;
     int64_t corr_span, ext_span;
+    /* How the template was written, for writing like it (kineto_writer.h). */
+    bool int_us;       /* its timestamps are whole microseconds */
+    bool shapes;       /* it was recorded with shapes */
+    char *devices_raw; /* its deviceProperties as written there, NULL when not found */
+    size_t devices_len;
+    int64_t span_ts;   /* its profiler span's start, INT64_MAX when it has none */
 } tmpl;
 
 /* ------------------------------------------------------------ randomness */
@@ -164,6 +180,7 @@ static uint32_t find_period(const uint32_t *names, size_t n, size_t *start, size
 
 static void tmpl_free(tmpl *m) {
     sc_trace_free(m->t);
+    free(m->devices_raw);
     free(m->cpu);
     free(m->acts);
     free(m->segs);
@@ -224,12 +241,28 @@ static bool is_named(const sc_trace *t, const sc__event *e, const char *a, const
     return strcmp(s, a) == 0 || strcmp(s, b) == 0;
 }
 
+/* What the template's file says of how it was written: whole-microsecond
+ * timestamps, shapes, its profiler span, its deviceProperties' text. */
+static void note_layout(tmpl *m, const char *path) {
+    const sc_trace *t = m->t;
+    m->int_us = true;
+    m->shapes = t->shapes.len > 0;
+    m->span_ts = INT64_MAX;
+    for (size_t i = 0; i < t->events.len; i++) {
+        const sc__event *e = &m->ev[i];
+        if ((e->ts - t->base_time_ns) % 1000 || e->dur % 1000) m->int_us = false;
+        if (e->kind == SC_K_TRACE_SPAN && e->ts < m->span_ts) m->span_ts = e->ts;
+    }
+    sc__kw_devices_raw(path, &m->devices_raw, &m->devices_len);
+}
+
 static sc_status tmpl_build(tmpl *m, const char *path, const sc_load_options *load, sc_error *err) {
     sc_status st = sc_trace_load(path, load, &m->t, err);
     if (st != SC_OK) return st;
     const sc_trace *t = m->t;
     m->ev = sc__trace_events(t);
     size_t n = t->events.len;
+    note_layout(m, path);
     if (!main_window(m)) return sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
     m->cpu = sc__alloc_array(n ? n : 1, sizeof *m->cpu);
     corr_ent *gm = sc__alloc_array(n ? n : 1, sizeof *gm);
@@ -587,307 +620,89 @@ static sc_status resolve_collectives(synth *s, int64_t t0, sc_error *err) {
 
 /* ------------------------------------------------------------ writing */
 
-typedef struct sink {
-    FILE *fp;
-    z_stream zs;
-    bool gzip, zinit, failed;
-    char *buf;
-    size_t len, cap;
-    unsigned char *zout;
-} sink;
-
-#define SINK_CAP (1u << 20)
-
-static void sink_flush(sink *k, bool finish) {
-    if (k->failed) return;
-    if (!k->gzip) {
-        if (k->len && fwrite(k->buf, 1, k->len, k->fp) != k->len) k->failed = true;
-        k->len = 0;
-        return;
-    }
-    k->zs.next_in = (unsigned char *)k->buf;
-    k->zs.avail_in = (uInt)k->len;
-    int zr;
-    do {
-        k->zs.next_out = k->zout;
-        k->zs.avail_out = SINK_CAP;
-        zr = deflate(&k->zs, finish ? Z_FINISH : Z_NO_FLUSH);
-        size_t have = SINK_CAP - k->zs.avail_out;
-        if (zr == Z_STREAM_ERROR || (have && fwrite(k->zout, 1, have, k->fp) != have)) {
-            k->failed = true;
-            return;
-        }
-    } while (k->zs.avail_out == 0 || (finish && zr != Z_STREAM_END));
-    k->len = 0;
+/* The SM count of device `device` of the template (0: unknown). */
+static int32_t num_sms(const sc_trace *t, int64_t device) {
+    const sc__device_prop *d = t->devices.data;
+    for (size_t i = 0; i < t->devices.len; i++)
+        if (d[i].id == device) return d[i].num_sms;
+    return 0;
 }
 
-static inline void put(sink *k, const char *s, size_t n) {
-    if (k->len + n > k->cap) sink_flush(k, false);
-    if (n > k->cap) return; /* never: tokens are small, names capped below */
-    memcpy(k->buf + k->len, s, n);
-    k->len += n;
-}
-#define PUT(k, lit) put((k), (lit), sizeof(lit) - 1)
-
-static void put_u64(sink *k, uint64_t v) {
-    char tmp[24];
-    size_t i = sizeof tmp;
-    do {
-        tmp[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    put(k, tmp + i, sizeof tmp - i);
-}
-
-static void put_i64(sink *k, int64_t v) {
-    if (v < 0) {
-        PUT(k, "-");
-        put_u64(k, (uint64_t)0 - (uint64_t)v);
-    } else {
-        put_u64(k, (uint64_t)v);
-    }
-}
-
-/* ns as microseconds with three decimals. */
-static void put_time(sink *k, int64_t ns) {
-    if (ns < 0) {
-        PUT(k, "-");
-        ns = -ns;
-    }
-    put_u64(k, (uint64_t)ns / 1000);
-    char f[4] = {'.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10), (char)('0' + ns % 10)};
-    put(k, f, 4);
-}
-
-static void put_jstr(sink *k, const char *s, size_t n) {
-    PUT(k, "\"");
-    size_t run = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\') continue;
-        put(k, s + run, i - run);
-        run = i + 1;
-        if (c == '"') PUT(k, "\\\"");
-        else if (c == '\\') PUT(k, "\\\\");
-        else {
-            char e[6] = {'\\', 'u', '0', '0', "0123456789abcdef"[c >> 4], "0123456789abcdef"[c & 15]};
-            put(k, e, 6);
-        }
-        if (k->len + 64 > k->cap) sink_flush(k, false);
-    }
-    /* Long names go through in slices small enough for the buffer. */
-    while (n - run > SINK_CAP / 2) {
-        put(k, s + run, SINK_CAP / 2);
-        run += SINK_CAP / 2;
-    }
-    put(k, s + run, n - run);
-    PUT(k, "\"");
-}
-
-static void put_str_id(sink *k, const sc_trace *t, uint32_t id) {
-    put_jstr(k, sc__trace_str(t, id), sc__intern_len(&t->strings, id));
-}
-
-static void put_track(sink *k, const sc_trace *t, uint32_t track) {
-    const sc__track *tr = sc__trace_track_at(t, track);
-    PUT(k, "\"pid\":");
-    if (tr->pid_str != SC__NONE) put_str_id(k, t, tr->pid_str);
-    else put_i64(k, tr->pid);
-    PUT(k, ",\"tid\":");
-    if (tr->tid_str != SC__NONE) put_str_id(k, t, tr->tid_str);
-    else put_i64(k, tr->tid);
-}
-
-static void put_dim3(sink *k, const int32_t d[3]) {
-    PUT(k, "[");
-    for (int i = 0; i < 3; i++) {
-        if (i) PUT(k, ",");
-        put_i64(k, d[i]);
-    }
-    PUT(k, "]");
-}
-
-/* The args the reader keeps, with ids moved into this copy's range. */
-static void put_args(sink *k, const tmpl *m, const sc__event *e, int64_t corr_off, int64_t ext_off) {
-    const sc_trace *t = m->t;
-    bool first = true;
-#define SEP() (first ? (void)(first = false) : PUT(k, ","))
-    PUT(k, ",\"args\":{");
-    if (e->external_id >= 0) {
-        SEP();
-        PUT(k, "\"External id\":");
-        put_i64(k, e->external_id + ext_off);
-    }
-    if (e->device >= 0) {
-        SEP();
-        PUT(k, "\"device\":");
-        put_i64(k, e->device);
-    }
-    if (e->stream >= 0) {
-        SEP();
-        PUT(k, "\"stream\":");
-        put_i64(k, e->stream);
-    }
-    if (e->correlation >= 0) {
-        SEP();
-        PUT(k, "\"correlation\":");
-        put_i64(k, e->correlation + corr_off);
-    }
-    if (e->cbid) {
-        SEP();
-        PUT(k, "\"cbid\":");
-        put_i64(k, e->cbid);
-    }
-    const sc__event_ext *x = sc__trace_ext(t, e);
-    if (x) {
-        if (x->grid[0] || x->grid[1] || x->grid[2]) {
-            SEP();
-            PUT(k, "\"grid\":");
-            put_dim3(k, x->grid);
-            PUT(k, ",\"block\":");
-            put_dim3(k, x->block);
-        }
-        if (x->bytes >= 0) {
-            SEP();
-            PUT(k, "\"bytes\":");
-            put_i64(k, x->bytes);
-        }
-        if (x->seq_number >= 0) {
-            SEP();
-            PUT(k, "\"Sequence number\":");
-            put_i64(k, x->seq_number);
-        }
-        if (x->fwd_tid >= 0) {
-            SEP();
-            PUT(k, "\"Fwd thread id\":");
-            put_i64(k, x->fwd_tid);
-        }
-    }
-    const sc__event_shapes *sh = sc__trace_shapes(t, e);
-    if (sh) {
-        if (sh->dims != SC__NONE) {
-            SEP();
-            PUT(k, "\"Input Dims\":");
-            put(k, sc__trace_str(t, sh->dims), sc__intern_len(&t->strings, sh->dims));
-        }
-        if (sh->types != SC__NONE) {
-            SEP();
-            PUT(k, "\"Input type\":");
-            put(k, sc__trace_str(t, sh->types), sc__intern_len(&t->strings, sh->types));
-        }
-    }
-    PUT(k, "}");
-#undef SEP
-}
-
-static void put_event_head(sink *k, const sc_trace *t, const sc__event *e, uint32_t track) {
-    PUT(k, ",\n{\"ph\":\"X\",\"cat\":");
-    put_str_id(k, t, e->cat);
-    PUT(k, ",\"name\":");
-    put_str_id(k, t, e->name);
-    PUT(k, ",");
-    put_track(k, t, track);
-}
-
-static void put_flow(sink *k, const sc_trace *t, char ph, int64_t id, uint32_t track, int64_t ts) {
-    PUT(k, ",\n{\"ph\":\"");
-    put(k, &ph, 1);
-    PUT(k, "\",\"id\":");
-    put_i64(k, id);
-    PUT(k, ",");
-    put_track(k, t, track);
-    PUT(k, ",\"ts\":");
-    put_time(k, ts);
-    PUT(k, ",\"cat\":\"ac2g\",\"name\":\"ac2g\"");
-    if (ph == 'f') PUT(k, ",\"bp\":\"e\"");
-    PUT(k, "}");
+/* Is pid a GPU's in the template: a device it lists, or the pid of a
+ * track with GPU ops? */
+static bool gpu_pid(const tmpl *m, int64_t pid) {
+    if (num_sms(m->t, pid) || (pid >= 0 && (size_t)pid < m->t->devices.len)) return true;
+    for (uint32_t i = 0; i < m->nstreams; i++)
+        if (sc__trace_track_at(m->t, m->stream_track[i])->pid == pid) return true;
+    return false;
 }
 
 /* One copy of a segment: its CPU events (and launch flows), then its GPU ops. */
-static void write_copy(sink *k, const synth *s, const walker *w, const seg *g) {
+static void write_copy(sc__kw *k, const synth *s, const walker *w, const seg *g) {
     const tmpl *m = s->m;
     const sc_trace *t = m->t;
     uint64_t cid = copy_id(s, w);
-    int64_t corr_off = (int64_t)cid * m->corr_span, ext_off = (int64_t)cid * m->ext_span;
+    sc__kw_ids ids = {(int64_t)cid * m->corr_span, (int64_t)cid * m->ext_span};
     uint32_t a = g->a0;
     for (uint32_t c = g->c0; c < g->c1; c++) {
         const sc__event *e = &m->ev[m->cpu[c]];
         int64_t ts = map_time(w, g, e->ts), te = map_time(w, g, e->ts + e->dur);
-        put_event_head(k, t, e, m->cpu_track);
-        PUT(k, ",\"ts\":");
-        put_time(k, ts);
-        PUT(k, ",\"dur\":");
-        put_time(k, te - ts);
-        put_args(k, m, e, corr_off, ext_off);
-        PUT(k, "}");
+        sc__kw_x(k, t, e, m->cpu_track, ts, te, &ids, 0);
         while (a < g->a1 && m->acts[a].cpu < c) a++;
         if (a < g->a1 && m->acts[a].cpu == c && m->acts[a].kind == ACT_LAUNCH)
-            put_flow(k, t, 's', e->correlation + corr_off, m->cpu_track, ts);
+            sc__kw_flow(k, t, 's', e->correlation + ids.corr_off, m->cpu_track, ts);
     }
     for (a = g->a0; a < g->a1; a++) {
         const act *x = &m->acts[a];
         if (x->kind != ACT_LAUNCH) continue;
         const sc__event *e = &m->ev[x->gpu];
         int64_t ts = w->op_start[a - g->a0];
-        put_event_head(k, t, e, e->track);
-        PUT(k, ",\"ts\":");
-        put_time(k, ts);
-        PUT(k, ",\"dur\":");
-        put_time(k, w->op_dur[a - g->a0]);
-        put_args(k, m, e, corr_off, ext_off);
-        PUT(k, "}");
-        put_flow(k, t, 'f', e->correlation + corr_off, e->track, ts);
+        sc__kw_x(k, t, e, e->track, ts, ts + w->op_dur[a - g->a0], &ids, num_sms(t, sc__event_device(t, e)));
+        sc__kw_flow(k, t, 'f', e->correlation + ids.corr_off, e->track, ts);
     }
 }
 
-static void write_header(sink *k, const synth *s, uint32_t rank) {
-    const sc_trace *t = s->m->t;
-    PUT(k, "{\n\"schemaVersion\":1,\n\"deviceProperties\":[");
-    const sc__device_prop *d = t->devices.data;
-    for (size_t i = 0; i < t->devices.len; i++) {
-        if (i) PUT(k, ",");
-        PUT(k, "\n{\"id\":");
-        put_i64(k, d[i].id);
-        PUT(k, ",\"name\":");
-        put_str_id(k, t, d[i].name);
-        PUT(k, ",\"numSms\":");
-        put_i64(k, d[i].num_sms);
-        PUT(k, "}");
+/* The ProfilerStep annotation of the walker's iteration: over the sum of
+ * its copies' stretched spans (its CPU extent). */
+static void write_step(sc__kw *k, const synth *s, const walker *w) {
+    const tmpl *m = s->m;
+    int64_t len = 0;
+    walker probe = *w;
+    for (uint32_t j = 0; j < s->copies; j++) {
+        probe.j = j;
+        probe.ppm = scale(rank_ppm(s, w->rank), 1000000 + noise_ppm(s->o->seed, w->rank, copy_id(s, &probe), 2, 10000));
+        len += scale(copy_seg(s, j)->span, probe.ppm);
     }
-    PUT(k, "],\n\"distributedInfo\":{\"backend\":\"nccl\",\"rank\":");
-    put_u64(k, rank);
-    PUT(k, ",\"world_size\":");
-    put_u64(k, s->ranks);
-    PUT(k, "},\n\"traceEvents\":[\n");
-    /* Metadata first (process and thread names), as Kineto writes them. */
-    const sc__event *ev = s->m->ev;
-    bool first = true;
+    int64_t ext = m->step_ev != SC__NONE && m->ev[m->step_ev].external_id >= 0 ? m->ev[m->step_ev].external_id : 1;
+    sc__kw_step(k, m->t, m->cpu_track, m->step_no + w->it, w->iter_start, w->iter_start + len,
+                ext + (int64_t)w->it * s->copies * m->ext_span);
+}
+
+/* What follows the events, as Kineto writes it: the template's process and
+ * thread metadata with their args, the profiler's span over [start, end),
+ * the metadata of string pids (the span's), its instants, the tail. */
+static void write_tail(sc__kw *k, const synth *s, int64_t start, int64_t end, const char *name) {
+    const tmpl *m = s->m;
+    const sc_trace *t = m->t;
+    const sc__event *spans[SYNTH_MAX_SPAN_META];
+    size_t nspans = 0;
     for (size_t i = 0; i < t->events.len; i++) {
-        if (ev[i].ph != 'M') continue;
-        if (!first) PUT(k, ",\n");
-        first = false;
-        PUT(k, "{\"name\":");
-        put_str_id(k, t, ev[i].name);
-        PUT(k, ",\"ph\":\"M\",\"ts\":");
-        put_time(k, ev[i].ts);
-        PUT(k, ",");
-        put_track(k, t, ev[i].track);
-        PUT(k, ",\"args\":{");
-        const sc__event_ext *x = sc__trace_ext(t, &ev[i]);
-        if (x && x->label != SC__NONE) {
-            PUT(k, "\"name\":");
-            put_str_id(k, t, x->label);
+        if (m->ev[i].ph != 'M') continue;
+        const sc__track *tr = sc__trace_track_at(t, m->ev[i].track);
+        if (tr->pid_str != SC__NONE) {
+            if (nspans < SYNTH_MAX_SPAN_META) spans[nspans++] = &m->ev[i];
+            continue;
         }
-        PUT(k, "}}");
+        sc__kw_metadata(k, t, &m->ev[i], gpu_pid(m, tr->pid));
     }
-    if (first) /* keep the comma logic of write_copy valid */
-        PUT(k, "{\"name\":\"process_name\",\"ph\":\"M\",\"ts\":0,\"pid\":0,\"tid\":0,\"args\":{\"name\":\"synth\"}}");
+    sc__kw_finish(k, t, spans, nspans, start, end, name);
 }
 
 static sc_status write_rank(const synth *s, uint32_t rank, int64_t t0, const char *dir, sc_error *err) {
     const tmpl *m = s->m;
     char path[4096];
-    int pn = snprintf(path, sizeof path, "%s/rank-%05u.json%s", dir, rank, s->o->gzip ? ".gz" : "");
+    const char *suffix = s->o->gzip ? ".gz" : "";
+    int pn = snprintf(path, sizeof path, "%s/rank-%05u.json%s", dir, rank, suffix);
     if (pn < 0 || (size_t)pn >= sizeof path)
         return sc__fail(err, SC_E_USAGE, dir, SC_NO_OFFSET, "output path too long");
     sc_output *out;
@@ -896,63 +711,31 @@ static sc_status write_rank(const synth *s, uint32_t rank, int64_t t0, const cha
     size_t maxacts = 0;
     for (uint32_t i = 0; i < m->nbody + 2; i++)
         if (m->segs[i].a1 - m->segs[i].a0 > maxacts) maxacts = m->segs[i].a1 - m->segs[i].a0;
-    sink k = {.fp = sc_output_file(out), .gzip = s->o->gzip != 0, .cap = SINK_CAP};
     walker w = {.rank = rank, .iter_start = t0};
-    k.buf = malloc(SINK_CAP);
-    k.zout = k.gzip ? malloc(SINK_CAP) : NULL;
     w.op_start = sc__alloc_array(maxacts + 1, sizeof *w.op_start);
     w.op_dur = sc__alloc_array(maxacts + 1, sizeof *w.op_dur);
-    bool ok = k.buf && (!k.gzip || k.zout) && w.op_start && w.op_dur;
-    if (ok && k.gzip) {
-        int level = s->o->gzip_level > 0 && s->o->gzip_level <= 9 ? s->o->gzip_level : 1;
-        ok = deflateInit2(&k.zs, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK;
-        k.zinit = ok;
+    int level = !s->o->gzip ? 0 : s->o->gzip_level > 0 && s->o->gzip_level <= 9 ? s->o->gzip_level : 1;
+    sc__kw k;
+    if (!w.op_start || !w.op_dur || !sc__kw_open(&k, sc_output_file(out), level, m->int_us)) {
+        free(w.op_start);
+        free(w.op_dur);
+        sc_output_abort(out);
+        return sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
     }
-    if (!ok) {
-        st = sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
-        goto done;
-    }
-    write_header(&k, s, rank);
-    const sc_trace *t = m->t;
+    sc__kw_header hd = {.t = m->t, .devices_raw = m->devices_raw, .devices_len = m->devices_len,
+                        .rank = rank, .world_size = s->ranks, .record_shapes = m->shapes};
+    sc__kw_header_write(&k, &hd);
     while (!w.done && !k.failed) {
-        if (w.j == 0) { /* the ProfilerStep annotation of this iteration */
-            int64_t len = 0;
-            walker probe = w; /* CPU extent: sum of the copies' stretched spans */
-            probe.op_start = probe.op_dur = NULL;
-            for (uint32_t j = 0; j < s->copies; j++) {
-                probe.j = j;
-                probe.ppm = scale(rank_ppm(s, rank),
-                                  1000000 + noise_ppm(s->o->seed, rank, copy_id(s, &probe), 2, 10000));
-                len += scale(copy_seg(s, j)->span, probe.ppm);
-            }
-            PUT(&k, ",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#");
-            put_i64(&k, m->step_no + w.it);
-            PUT(&k, "\",");
-            put_track(&k, t, m->cpu_track);
-            PUT(&k, ",\"ts\":");
-            put_time(&k, w.iter_start);
-            PUT(&k, ",\"dur\":");
-            put_time(&k, len);
-            PUT(&k, ",\"args\":{\"External id\":");
-            put_i64(&k, (int64_t)w.it * s->copies * m->ext_span);
-            PUT(&k, "}}");
-        }
+        if (w.j == 0) write_step(&k, s, &w);
         copy_begin(s, &w);
         walk_acts(s, &w, s->coll_end);
         write_copy(&k, s, &w, copy_seg(s, w.j));
         copy_end(s, &w);
     }
-    PUT(&k, "\n],\n\"traceName\":\"");
-    char nm[32];
-    int nn = snprintf(nm, sizeof nm, "rank-%05u", rank);
-    put(&k, nm, (size_t)(nn > 0 ? nn : 0));
-    PUT(&k, "\"\n}\n");
-    sink_flush(&k, true);
-    if (k.failed) st = sc__fail(err, SC_E_IO, path, SC_NO_OFFSET, "cannot write: %s", strerror(errno));
-done:
-    if (k.zinit) deflateEnd(&k.zs);
-    free(k.buf);
-    free(k.zout);
+    char name[48]; /* the JSON's name, gzip or not, so both hold the same text */
+    snprintf(name, sizeof name, "rank-%05u.json", rank);
+    write_tail(&k, s, m->span_ts < t0 ? m->span_ts : t0, w.base > w.gpu_end ? w.base : w.gpu_end, name);
+    if (!sc__kw_close(&k)) st = sc__fail(err, SC_E_IO, path, SC_NO_OFFSET, "cannot write: %s", strerror(errno));
     free(w.op_start);
     free(w.op_dur);
     if (st != SC_OK) {
