@@ -12,6 +12,7 @@
  * message sizes) and the same replayed step time.
  */
 #include "testutil.h"
+#include "testgraph.h"
 
 #include "graph/graph.h"
 #include "io/source.h"
@@ -24,6 +25,7 @@
 #include <sys/stat.h>
 
 static const char *tmp_prefix(const char *tag);
+static void unlink_export(const char *pfx, int nranks);
 
 static sc__graph *build_paths(const char *const *paths, size_t n, sc_traceset **set_out) {
     sc_error err;
@@ -86,8 +88,8 @@ static void test_converter_file(void **state) {
     assert_memory_equal(da, db, na);
     free(da);
     free(db);
-    unlink(a);
-    unlink(b);
+    unlink_export(pa, 1);
+    unlink_export(pb, 1);
     sc__graph_free(g);
     sc_traceset_free(set);
 }
@@ -623,7 +625,7 @@ static void test_megatron_round_trip(void **state) {
     assert_int_equal(count_kind(h, SC_T_CPU), 0);
     assert_int_equal(h->groups.len, g->groups.len);
     sc__graph_free(h);
-    for (int r = 0; r < 8; r++) unlink(names[r]);
+    unlink_export(pfx, 8);
     sc__graph_free(g);
 }
 
@@ -652,7 +654,7 @@ static void test_no_clobber(void **state) {
     assert_int_equal(((const sc__group *)h->groups.data)->type, SC_C_ALL_REDUCE);
     assert_int_equal(sc__graph_tasks(h)[0].dur, sc__graph_tasks(g)[0].dur);
     sc__graph_free(h);
-    for (int r = 0; r < 8; r++) unlink(names[r]);
+    unlink_export(pfx, 8);
     sc__graph_free(g);
 }
 
@@ -710,7 +712,7 @@ static void test_dlrm_round_trip(void **state) {
     assert_true((double)(mb > ma ? mb - ma : ma - mb) <= 0.01 * (double)ma);
     sc__graph_free(h);
     sc__graph_free(g);
-    for (int r = 0; r < 8; r++) unlink(names[r]);
+    unlink_export(pfx, 8);
 }
 
 /* Every vintage in hta-testdata (event syncs, several streams, AMD,
@@ -753,11 +755,13 @@ static void test_hta_round_trips(void **state) {
         print_message("%s: %zu tasks, %zu syncs, %zu sized messages, makespan %lld / %lld ns\n", dirs[d],
                       g->tasks.len, sa, sized, (long long)ma, (long long)mb);
         assert_int_equal(ma, mb);
+        char f[700];
         for (size_t r = 0; r < g->ranks.len; r++) {
-            char f[700];
             snprintf(f, sizeof f, "%s.%lld.et", pfx, (long long)SC__VEC_AT(&g->ranks, sc__rank, r).rank);
             unlink(f);
         }
+        snprintf(f, sizeof f, "%s.comm_group.json", pfx);
+        unlink(f);
         rmdir(dir);
         sc__graph_free(h);
         sc__graph_free(g);
@@ -797,7 +801,128 @@ static void test_ring_round_trip(void **state) {
     assert_int_equal(ma, mb);
     sc__graph_free(h);
     sc__graph_free(g);
-    for (int r = 0; r < 8; r++) unlink(names[r]);
+    unlink_export(pfx, 8);
+}
+
+/* Removes what an export of nranks ranks (0..nranks-1) wrote. */
+static void unlink_export(const char *pfx, int nranks) {
+    char f[700];
+    for (int r = 0; r < nranks; r++) {
+        snprintf(f, sizeof f, "%s.%d.et", pfx, r);
+        unlink(f);
+    }
+    snprintf(f, sizeof f, "%s.comm_group.json", pfx);
+    unlink(f);
+}
+
+/* The pg_name and node type of every node of an .et file, in order. */
+static size_t read_pg_names(const char *path, char names[][32], uint32_t *types, size_t max) {
+    unsigned char *data;
+    size_t size, n = 0;
+    sc_error err;
+    assert_int_equal(sc__source_slurp(path, &data, &size, &err), SC_OK);
+    sc__chakra_cursor c = {data, size, 0};
+    const uint8_t *msg;
+    size_t len;
+    bool bad, first = true;
+    sc__vec ctrl, dep;
+    sc__vec_init(&ctrl, sizeof(uint64_t));
+    sc__vec_init(&dep, sizeof(uint64_t));
+    while (sc__chakra_next(&c, &msg, &len, &bad)) {
+        if (first) {
+            first = false;
+            continue;
+        }
+        sc__chakra_node nd;
+        bool oom;
+        assert_true(sc__chakra_decode_node(msg, len, &nd, &ctrl, &dep, &oom));
+        assert_true(n < max);
+        snprintf(names[n], 32, "%.*s", nd.pg_name ? (int)nd.pg_name_len : 0, nd.pg_name ? nd.pg_name : "");
+        types[n++] = nd.type;
+    }
+    assert_false(bad);
+    sc__vec_free(&ctrl);
+    sc__vec_free(&dep);
+    free(data);
+    return n;
+}
+
+/* Collectives name their communicator as ASTRA-sim parses it: "0" for the
+ * world, a number listed in PREFIX.comm_group.json for any other set of
+ * ranks (the same set, the same number), and a collective nobody joins is
+ * a COMP node. Four ranks: a world all-reduce, then two all-reduces in
+ * pairs {0, 1} and {2, 3}; rank 0 ends with a collective in no group,
+ * rank 1 with one in a group of one. */
+static void test_comm_groups(void **state) {
+    (void)state;
+    sc__graph *g = sc__graph_new();
+    assert_non_null(g);
+    uint32_t coll[4][4];
+    for (uint32_t r = 0; r < 4; r++) {
+        uint32_t rank = sc__graph_add_rank(g, r, SC__NONE);
+        uint32_t s = sc__graph_add_proc(g, rank, SC_P_STREAM, 0, 7);
+        uint32_t n = r < 2 ? 4 : 3;
+        for (uint32_t i = 0; i < n; i++)
+            coll[r][i] = sc_test_task(g, s, i, SC_T_COLL, 1000 * (int64_t)i, 500, "ncclDevKernel_AllReduce");
+        SC__VEC_AT(&g->ranks, sc__rank, rank).ntasks = n;
+    }
+    uint32_t world[4] = {coll[0][0], coll[1][0], coll[2][0], coll[3][0]};
+    assert_int_not_equal(sc__graph_add_group(g, SC_C_ALL_REDUCE, 4096, world, 4), SC__NONE);
+    for (uint32_t i = 1; i < 3; i++) {
+        uint32_t lo[2] = {coll[0][i], coll[1][i]}, hi[2] = {coll[2][i], coll[3][i]};
+        assert_int_not_equal(sc__graph_add_group(g, SC_C_ALL_REDUCE, 4096, lo, 2), SC__NONE);
+        assert_int_not_equal(sc__graph_add_group(g, SC_C_ALL_REDUCE, 4096, hi, 2), SC__NONE);
+    }
+    assert_int_not_equal(sc__graph_add_group(g, SC_C_ALL_REDUCE, 4096, &coll[1][3], 1), SC__NONE);
+    sc_error err;
+    assert_int_equal(sc__graph_finish(g, true, &err), SC_OK);
+    char pfx[512];
+    snprintf(pfx, sizeof pfx, "%s", tmp_prefix("groups"));
+    sc__chakra_export_stats st;
+    assert_int_equal(sc__chakra_export(g, pfx, SC_EXPORT_FORCE, &st, &err), SC_OK);
+    assert_int_equal(st.comm_groups, 3);
+
+    char path[700];
+    snprintf(path, sizeof path, "%s.comm_group.json", pfx);
+    unsigned char *json;
+    size_t njson;
+    assert_int_equal(sc__source_slurp(path, &json, &njson, &err), SC_OK);
+    const char want[] = "{\n  \"1\": [0, 1],\n  \"2\": [2, 3],\n  \"3\": [1]\n}\n";
+    assert_int_equal(njson, strlen(want));
+    assert_memory_equal(json, want, njson);
+    free(json);
+
+    const char *want_pg[4][4] = {{"0", "1", "1", "ungrouped.0"}, {"0", "1", "1", "3"}, {"0", "2", "2"}, {"0", "2", "2"}};
+    char names[8][32];
+    uint32_t types[8];
+    for (int r = 0; r < 4; r++) {
+        snprintf(path, sizeof path, "%s.%d.et", pfx, r);
+        size_t n = read_pg_names(path, names, types, 8);
+        assert_int_equal(n, r < 2 ? 4 : 3);
+        for (size_t i = 0; i < n; i++) {
+            assert_string_equal(names[i], want_pg[r][i]);
+            assert_int_equal(types[i], i == 3 ? SC__CK_COMP : SC__CK_COLL);
+        }
+    }
+    /* stepcast reads the collectives back into the same groups (the one in
+     * no group becomes a group of its own, as before). */
+    const char *paths[4];
+    char et[4][700];
+    for (int r = 0; r < 4; r++) {
+        snprintf(et[r], sizeof et[r], "%s.%d.et", pfx, r);
+        paths[r] = et[r];
+    }
+    sc__graph *h = build_paths(paths, 4, NULL);
+    assert_int_equal(count_kind(h, SC_T_COLL), 14);
+    assert_int_equal(h->groups.len, g->groups.len + 1);
+    size_t by_size[5] = {0};
+    for (size_t i = 0; i < h->groups.len; i++) by_size[SC__VEC_AT(&h->groups, sc__group, i).count]++;
+    assert_int_equal(by_size[4], 1);
+    assert_int_equal(by_size[2], 4);
+    assert_int_equal(by_size[1], 2);
+    sc__graph_free(h);
+    sc__graph_free(g);
+    unlink_export(pfx, 4);
 }
 
 int main(void) {
@@ -813,6 +938,7 @@ int main(void) {
         cmocka_unit_test(test_dlrm_round_trip),
         cmocka_unit_test(test_hta_round_trips),
         cmocka_unit_test(test_ring_round_trip),
+        cmocka_unit_test(test_comm_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
