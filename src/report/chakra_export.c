@@ -30,9 +30,13 @@
  * read its own export back into the same graph; other readers ignore them.
  * Not kept: the operator hierarchy (parent, module, layer) and event indices.
  *
- * SC_EXPORT_NO_CPU drops CPU operator tasks but keeps runtime calls (their
- * time moves into the next kept task's gap on that thread); SC_EXPORT_GPU_ONLY
- * keeps GPU tasks only. Dependencies through dropped tasks are kept: a kept
+ * SC_EXPORT_NO_CPU drops CPU operator tasks but keeps runtime calls. The
+ * dropped time moves to the next kept task on that thread: into its
+ * sc_gap_ns for stepcast, and the dropped durations also into its
+ * duration_micros, which is all ASTRA-sim reads (it has one CPU slot per
+ * NPU and no notion of gaps), so the CPU time it simulates stays that of
+ * the full export. Dropped time after a thread's last kept task is lost.
+ * SC_EXPORT_GPU_ONLY keeps GPU tasks only. Dependencies through dropped tasks are kept: a kept
  * task depends on the latest kept ancestor of each processor reached only
  * through dropped tasks (earlier ones on that processor follow from stream
  * or thread order).
@@ -241,6 +245,12 @@ static bool eager_pairs(const sc__graph *g, uint32_t **partner_out, uint32_t **t
     return true;
 }
 
+/* CPU time of dropped tasks on a thread since its last kept task. */
+typedef struct xdropped {
+    int64_t time; /* their durations and gaps: the next kept task's sc_gap_ns */
+    int64_t busy; /* their durations: added to its duration_micros */
+} xdropped;
+
 /* What one rank's export needs, reused across ranks. */
 typedef struct xrank {
     uint32_t *order;    /* local task indices in export order */
@@ -253,7 +263,7 @@ typedef struct xrank {
     sc__vec deps;       /* uint64 ids for the current node (ctrl, then data) */
     sc__vec fam;        /* uint8 family per dep */
     sc__vec scratch;    /* uint32 candidate tasks */
-    int64_t *acc_gap;   /* per processor: dropped CPU time to fold in */
+    xdropped *dropped;  /* per processor: dropped CPU time to fold in */
 } xrank;
 
 /* Kahn over the rank's edges, FIFO from task order: deterministic, and it
@@ -468,9 +478,14 @@ static void encode_sync(const sc__graph *g, const sc__task *t, const xrank *x, s
     }
 }
 
-/* Writes one node for kept task ti into out. */
+/* Writes one node for kept task ti into out. fold.time is the CPU time
+ * before it on its thread that no kept node covers (its own gap and the
+ * dropped tasks' time, stepcast's sc_gap_ns); fold.busy the dropped tasks'
+ * durations alone, added to its duration_micros so that ASTRA-sim, which
+ * reads no gaps, still spends the operators' CPU time (where an export
+ * keeps every task it would have spent it on them). */
 static void encode_node(const sc__graph *g, uint32_t ti, uint64_t id, const xrank *x,
-                        const xgraph *xg, int64_t gap, sc__pbuf *body, sc__pbuf *out) {
+                        const xgraph *xg, xdropped fold, sc__pbuf *body, sc__pbuf *out) {
     const sc__task *t = &sc__graph_tasks(g)[ti];
     const sc__proc *pr = &sc__graph_procs(g)[t->proc];
     body->len = 0;
@@ -488,7 +503,8 @@ static void encode_node(const sc__graph *g, uint32_t ti, uint64_t id, const xran
     sc__pb_put_packed(body, NODE_DATA, nctrl < x->deps.len ? deps + nctrl : NULL, x->deps.len - nctrl);
     if (t->ts > 0) sc__pb_put_uint(body, NODE_START, (uint64_t)t->ts / 1000);
     int64_t dur = t->dur > 0 ? t->dur : 0;
-    sc__pb_put_uint(body, NODE_DUR, (uint64_t)(dur + 500) / 1000);
+    uint64_t dur_us = (uint64_t)(dur + fold.busy + 500) / 1000;
+    sc__pb_put_uint(body, NODE_DUR, dur_us);
     bool gpu = sc__task_on_gpu(t->kind);
     sc__pb_attr_bool(body, NODE_ATTR, "is_cpu_op", !gpu);
     if (gpu) {
@@ -502,9 +518,9 @@ static void encode_node(const sc__graph *g, uint32_t ti, uint64_t id, const xran
     else if (t->kind == SC_T_SEND || t->kind == SC_T_RECV) encode_p2p(g, ti, xg, rank, body);
     /* stepcast's own attributes, for an exact round trip. */
     if (t->kind != default_kind(type, t)) sc__pb_attr_int64(body, NODE_ATTR, "sc_kind", t->kind);
-    if (dur % 1000) sc__pb_attr_int64(body, NODE_ATTR, "sc_dur_ns", dur);
+    if (dur_us * 1000 != (uint64_t)dur) sc__pb_attr_int64(body, NODE_ATTR, "sc_dur_ns", dur);
     if (t->ts < 0 || t->ts % 1000) sc__pb_attr_int64(body, NODE_ATTR, "sc_ts_ns", t->ts);
-    if (gap) sc__pb_attr_int64(body, NODE_ATTR, "sc_gap_ns", gap);
+    if (fold.time) sc__pb_attr_int64(body, NODE_ATTR, "sc_gap_ns", fold.time);
     if (t->flags) sc__pb_attr_int64(body, NODE_ATTR, "sc_flags", t->flags);
     if (t->op != SC__NONE && t->op < g->ops.len) {
         uint32_t on = SC__VEC_AT(&g->ops, sc__op, t->op).name;
@@ -537,7 +553,7 @@ static void xrank_free(xrank *x) {
     free(x->pred_fam);
     free(x->front_off);
     free(x->front_len);
-    free(x->acc_gap);
+    free(x->dropped);
     sc__vec_free(&x->front);
     sc__vec_free(&x->deps);
     sc__vec_free(&x->fam);
@@ -579,7 +595,7 @@ static sc_status encode_rank(const sc__graph *g, uint32_t r, unsigned flags, con
         x->node_id[rk->step_first_task - first] != SC__NONE)
         step_first = x->node_id[rk->step_first_task - first];
     encode_meta(g, rk, step_first, body, out);
-    memset(x->acc_gap, 0, g->procs.len * sizeof *x->acc_gap);
+    memset(x->dropped, 0, g->procs.len * sizeof *x->dropped);
     for (uint32_t w = 0; w < n; w++) {
         uint32_t v = x->order[w];
         const sc__task *t = &tasks[first + v];
@@ -588,15 +604,19 @@ static sc_status encode_rank(const sc__graph *g, uint32_t r, unsigned flags, con
             return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory exporting");
         bool thread = sc__graph_procs(g)[t->proc].kind == SC_P_THREAD;
         if (!kept) {
-            if (thread) x->acc_gap[t->proc] += t->gap + (t->dur > 0 ? t->dur : 0);
+            if (thread) {
+                x->dropped[t->proc].time += t->gap + (t->dur > 0 ? t->dur : 0);
+                x->dropped[t->proc].busy += t->dur > 0 ? t->dur : 0;
+            }
             continue;
         }
-        int64_t gap = t->gap;
+        xdropped fold = {t->gap, 0};
         if (thread) {
-            gap += x->acc_gap[t->proc];
-            x->acc_gap[t->proc] = 0;
+            fold.time += x->dropped[t->proc].time;
+            fold.busy = x->dropped[t->proc].busy;
+            x->dropped[t->proc] = (xdropped){0, 0};
         }
-        encode_node(g, first + v, x->node_id[v], x, xg, gap, body, out);
+        encode_node(g, first + v, x->node_id[v], x, xg, fold, body, out);
         st->deps += x->deps.len;
     }
     st->nodes += next;
@@ -667,11 +687,11 @@ sc_status sc__chakra_export(const sc__graph *g, const char *prefix, unsigned fla
     sc__vec_init(&x.deps, sizeof(uint64_t));
     sc__vec_init(&x.fam, 1);
     sc__vec_init(&x.scratch, sizeof(uint32_t));
-    x.acc_gap = calloc(g->procs.len ? g->procs.len : 1, sizeof *x.acc_gap);
+    x.dropped = calloc(g->procs.len ? g->procs.len : 1, sizeof *x.dropped);
     sc__pbuf body, out;
     sc__pbuf_init(&body);
     sc__pbuf_init(&out);
-    sc_status s = x.acc_gap ? SC_OK : sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    sc_status s = x.dropped ? SC_OK : sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     size_t plen = strlen(prefix);
     char *path = malloc(plen + 32);
     if (!path && s == SC_OK) s = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
