@@ -99,12 +99,15 @@ static void test_microbenchmarks(void **state) {
     static const struct {
         const char *dir;
         uint8_t type;
-        double factor; /* share of the buffer each rank moves */
+        int64_t bytes;  /* nccl-tests' size of a comm_size of 1 MiB */
+        double factor;  /* share of that size each rank moves */
     } cases[] = {
-        {"chakra-et/microbenchmarks/all_reduce", SC_C_ALL_REDUCE, 2 * 7.0 / 8},
-        {"chakra-et/microbenchmarks/all_gather", SC_C_ALL_GATHER, 7.0 / 8},
-        {"chakra-et/microbenchmarks/reduce_scatter", SC_C_REDUCE_SCATTER, 7.0 / 8},
-        {"chakra-et/microbenchmarks/all_to_all", SC_C_ALL_TO_ALL, 7.0 / 8},
+        {"chakra-et/microbenchmarks/all_reduce", SC_C_ALL_REDUCE, 1048576, 2 * 7.0 / 8},
+        /* ASTRA-sim's all-gather comm_size is each rank's input: 8 x 1 MiB
+         * gathered (it simulates it 2.3x slower than the all-reduce). */
+        {"chakra-et/microbenchmarks/all_gather", SC_C_ALL_GATHER, 8 * 1048576, 7.0 / 8},
+        {"chakra-et/microbenchmarks/reduce_scatter", SC_C_REDUCE_SCATTER, 1048576, 7.0 / 8},
+        {"chakra-et/microbenchmarks/all_to_all", SC_C_ALL_TO_ALL, 1048576, 7.0 / 8},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const char *p = sc_test_trace(cases[c].dir);
@@ -115,9 +118,9 @@ static void test_microbenchmarks(void **state) {
         const sc__group *grp = g->groups.data;
         assert_int_equal(grp->count, 8);
         assert_int_equal(grp->type, cases[c].type);
-        assert_int_equal(grp->bytes, 1048576);
+        assert_int_equal(grp->bytes, cases[c].bytes);
         /* No duration recorded: 10 us + moved bytes / 100 GB/s. */
-        int64_t want = 10000 + (int64_t)(cases[c].factor * 1048576 / 100.0 + 0.5);
+        int64_t want = 10000 + (int64_t)(cases[c].factor * (double)cases[c].bytes / 100.0 + 0.5);
         for (size_t i = 0; i < 8; i++) {
             const sc__task *t = &sc__graph_tasks(g)[i];
             assert_int_equal(t->kind, SC_T_COLL);
@@ -832,8 +835,15 @@ static void unlink_export(const char *pfx, int nranks) {
     unlink(f);
 }
 
-/* The pg_name and node type of every node of an .et file, in order. */
-static size_t read_pg_names(const char *path, char names[][32], uint32_t *types, size_t max) {
+/* What the tests look at in an exported node. */
+typedef struct xnode {
+    char pg[32];
+    uint32_t type;
+    int64_t comm_size, sc_bytes; /* -1 when absent */
+} xnode;
+
+/* Every node of an .et file, in order. */
+static size_t read_nodes(const char *path, xnode *nodes, size_t max) {
     unsigned char *data;
     size_t size, n = 0;
     sc_error err;
@@ -854,8 +864,11 @@ static size_t read_pg_names(const char *path, char names[][32], uint32_t *types,
         bool oom;
         assert_true(sc__chakra_decode_node(msg, len, &nd, &ctrl, &dep, &oom));
         assert_true(n < max);
-        snprintf(names[n], 32, "%.*s", nd.pg_name ? (int)nd.pg_name_len : 0, nd.pg_name ? nd.pg_name : "");
-        types[n++] = nd.type;
+        xnode *x = &nodes[n++];
+        snprintf(x->pg, sizeof x->pg, "%.*s", nd.pg_name ? (int)nd.pg_name_len : 0, nd.pg_name ? nd.pg_name : "");
+        x->type = nd.type;
+        x->comm_size = sc__ck_has(&nd, SC__CA_COMM_SIZE) ? nd.attr[SC__CA_COMM_SIZE] : -1;
+        x->sc_bytes = sc__ck_has(&nd, SC__CA_SC_BYTES) ? nd.attr[SC__CA_SC_BYTES] : -1;
     }
     assert_false(bad);
     sc__vec_free(&ctrl);
@@ -910,15 +923,15 @@ static void test_comm_groups(void **state) {
     free(json);
 
     const char *want_pg[4][4] = {{"0", "1", "1", "ungrouped.0"}, {"0", "1", "1", "3"}, {"0", "2", "2"}, {"0", "2", "2"}};
-    char names[8][32];
-    uint32_t types[8];
+    xnode nodes[8];
     for (int r = 0; r < 4; r++) {
         snprintf(path, sizeof path, "%s.%d.et", pfx, r);
-        size_t n = read_pg_names(path, names, types, 8);
+        size_t n = read_nodes(path, nodes, 8);
         assert_int_equal(n, r < 2 ? 4 : 3);
         for (size_t i = 0; i < n; i++) {
-            assert_string_equal(names[i], want_pg[r][i]);
-            assert_int_equal(types[i], i == 3 ? SC__CK_COMP : SC__CK_COLL);
+            assert_string_equal(nodes[i].pg, want_pg[r][i]);
+            assert_int_equal(nodes[i].type, i == 3 ? SC__CK_COMP : SC__CK_COLL);
+            assert_int_equal(nodes[i].comm_size, r == 0 && i == 3 ? -1 : 4096); /* no group, no size */
         }
     }
     /* stepcast reads the collectives back into the same groups (the one in
@@ -942,6 +955,67 @@ static void test_comm_groups(void **state) {
     unlink_export(pfx, 4);
 }
 
+/* All-gather sizes go out in ASTRA-sim's convention (one rank's input)
+ * and come back in nccl-tests' (the gathered output): three ranks gather
+ * 3000 bytes (1000 each), then 3001 (not a multiple: sc_bytes says
+ * it), then 4000 on a communicator of 4 ranks of which 3 were traced. */
+static void test_all_gather_sizes(void **state) {
+    (void)state;
+    sc__graph *g = sc__graph_new();
+    assert_non_null(g);
+    uint32_t coll[3][3];
+    for (uint32_t r = 0; r < 3; r++) {
+        uint32_t rank = sc__graph_add_rank(g, r, SC__NONE);
+        uint32_t s = sc__graph_add_proc(g, rank, SC_P_STREAM, 0, 7);
+        for (uint32_t i = 0; i < 3; i++)
+            coll[r][i] = sc_test_task(g, s, i, SC_T_COLL, 1000 * (int64_t)i, 500, "ncclDevKernel_AllGather");
+        SC__VEC_AT(&g->ranks, sc__rank, rank).ntasks = 3;
+    }
+    static const int64_t bytes[3] = {3000, 3001, 4000};
+    for (uint32_t i = 0; i < 3; i++) {
+        uint32_t m[3] = {coll[0][i], coll[1][i], coll[2][i]};
+        uint32_t gi = sc__graph_add_group(g, SC_C_ALL_GATHER, bytes[i], m, 3);
+        assert_int_not_equal(gi, SC__NONE);
+        if (i == 2) SC__VEC_AT(&g->groups, sc__group, gi).comm_ranks = 4;
+    }
+    sc_error err;
+    assert_int_equal(sc__graph_finish(g, true, &err), SC_OK);
+    char pfx[512];
+    snprintf(pfx, sizeof pfx, "%s", tmp_prefix("gather"));
+    sc__chakra_export_stats st;
+    assert_int_equal(sc__chakra_export(g, pfx, SC_EXPORT_FORCE, &st, &err), SC_OK);
+    static const int64_t want_size[3] = {1000, 1000, 1000}, want_sc[3] = {-1, 3001, 4000};
+    const char *paths[3];
+    char et[3][700];
+    xnode nodes[3];
+    for (int r = 0; r < 3; r++) {
+        snprintf(et[r], sizeof et[r], "%s.%d.et", pfx, r);
+        paths[r] = et[r];
+        assert_int_equal(read_nodes(et[r], nodes, 3), 3);
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(nodes[i].comm_size, want_size[i]);
+            assert_int_equal(nodes[i].sc_bytes, want_sc[i]);
+        }
+    }
+    sc__graph *h = build_paths(paths, 3, NULL);
+    assert_int_equal(h->groups.len, 3);
+    for (size_t i = 0; i < 3; i++) assert_int_equal(SC__VEC_AT(&h->groups, sc__group, i).bytes, bytes[i]);
+    sc__graph_free(h);
+    sc__graph_free(g);
+    unlink_export(pfx, 3);
+
+    /* ASTRA-sim's own all-gather example (comm_size 1 MiB per rank) goes
+     * out as it came in. */
+    const char *p = sc_test_trace("chakra-et/microbenchmarks/all_gather");
+    g = build_paths(&p, 1, NULL);
+    assert_int_equal(sc__chakra_export(g, pfx, SC_EXPORT_FORCE, &st, &err), SC_OK);
+    assert_int_equal(read_nodes(et[0], nodes, 3), 1);
+    assert_int_equal(nodes[0].comm_size, 1048576);
+    assert_int_equal(nodes[0].sc_bytes, -1);
+    sc__graph_free(g);
+    unlink_export(pfx, 8);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_converter_file),
@@ -956,6 +1030,7 @@ int main(void) {
         cmocka_unit_test(test_hta_round_trips),
         cmocka_unit_test(test_ring_round_trip),
         cmocka_unit_test(test_comm_groups),
+        cmocka_unit_test(test_all_gather_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

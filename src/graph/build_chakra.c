@@ -33,8 +33,12 @@
  *     as in ASTRA-sim; see eager_pair), except in files stepcast wrote, where
  *     it stays what it was exported from (a rendezvous group, or an edge for
  *     nodes marked sc_eager);
- *   - message sizes: comm_size (bytes, in the convention of sc__group.bytes:
- *     stepcast's exports write it so) is the group's, the largest of its
+ *   - message sizes: comm_size (bytes) in ASTRA-sim's convention, the
+ *     buffer each rank starts with, is sc__group.bytes' (nccl-tests') but
+ *     for an all-gather, where it is one rank's piece: the group's size is
+ *     then the pieces of its members. stepcast's exports write
+ *     sc_bytes, the size in sc__group.bytes' convention, where that
+ *     product would not give it back. A group's size is the largest of its
  *     members'; a send or receive outside any group keeps its own in
  *     g->loose_bytes, so that an export writes it again;
  *   - measured step window: from the start_time_micros present (none: 0).
@@ -66,6 +70,7 @@ typedef struct ck_node {
     int32_t src, dst, tag, device;
     uint16_t flags;
     uint8_t ck_type, kind, sync, coll_type, on_stream, has_dur, has_start, eager;
+    uint8_t piece; /* bytes is one rank's piece (an all-gather's comm_size) */
 } ck_node;
 
 static uint8_t coll_from_chakra(int64_t t) {
@@ -202,6 +207,8 @@ static sc_status decode_rank(sc__graph *g, const sc_trace *t, rank_nodes *rn, sc
             k->coll_type = (uint8_t)n.attr[SC__CA_SC_COLL_TYPE];
         if (k->coll_type == SC_C_UNKNOWN && k->kind == SC_T_COLL && n.name)
             k->coll_type = (uint8_t)sc__coll_type_from_name(sc__graph_str(g, k->name));
+        if (sc__ck_has(&n, SC__CA_SC_BYTES)) k->bytes = n.attr[SC__CA_SC_BYTES];
+        else k->piece = k->kind == SC_T_COLL && k->coll_type == SC_C_ALL_GATHER && k->bytes >= 0;
         k->src = sc__ck_has(&n, SC__CA_COMM_SRC) ? (int32_t)n.attr[SC__CA_COMM_SRC] : (int32_t)t->rank;
         k->dst = sc__ck_has(&n, SC__CA_COMM_DST) ? (int32_t)n.attr[SC__CA_COMM_DST] : (int32_t)t->rank;
         k->tag = sc__ck_has(&n, SC__CA_COMM_TAG) ? (int32_t)n.attr[SC__CA_COMM_TAG] : 0;
@@ -545,7 +552,8 @@ static uint32_t add_node_task(rank_build *rb, const ck_node *k) {
     if (ti == SC__NONE || !b || !ct || !tm) return SC__NONE;
     *b = k->bytes;
     *ct = k->coll_type;
-    *tm = (uint8_t)(k->has_dur | (k->eager << 1)); /* bit 1: an eager send/recv */
+    /* bit 1: an eager send/recv; bit 2: bytes is one rank's piece */
+    *tm = (uint8_t)(k->has_dur | (k->eager << 1) | (k->piece << 2));
     return ti;
 }
 
@@ -708,15 +716,24 @@ static int64_t model_ns(uint8_t type, int64_t bytes, uint32_t n) {
     return CK_ALPHA_NS + (int64_t)(moved_bytes(type, bytes, n) / CK_BYTES_PER_NS + 0.5);
 }
 
+/* A member's message size in sc__group.bytes' convention: an all-gather's
+ * comm_size is one rank's piece (ASTRA-sim's convention), the group's size
+ * is count pieces. */
+static int64_t member_bytes(const build_state *bs, uint32_t task, uint32_t count) {
+    int64_t b = ((const int64_t *)bs->bytes.data)[task];
+    if (!(((const uint8_t *)bs->timed.data)[task] & 4) || b <= 0) return b;
+    return b > INT64_MAX / count ? INT64_MAX : b * count;
+}
+
 /* Makes one group; times untimed members by the model. */
 static bool make_group(build_state *bs, uint8_t type, const uint32_t *members, uint32_t count) {
     sc__graph *g = bs->g;
-    const int64_t *bytes = bs->bytes.data;
     const uint8_t *timed = bs->timed.data;
     int64_t b = -1;
     bool all_timed = true;
     for (uint32_t i = 0; i < count; i++) {
-        if (bytes[members[i]] > b) b = bytes[members[i]];
+        int64_t mb = member_bytes(bs, members[i], count);
+        if (mb > b) b = mb;
         if (!(timed[members[i]] & 1)) all_timed = false;
     }
     uint32_t grp = sc__graph_add_group(g, (sc__coll_type)type, b, members, count);

@@ -16,10 +16,12 @@
  *     peers forever); sends/receives -> COMM_SEND_NODE /
  *     COMM_RECV_NODE (comm_src, comm_dst, comm_tag = the pair's group index,
  *     unique per pair); every one of them whose size is known also gets
- *     comm_size (int64_val, bytes as sc__group.bytes in graph.h defines
- *     them: nccl-tests' "size", e.g. an all-gather's whole output), from its
- *     group, or for a send/recv outside any group (imported eager pairs)
- *     from the graph's loose_bytes;
+ *     comm_size (int64_val, bytes), from its group, or for a send/recv
+ *     outside any group (imported eager pairs) from the graph's
+ *     loose_bytes. Its convention is ASTRA-sim's: the buffer each rank
+ *     starts with. That is sc__group.bytes (graph.h: nccl-tests' "size")
+ *     for every type but all-gather, where nccl-tests counts the gathered
+ *     output and ASTRA-sim one rank's input (astra_comm_size);
  *   - duration_micros rounded to the nearest us, start_time_micros;
  *   - dependencies: program order on a CPU thread (and across threads) and
  *     imported control deps go to ctrl_deps (no data flows along them);
@@ -411,6 +413,23 @@ typedef struct xgraph {
     uint32_t *partner, *tag;   /* per task: eager send/recv pairs */
 } xgraph;
 
+/* comm_size as ASTRA-sim reads it (its Ring.cc and the other algorithms
+ * take it as the buffer each rank starts with): sc__group.bytes (nccl-tests'
+ * size) but for an all-gather, whose nccl-tests size is the gathered output
+ * and ASTRA-sim's one rank's input, i.e. divided by the communicator's ranks
+ * (the traced communicator's when known, else the group's). Where the
+ * group's members times that piece is not the graph's size, *keep_bytes is
+ * set: the size in stepcast's convention goes out too (sc_bytes). */
+static int64_t astra_comm_size(const sc__group *grp, int64_t bytes, bool *keep_bytes) {
+    *keep_bytes = false;
+    if (!grp || bytes < 0 || grp->type != SC_C_ALL_GATHER) return bytes;
+    uint32_t n = grp->comm_ranks ? grp->comm_ranks : grp->count;
+    if (!n) return bytes;
+    int64_t piece = bytes / n;
+    *keep_bytes = (uint64_t)piece * grp->count != (uint64_t)bytes;
+    return piece;
+}
+
 /* comm_type, comm_size and pg_name of a collective (a number, or
  * "ungrouped.<rank>" on a collective in no group, written as a COMP node). */
 static void encode_coll(const sc__graph *g, uint32_t ti, const xgraph *xg, int64_t rank, sc__pbuf *body) {
@@ -419,7 +438,10 @@ static void encode_coll(const sc__graph *g, uint32_t ti, const xgraph *xg, int64
     uint8_t ct = grp ? grp->type : SC_C_UNKNOWN;
     sc__pb_attr_int64(body, NODE_ATTR, "comm_type", chakra_comm_type(ct));
     int64_t bytes = sc__graph_task_bytes(g, ti);
-    if (bytes >= 0) sc__pb_attr_int64(body, NODE_ATTR, "comm_size", bytes);
+    bool keep_bytes;
+    int64_t size = astra_comm_size(grp, bytes, &keep_bytes);
+    if (size >= 0) sc__pb_attr_int64(body, NODE_ATTR, "comm_size", size);
+    if (keep_bytes) sc__pb_attr_int64(body, NODE_ATTR, "sc_bytes", bytes);
     char pgname[48];
     int n = grp ? snprintf(pgname, sizeof pgname, "%u", xg->pgs.pg[t->group])
                 : snprintf(pgname, sizeof pgname, "ungrouped.%lld", (long long)rank);
