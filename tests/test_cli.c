@@ -300,11 +300,18 @@ static void test_usage_errors_exit_2(void **state) {
     expect_usage(cmd);
     const char *help[] = {"help", "no-such-command", NULL};
     expect_usage(help);
+    /* An output in a missing folder is a command-line mistake, as help says. */
+    const char *nofolder[] = {"export", "--chakra", "/no/such/folder/x", "examples/megatron-tp8", NULL};
+    outcome o = run_cli(nofolder);
+    if (o.code != 2) fail_msg("export to a missing folder: exit %d, want 2: %s", o.code, o.err);
+    assert_non_null(strstr(o.err, "cannot write there"));
+    outcome_free(&o);
     /* help and version succeed */
     const char *h[] = {"help", NULL};
-    outcome o = run_cli(h);
+    o = run_cli(h);
     assert_int_equal(o.code, 0);
     assert_non_null(strstr(o.out, "info"));
+    assert_non_null(strstr(o.out, "2 bad command line (an output in\n            a missing folder"));
     outcome_free(&o);
     const char *v[] = {"--version", NULL};
     o = run_cli(v);

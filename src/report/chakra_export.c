@@ -653,7 +653,7 @@ static sc_status write_file(const char *path, const sc__pbuf *data, unsigned fla
     if (st != SC_OK) return st;
     if (data->len && fwrite(data->data, 1, data->len, sc_output_file(o)) != data->len) {
         sc_output_abort(o);
-        return sc__fail(err, SC_E_IO, path, SC_NO_OFFSET, "cannot write");
+        return sc__fail(err, SC_E_INTERNAL, path, SC_NO_OFFSET, "cannot write output");
     }
     return sc_output_commit(o, err);
 }
