@@ -291,14 +291,14 @@ typedef struct dep_faults {
     uint64_t dangling_node, dangling_id, self_node;
 } dep_faults;
 
-/* Resolves node i's dependency ids d[0 .. count) to node indices in place:
- * SC__NONE for an id the file lacks, and for node i itself (a node cannot
- * wait for its own end). Files whose ids are their positions (stepcast's,
+/* Resolves node i's dependency ids d[first .. first + count) to node
+ * indices in place (d may be NULL when count is 0): SC__NONE for an id the
+ * file lacks, and for node i itself (a node cannot wait for its own end). Files whose ids are their positions (stepcast's,
  * the ASTRA-sim examples) skip the hash unless some id repeats (then the
  * map, which keeps the first, decides). */
 static void resolve_deps(const sc__idmap *m, const ck_node *nodes, size_t n, bool unique, uint32_t i,
-                         uint64_t *d, size_t count, bool *self, dep_faults *f) {
-    for (size_t j = 0; j < count; j++) {
+                         uint64_t *d, size_t first, size_t count, bool *self, dep_faults *f) {
+    for (size_t j = first; j < first + count; j++) {
         uint64_t v = d[j];
         if (!(unique && v < n && nodes[v].id == v)) v = sc__idmap_get(m, (int64_t)d[j]);
         if (v == SC__NONE && !f->dangling++) {
@@ -552,8 +552,8 @@ static sc_status index_ids(rank_build *rb, sc_error *err) {
     for (uint32_t i = 0; i < n; i++) {
         const ck_node *k = &rn->nodes[i];
         bool self = false;
-        resolve_deps(&rb->ids, rn->nodes, n, dup == 0, i, cd + k->ctrl_first, k->ctrl_count, &self, &f);
-        resolve_deps(&rb->ids, rn->nodes, n, dup == 0, i, dd + k->data_first, k->data_count, &self, &f);
+        resolve_deps(&rb->ids, rn->nodes, n, dup == 0, i, cd, k->ctrl_first, k->ctrl_count, &self, &f);
+        resolve_deps(&rb->ids, rn->nodes, n, dup == 0, i, dd, k->data_first, k->data_count, &self, &f);
         if (self && !f.self++) f.self_node = k->id;
     }
     if (f.dangling)
