@@ -13,6 +13,8 @@
 #   make fuzz       libFuzzer targets (clang), FUZZ_SECONDS per target
 #   make valgrind   the CLI over the shared traces under valgrind
 #   make valgrind-tests  the same, and every test program under valgrind
+#   make interop    builds ASTRA-sim (once, into $(BUILD)/astra-sim) and runs
+#                   it on the Chakra exports of the 8-rank shared sets
 #
 # Variables: CC, BUILD (output folder), OPT (default -O2; -O1 under the
 # sanitizers), CFLAGS (added after ours), SAN=1 (ASan + UBSan) or
@@ -165,6 +167,19 @@ valgrind-tests: deps
 
 .PHONY: valgrind valgrind-tests
 # ---- end of hardening block ------------------------------------------------
+
+# make interop: stepcast's Chakra exports on ASTRA-sim (tests/interop.sh):
+# ASTRA-sim is built once from ../shared/tools/astra-sim into
+# $(BUILD)/astra-sim, then both 8-rank shared sets are exported in every mode
+# and must run to the end on it. Without the packages ASTRA-sim builds with
+# (installed here as root; otherwise install-deps prints the command), it
+# says so and skips.
+interop:
+	@sh scripts/install-deps.sh interop || echo "interop: could not install the packages ASTRA-sim needs"
+	@$(MAKE) --no-print-directory all
+	@bash tests/interop.sh $(BUILD)
+
+.PHONY: interop
 
 clean:
 	rm -rf build build-asan build-asan-clang build-clang build-fuzz build-tsan

@@ -204,6 +204,8 @@ int main(int argc, char **argv) {
     if (est != SC_OK) return fail("export", &err);
     row("export 8-rank Megatron (build + write)", (now() - t) * 1e3, "ms");
     for (size_t r = 0; r < nr; r++) unlink(names[r]);
+    snprintf(names[0], sizeof names[0], "%s.comm_group.json", prefix);
+    unlink(names[0]);
     sc__graph_free(g);
     sc_traceset_free(set);
     codec_bench();

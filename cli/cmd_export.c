@@ -2,7 +2,9 @@
  * cmd_export.c - `stepcast export --chakra PREFIX [--no-cpu|--gpu-only]
  * [--iteration N] [--force] TRACE|DIR...`: the execution graph of the traces
  * (Kineto or Chakra) written as Chakra execution traces, PREFIX.<rank>.et,
- * for ASTRA-sim and other Chakra readers (src/report/chakra_export.c).
+ * for ASTRA-sim and other Chakra readers, and PREFIX.comm_group.json, the
+ * ranks of each communicator other than the world (ASTRA-sim's
+ * --comm-group-configuration; src/report/chakra_export.c).
  */
 #include "cli.h"
 
@@ -45,9 +47,10 @@ int sc_cmd_export(int argc, char **argv) {
     if (st != SC_OK) return sc_cli_fail(&err);
     fprintf(stderr,
             "stepcast: wrote %llu file%s %s.<rank>.et: %llu nodes (of %llu tasks), %llu dependencies, "
-            "%llu bytes in %.3f s\n",
+            "%llu bytes in %.3f s; %s.comm_group.json: %llu communicator group%s besides the world\n",
             (unsigned long long)es.files, es.files == 1 ? "" : "s", prefix, (unsigned long long)es.nodes,
             (unsigned long long)es.graph_tasks, (unsigned long long)es.dependencies,
-            (unsigned long long)es.bytes, dt);
+            (unsigned long long)es.bytes, dt, prefix, (unsigned long long)es.comm_groups,
+            es.comm_groups == 1 ? "" : "s");
     return SC_EXIT_OK;
 }

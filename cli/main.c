@@ -113,8 +113,9 @@ static void print_help(FILE *out) {
             "(0 = every core, the default; $STEPCAST_THREADS); a large plain file is read\n"
             "by several threads. Outputs go to a temporary file renamed into place; an\n"
             "existing output is replaced only with --force.\n"
-            "\nexit codes: 0 ok, 1 bad or unreadable input, 2 bad command line,\n"
-            "            3 internal error (out of memory, cannot write output, bug)\n");
+            "\nexit codes: 0 ok, 1 bad or unreadable input, 2 bad command line (an output in\n"
+            "            a missing folder, or one that exists without --force, too),\n"
+            "            3 internal error (out of memory, an output that fails to write, bug)\n");
 }
 
 static int cmd_help(int argc, char **argv) {

@@ -472,11 +472,14 @@ SC_API sc_status sc_replay_write_chrome(const sc_replay *replay, FILE *out, sc_e
 typedef struct sc_export_stats {
     uint64_t files, nodes, dependencies, bytes;
     uint64_t graph_tasks; /* tasks in the graph before any were dropped */
+    uint64_t comm_groups; /* communicator groups in prefix.comm_group.json */
 } sc_export_stats;
 
 /* Writes prefix.<rank>.et per rank: a GlobalMetadata, then COMP / COMM_COLL
- * / COMM_SEND / COMM_RECV nodes with durations and dependencies (each file
- * via a temporary name and a rename). stats may be NULL. */
+ * / COMM_SEND / COMM_RECV nodes with durations and dependencies; and
+ * prefix.comm_group.json, the ranks of each collective's pg_name other than
+ * the world's "0" (ASTRA-sim's --comm-group-configuration). Each file goes
+ * via a temporary name and a rename. stats may be NULL. */
 SC_API sc_status sc_graph_export_chakra(const sc_graph *graph, const char *prefix, unsigned flags,
                                         sc_export_stats *stats, sc_error *err);
 

@@ -12,6 +12,7 @@
  * message sizes) and the same replayed step time.
  */
 #include "testutil.h"
+#include "testgraph.h"
 
 #include "graph/graph.h"
 #include "io/source.h"
@@ -24,6 +25,7 @@
 #include <sys/stat.h>
 
 static const char *tmp_prefix(const char *tag);
+static void unlink_export(const char *pfx, int nranks);
 
 static sc__graph *build_paths(const char *const *paths, size_t n, sc_traceset **set_out) {
     sc_error err;
@@ -86,8 +88,8 @@ static void test_converter_file(void **state) {
     assert_memory_equal(da, db, na);
     free(da);
     free(db);
-    unlink(a);
-    unlink(b);
+    unlink_export(pa, 1);
+    unlink_export(pb, 1);
     sc__graph_free(g);
     sc_traceset_free(set);
 }
@@ -97,12 +99,15 @@ static void test_microbenchmarks(void **state) {
     static const struct {
         const char *dir;
         uint8_t type;
-        double factor; /* share of the buffer each rank moves */
+        int64_t bytes;  /* nccl-tests' size of a comm_size of 1 MiB */
+        double factor;  /* share of that size each rank moves */
     } cases[] = {
-        {"chakra-et/microbenchmarks/all_reduce", SC_C_ALL_REDUCE, 2 * 7.0 / 8},
-        {"chakra-et/microbenchmarks/all_gather", SC_C_ALL_GATHER, 7.0 / 8},
-        {"chakra-et/microbenchmarks/reduce_scatter", SC_C_REDUCE_SCATTER, 7.0 / 8},
-        {"chakra-et/microbenchmarks/all_to_all", SC_C_ALL_TO_ALL, 7.0 / 8},
+        {"chakra-et/microbenchmarks/all_reduce", SC_C_ALL_REDUCE, 1048576, 2 * 7.0 / 8},
+        /* ASTRA-sim's all-gather comm_size is each rank's input: 8 x 1 MiB
+         * gathered (it simulates it 2.3x slower than the all-reduce). */
+        {"chakra-et/microbenchmarks/all_gather", SC_C_ALL_GATHER, 8 * 1048576, 7.0 / 8},
+        {"chakra-et/microbenchmarks/reduce_scatter", SC_C_REDUCE_SCATTER, 1048576, 7.0 / 8},
+        {"chakra-et/microbenchmarks/all_to_all", SC_C_ALL_TO_ALL, 1048576, 7.0 / 8},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const char *p = sc_test_trace(cases[c].dir);
@@ -113,9 +118,9 @@ static void test_microbenchmarks(void **state) {
         const sc__group *grp = g->groups.data;
         assert_int_equal(grp->count, 8);
         assert_int_equal(grp->type, cases[c].type);
-        assert_int_equal(grp->bytes, 1048576);
+        assert_int_equal(grp->bytes, cases[c].bytes);
         /* No duration recorded: 10 us + moved bytes / 100 GB/s. */
-        int64_t want = 10000 + (int64_t)(cases[c].factor * 1048576 / 100.0 + 0.5);
+        int64_t want = 10000 + (int64_t)(cases[c].factor * (double)cases[c].bytes / 100.0 + 0.5);
         for (size_t i = 0; i < 8; i++) {
             const sc__task *t = &sc__graph_tasks(g)[i];
             assert_int_equal(t->kind, SC_T_COLL);
@@ -382,7 +387,7 @@ static const char *tmp_prefix(const char *tag) {
  * (duration_micros) of the nodes. */
 typedef struct decoded {
     long messages, colls, cpu_nodes;
-    long long dur_sum;
+    long long dur_sum, cpu_dur_sum; /* duration_micros: of every node, of CPU nodes */
 } decoded;
 
 static decoded protoc_decode(const char *path) {
@@ -423,9 +428,13 @@ static decoded protoc_decode(const char *path) {
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     char line[4096];
-    bool in_node = false, first = true;
+    bool in_node = false, first = true, cpu = false;
+    long long dur = 0;
     while (fgets(line, sizeof line, p)) {
         if (strcmp(line, "1 {\n") == 0) {
+            d.cpu_dur_sum += cpu ? dur : 0;
+            cpu = false;
+            dur = 0;
             d.messages++;
             in_node = !first;
             first = false;
@@ -434,10 +443,14 @@ static decoded protoc_decode(const char *path) {
         if (!in_node) continue;
         long long v;
         if (strncmp(line, "  3: ", 5) == 0 && sscanf(line + 5, "%lld", &v) == 1 && v == 7) d.colls++;
-        if (strncmp(line, "  7: ", 5) == 0 && sscanf(line + 5, "%lld", &v) == 1) d.dur_sum += v;
+        if (strncmp(line, "  7: ", 5) == 0 && sscanf(line + 5, "%lld", &v) == 1) d.dur_sum += dur = v;
         /* is_cpu_op true: the attr block carries "27: 1" one level down. */
-        if (strncmp(line, "    27: 1\n", 10) == 0) d.cpu_nodes++;
+        if (strncmp(line, "    27: 1\n", 10) == 0) {
+            d.cpu_nodes++;
+            cpu = true;
+        }
     }
+    d.cpu_dur_sum += cpu ? dur : 0;
     int rc = pclose(p);
     assert_int_equal(rc, 0);
     unlink(wrapped);
@@ -535,7 +548,7 @@ static void test_megatron_round_trip(void **state) {
     const char *paths[8];
     char names[8][600];
     long total_msgs = 0, total_colls = 0;
-    long long dur_sum = 0;
+    long long dur_sum = 0, cpu_dur_sum = 0;
     for (int r = 0; r < 8; r++) {
         snprintf(names[r], sizeof names[r], "%s.%d.et", pfx, r);
         paths[r] = names[r];
@@ -543,6 +556,7 @@ static void test_megatron_round_trip(void **state) {
         total_msgs += d.messages;
         total_colls += d.colls;
         dur_sum += d.dur_sum;
+        cpu_dur_sum += d.cpu_dur_sum;
     }
     assert_int_equal(total_msgs, (long)g->tasks.len + 8);
     assert_int_equal(total_colls, (long)count_kind(g, SC_T_COLL));
@@ -610,6 +624,14 @@ static void test_megatron_round_trip(void **state) {
     print_message("replay makespan without CPU operators: %lld ns\n", (long long)mc);
     assert_true((double)(mc > ma ? mc - ma : ma - mc) <= 0.01 * (double)ma);
     sc__graph_free(h);
+    /* ASTRA-sim reads no sc_gap_ns: the dropped operators' time is in the
+     * durations of the runtime calls after them, so the CPU nodes last as
+     * long as with every operator kept (but for operators after a thread's
+     * last runtime call, and rounding to whole us). */
+    long long no_cpu_sum = 0;
+    for (int r = 0; r < 8; r++) no_cpu_sum += protoc_decode(names[r]).cpu_dur_sum;
+    print_message("CPU nodes' duration_micros: %lld with every operator, %lld without\n", cpu_dur_sum, no_cpu_sum);
+    assert_true((double)llabs(no_cpu_sum - cpu_dur_sum) <= 0.01 * (double)cpu_dur_sum);
 
     /* GPU-only: no CPU nodes, still a valid DAG for other readers. */
     assert_int_equal(sc__chakra_export(g, pfx, SC_EXPORT_FORCE | SC_EXPORT_GPU_ONLY, &st, &err), SC_OK);
@@ -623,7 +645,7 @@ static void test_megatron_round_trip(void **state) {
     assert_int_equal(count_kind(h, SC_T_CPU), 0);
     assert_int_equal(h->groups.len, g->groups.len);
     sc__graph_free(h);
-    for (int r = 0; r < 8; r++) unlink(names[r]);
+    unlink_export(pfx, 8);
     sc__graph_free(g);
 }
 
@@ -652,7 +674,7 @@ static void test_no_clobber(void **state) {
     assert_int_equal(((const sc__group *)h->groups.data)->type, SC_C_ALL_REDUCE);
     assert_int_equal(sc__graph_tasks(h)[0].dur, sc__graph_tasks(g)[0].dur);
     sc__graph_free(h);
-    for (int r = 0; r < 8; r++) unlink(names[r]);
+    unlink_export(pfx, 8);
     sc__graph_free(g);
 }
 
@@ -710,7 +732,7 @@ static void test_dlrm_round_trip(void **state) {
     assert_true((double)(mb > ma ? mb - ma : ma - mb) <= 0.01 * (double)ma);
     sc__graph_free(h);
     sc__graph_free(g);
-    for (int r = 0; r < 8; r++) unlink(names[r]);
+    unlink_export(pfx, 8);
 }
 
 /* Every vintage in hta-testdata (event syncs, several streams, AMD,
@@ -753,11 +775,13 @@ static void test_hta_round_trips(void **state) {
         print_message("%s: %zu tasks, %zu syncs, %zu sized messages, makespan %lld / %lld ns\n", dirs[d],
                       g->tasks.len, sa, sized, (long long)ma, (long long)mb);
         assert_int_equal(ma, mb);
+        char f[700];
         for (size_t r = 0; r < g->ranks.len; r++) {
-            char f[700];
             snprintf(f, sizeof f, "%s.%lld.et", pfx, (long long)SC__VEC_AT(&g->ranks, sc__rank, r).rank);
             unlink(f);
         }
+        snprintf(f, sizeof f, "%s.comm_group.json", pfx);
+        unlink(f);
         rmdir(dir);
         sc__graph_free(h);
         sc__graph_free(g);
@@ -797,7 +821,199 @@ static void test_ring_round_trip(void **state) {
     assert_int_equal(ma, mb);
     sc__graph_free(h);
     sc__graph_free(g);
-    for (int r = 0; r < 8; r++) unlink(names[r]);
+    unlink_export(pfx, 8);
+}
+
+/* Removes what an export of nranks ranks (0..nranks-1) wrote. */
+static void unlink_export(const char *pfx, int nranks) {
+    char f[700];
+    for (int r = 0; r < nranks; r++) {
+        snprintf(f, sizeof f, "%s.%d.et", pfx, r);
+        unlink(f);
+    }
+    snprintf(f, sizeof f, "%s.comm_group.json", pfx);
+    unlink(f);
+}
+
+/* What the tests look at in an exported node. */
+typedef struct xnode {
+    char pg[32];
+    uint32_t type;
+    int64_t comm_size, sc_bytes; /* -1 when absent */
+} xnode;
+
+/* Every node of an .et file, in order. */
+static size_t read_nodes(const char *path, xnode *nodes, size_t max) {
+    unsigned char *data;
+    size_t size, n = 0;
+    sc_error err;
+    assert_int_equal(sc__source_slurp(path, &data, &size, &err), SC_OK);
+    sc__chakra_cursor c = {data, size, 0};
+    const uint8_t *msg;
+    size_t len;
+    bool bad, first = true;
+    sc__vec ctrl, dep;
+    sc__vec_init(&ctrl, sizeof(uint64_t));
+    sc__vec_init(&dep, sizeof(uint64_t));
+    while (sc__chakra_next(&c, &msg, &len, &bad)) {
+        if (first) {
+            first = false;
+            continue;
+        }
+        sc__chakra_node nd;
+        bool oom;
+        assert_true(sc__chakra_decode_node(msg, len, &nd, &ctrl, &dep, &oom));
+        assert_true(n < max);
+        xnode *x = &nodes[n++];
+        snprintf(x->pg, sizeof x->pg, "%.*s", nd.pg_name ? (int)nd.pg_name_len : 0, nd.pg_name ? nd.pg_name : "");
+        x->type = nd.type;
+        x->comm_size = sc__ck_has(&nd, SC__CA_COMM_SIZE) ? nd.attr[SC__CA_COMM_SIZE] : -1;
+        x->sc_bytes = sc__ck_has(&nd, SC__CA_SC_BYTES) ? nd.attr[SC__CA_SC_BYTES] : -1;
+    }
+    assert_false(bad);
+    sc__vec_free(&ctrl);
+    sc__vec_free(&dep);
+    free(data);
+    return n;
+}
+
+/* Collectives name their communicator as ASTRA-sim parses it: "0" for the
+ * world, a number listed in PREFIX.comm_group.json for any other set of
+ * ranks (the same set, the same number), and a collective nobody joins is
+ * a COMP node. Four ranks: a world all-reduce, then two all-reduces in
+ * pairs {0, 1} and {2, 3}; rank 0 ends with a collective in no group,
+ * rank 1 with one in a group of one. */
+static void test_comm_groups(void **state) {
+    (void)state;
+    sc__graph *g = sc__graph_new();
+    assert_non_null(g);
+    uint32_t coll[4][4];
+    for (uint32_t r = 0; r < 4; r++) {
+        uint32_t rank = sc__graph_add_rank(g, r, SC__NONE);
+        uint32_t s = sc__graph_add_proc(g, rank, SC_P_STREAM, 0, 7);
+        uint32_t n = r < 2 ? 4 : 3;
+        for (uint32_t i = 0; i < n; i++)
+            coll[r][i] = sc_test_task(g, s, i, SC_T_COLL, 1000 * (int64_t)i, 500, "ncclDevKernel_AllReduce");
+        SC__VEC_AT(&g->ranks, sc__rank, rank).ntasks = n;
+    }
+    uint32_t world[4] = {coll[0][0], coll[1][0], coll[2][0], coll[3][0]};
+    assert_int_not_equal(sc__graph_add_group(g, SC_C_ALL_REDUCE, 4096, world, 4), SC__NONE);
+    for (uint32_t i = 1; i < 3; i++) {
+        uint32_t lo[2] = {coll[0][i], coll[1][i]}, hi[2] = {coll[2][i], coll[3][i]};
+        assert_int_not_equal(sc__graph_add_group(g, SC_C_ALL_REDUCE, 4096, lo, 2), SC__NONE);
+        assert_int_not_equal(sc__graph_add_group(g, SC_C_ALL_REDUCE, 4096, hi, 2), SC__NONE);
+    }
+    assert_int_not_equal(sc__graph_add_group(g, SC_C_ALL_REDUCE, 4096, &coll[1][3], 1), SC__NONE);
+    sc_error err;
+    assert_int_equal(sc__graph_finish(g, true, &err), SC_OK);
+    char pfx[512];
+    snprintf(pfx, sizeof pfx, "%s", tmp_prefix("groups"));
+    sc__chakra_export_stats st;
+    assert_int_equal(sc__chakra_export(g, pfx, SC_EXPORT_FORCE, &st, &err), SC_OK);
+    assert_int_equal(st.comm_groups, 3);
+
+    char path[700];
+    snprintf(path, sizeof path, "%s.comm_group.json", pfx);
+    unsigned char *json;
+    size_t njson;
+    assert_int_equal(sc__source_slurp(path, &json, &njson, &err), SC_OK);
+    const char want[] = "{\n  \"1\": [0, 1],\n  \"2\": [2, 3],\n  \"3\": [1]\n}\n";
+    assert_int_equal(njson, strlen(want));
+    assert_memory_equal(json, want, njson);
+    free(json);
+
+    const char *want_pg[4][4] = {{"0", "1", "1", "ungrouped.0"}, {"0", "1", "1", "3"}, {"0", "2", "2"}, {"0", "2", "2"}};
+    xnode nodes[8];
+    for (int r = 0; r < 4; r++) {
+        snprintf(path, sizeof path, "%s.%d.et", pfx, r);
+        size_t n = read_nodes(path, nodes, 8);
+        assert_int_equal(n, r < 2 ? 4 : 3);
+        for (size_t i = 0; i < n; i++) {
+            assert_string_equal(nodes[i].pg, want_pg[r][i]);
+            assert_int_equal(nodes[i].type, i == 3 ? SC__CK_COMP : SC__CK_COLL);
+            assert_int_equal(nodes[i].comm_size, r == 0 && i == 3 ? -1 : 4096); /* no group, no size */
+        }
+    }
+    /* stepcast reads the collectives back into the same groups (the one in
+     * no group becomes a group of its own, as before). */
+    const char *paths[4];
+    char et[4][700];
+    for (int r = 0; r < 4; r++) {
+        snprintf(et[r], sizeof et[r], "%s.%d.et", pfx, r);
+        paths[r] = et[r];
+    }
+    sc__graph *h = build_paths(paths, 4, NULL);
+    assert_int_equal(count_kind(h, SC_T_COLL), 14);
+    assert_int_equal(h->groups.len, g->groups.len + 1);
+    size_t by_size[5] = {0};
+    for (size_t i = 0; i < h->groups.len; i++) by_size[SC__VEC_AT(&h->groups, sc__group, i).count]++;
+    assert_int_equal(by_size[4], 1);
+    assert_int_equal(by_size[2], 4);
+    assert_int_equal(by_size[1], 2);
+    sc__graph_free(h);
+    sc__graph_free(g);
+    unlink_export(pfx, 4);
+}
+
+/* All-gather sizes go out in ASTRA-sim's convention (one rank's input)
+ * and come back in nccl-tests' (the gathered output): three ranks gather
+ * 3000 bytes (1000 each), then 3001 (not a multiple: sc_bytes says
+ * it), then 4000 on a communicator of 4 ranks of which 3 were traced. */
+static void test_all_gather_sizes(void **state) {
+    (void)state;
+    sc__graph *g = sc__graph_new();
+    assert_non_null(g);
+    uint32_t coll[3][3];
+    for (uint32_t r = 0; r < 3; r++) {
+        uint32_t rank = sc__graph_add_rank(g, r, SC__NONE);
+        uint32_t s = sc__graph_add_proc(g, rank, SC_P_STREAM, 0, 7);
+        for (uint32_t i = 0; i < 3; i++)
+            coll[r][i] = sc_test_task(g, s, i, SC_T_COLL, 1000 * (int64_t)i, 500, "ncclDevKernel_AllGather");
+        SC__VEC_AT(&g->ranks, sc__rank, rank).ntasks = 3;
+    }
+    static const int64_t bytes[3] = {3000, 3001, 4000};
+    for (uint32_t i = 0; i < 3; i++) {
+        uint32_t m[3] = {coll[0][i], coll[1][i], coll[2][i]};
+        uint32_t gi = sc__graph_add_group(g, SC_C_ALL_GATHER, bytes[i], m, 3);
+        assert_int_not_equal(gi, SC__NONE);
+        if (i == 2) SC__VEC_AT(&g->groups, sc__group, gi).comm_ranks = 4;
+    }
+    sc_error err;
+    assert_int_equal(sc__graph_finish(g, true, &err), SC_OK);
+    char pfx[512];
+    snprintf(pfx, sizeof pfx, "%s", tmp_prefix("gather"));
+    sc__chakra_export_stats st;
+    assert_int_equal(sc__chakra_export(g, pfx, SC_EXPORT_FORCE, &st, &err), SC_OK);
+    static const int64_t want_size[3] = {1000, 1000, 1000}, want_sc[3] = {-1, 3001, 4000};
+    const char *paths[3];
+    char et[3][700];
+    xnode nodes[3];
+    for (int r = 0; r < 3; r++) {
+        snprintf(et[r], sizeof et[r], "%s.%d.et", pfx, r);
+        paths[r] = et[r];
+        assert_int_equal(read_nodes(et[r], nodes, 3), 3);
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(nodes[i].comm_size, want_size[i]);
+            assert_int_equal(nodes[i].sc_bytes, want_sc[i]);
+        }
+    }
+    sc__graph *h = build_paths(paths, 3, NULL);
+    assert_int_equal(h->groups.len, 3);
+    for (size_t i = 0; i < 3; i++) assert_int_equal(SC__VEC_AT(&h->groups, sc__group, i).bytes, bytes[i]);
+    sc__graph_free(h);
+    sc__graph_free(g);
+    unlink_export(pfx, 3);
+
+    /* ASTRA-sim's own all-gather example (comm_size 1 MiB per rank) goes
+     * out as it came in. */
+    const char *p = sc_test_trace("chakra-et/microbenchmarks/all_gather");
+    g = build_paths(&p, 1, NULL);
+    assert_int_equal(sc__chakra_export(g, pfx, SC_EXPORT_FORCE, &st, &err), SC_OK);
+    assert_int_equal(read_nodes(et[0], nodes, 3), 1);
+    assert_int_equal(nodes[0].comm_size, 1048576);
+    assert_int_equal(nodes[0].sc_bytes, -1);
+    sc__graph_free(g);
+    unlink_export(pfx, 8);
 }
 
 int main(void) {
@@ -813,6 +1029,8 @@ int main(void) {
         cmocka_unit_test(test_dlrm_round_trip),
         cmocka_unit_test(test_hta_round_trips),
         cmocka_unit_test(test_ring_round_trip),
+        cmocka_unit_test(test_comm_groups),
+        cmocka_unit_test(test_all_gather_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

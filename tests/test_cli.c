@@ -300,11 +300,18 @@ static void test_usage_errors_exit_2(void **state) {
     expect_usage(cmd);
     const char *help[] = {"help", "no-such-command", NULL};
     expect_usage(help);
+    /* An output in a missing folder is a command-line mistake, as help says. */
+    const char *nofolder[] = {"export", "--chakra", "/no/such/folder/x", "examples/megatron-tp8", NULL};
+    outcome o = run_cli(nofolder);
+    if (o.code != 2) fail_msg("export to a missing folder: exit %d, want 2: %s", o.code, o.err);
+    assert_non_null(strstr(o.err, "cannot write there"));
+    outcome_free(&o);
     /* help and version succeed */
     const char *h[] = {"help", NULL};
-    outcome o = run_cli(h);
+    o = run_cli(h);
     assert_int_equal(o.code, 0);
     assert_non_null(strstr(o.out, "info"));
+    assert_non_null(strstr(o.out, "2 bad command line (an output in\n            a missing folder"));
     outcome_free(&o);
     const char *v[] = {"--version", NULL};
     o = run_cli(v);
@@ -544,6 +551,36 @@ static void test_sensitivity_and_breakdown_options(void **state) {
     expect_usage(bad);
 }
 
+/* An export's folder reads back as a job: PREFIX.comm_group.json, written
+ * beside the .et files for ASTRA-sim, is not taken for a trace. */
+static void test_export_folder_reads_back(void **state) {
+    (void)state;
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/stepcast-export-XXXXXX", sc_test_tmpdir());
+    assert_non_null(mkdtemp(dir));
+    char prefix[300];
+    snprintf(prefix, sizeof prefix, "%s/mega", dir);
+    const char *export[] = {"export", "--chakra", prefix, "examples/megatron-tp8", NULL};
+    outcome o = run_cli(export);
+    if (o.code != 0) fail_msg("export: exit %d: %s", o.code, o.err);
+    assert_non_null(strstr(o.err, "mega.comm_group.json: 0 communicator groups besides the world"));
+    outcome_free(&o);
+    const char *graph[] = {"graph", dir, NULL};
+    o = run_cli(graph);
+    if (o.code != 0) fail_msg("graph of the export: exit %d: %s", o.code, o.err);
+    assert_null(strstr(o.err, "comm_group"));
+    assert_non_null(strstr(o.out, "84 groups"));
+    outcome_free(&o);
+    char f[400];
+    for (int r = 0; r < 8; r++) {
+        snprintf(f, sizeof f, "%s.%d.et", prefix, r);
+        unlink(f);
+    }
+    snprintf(f, sizeof f, "%s.comm_group.json", prefix);
+    unlink(f);
+    rmdir(dir);
+}
+
 static int setup(void **state) {
     (void)state;
     return access(bin, X_OK) == 0 ? 0 : -1;
@@ -580,6 +617,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_replay_timings),
         cmocka_unit_test(test_comm_command),
         cmocka_unit_test(test_sensitivity_and_breakdown_options),
+        cmocka_unit_test(test_export_folder_reads_back),
     };
     return cmocka_run_group_tests_name("stepcast info CLI", tests, setup, NULL);
 }

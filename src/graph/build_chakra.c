@@ -8,15 +8,17 @@
  *   - COMP_NODE -> SC_T_KERNEL, or SC_T_CPU when is_cpu_op; COMM_COLL_NODE ->
  *     SC_T_COLL (SC_T_CPU when is_cpu_op: the host-side record of the call);
  *     COMM_SEND/RECV -> SC_T_SEND/RECV; MEM_LOAD/STORE -> SC_T_MEMCPY;
- *     anything else -> a CPU task;
+ *     anything else -> a CPU task (a type past COMM_COLL_NODE with a
+ *     warning);
  *   - processors: CPU nodes run on the thread named by their `tid` attr
  *     (0 when absent); GPU nodes on the stream named by `stream`, else
  *     `tid`, else a default per role: compute 0, collectives 1, sends 2,
  *     receives 3 (device from a `device` attr, else 0). Tasks of a processor
  *     run in the topological order, so order edges never contradict deps;
  *   - data_deps -> SC_E_DATA, ctrl_deps -> SC_E_CTRL. A dependency on an id
- *     the file lacks is dropped with a warning. Converter output has ctrl
- *     deps that loop (self-references, parent <-> child): when data and ctrl
+ *     the file lacks, or of a node on itself, is dropped with a warning
+ *     (how many, and the first node). Converter output has ctrl
+ *     deps that loop (parent <-> child): when data and ctrl
  *     deps together are cyclic, the order follows the data deps alone and
  *     the ctrl deps pointing backwards are dropped with a warning; cyclic
  *     data deps fail in sc__graph_finish (SC_E_GRAPH, naming the cycle);
@@ -25,6 +27,8 @@
  *     100 GB/s, moving 2(n-1)/n of comm_size for all-reduce, (n-1)/n for
  *     all-gather, reduce-scatter and all-to-all, comm_size for the others and
  *     for point-to-point, nothing for a barrier (n = ranks in the group);
+ *     a collective without comm_size (a warning names the first) moves
+ *     nothing: it lasts 10 us;
  *   - cross-rank groups: the k-th collective of each rank with the same
  *     pg_name ("" when absent) form one group; the k-th send from s to d
  *     with tag t pairs with the k-th receive from s to d with tag t (a send's
@@ -33,8 +37,12 @@
  *     as in ASTRA-sim; see eager_pair), except in files stepcast wrote, where
  *     it stays what it was exported from (a rendezvous group, or an edge for
  *     nodes marked sc_eager);
- *   - message sizes: comm_size (bytes, in the convention of sc__group.bytes:
- *     stepcast's exports write it so) is the group's, the largest of its
+ *   - message sizes: comm_size (bytes) in ASTRA-sim's convention, the
+ *     buffer each rank starts with, is sc__group.bytes' (nccl-tests') but
+ *     for an all-gather, where it is one rank's piece: the group's size is
+ *     then the pieces of its members. stepcast's exports write
+ *     sc_bytes, the size in sc__group.bytes' convention, where that
+ *     product would not give it back. A group's size is the largest of its
  *     members'; a send or receive outside any group keeps its own in
  *     g->loose_bytes, so that an export writes it again;
  *   - measured step window: from the start_time_micros present (none: 0).
@@ -66,6 +74,7 @@ typedef struct ck_node {
     int32_t src, dst, tag, device;
     uint16_t flags;
     uint8_t ck_type, kind, sync, coll_type, on_stream, has_dur, has_start, eager;
+    uint8_t piece; /* bytes is one rank's piece (an all-gather's comm_size) */
 } ck_node;
 
 static uint8_t coll_from_chakra(int64_t t) {
@@ -132,6 +141,31 @@ static void rank_nodes_free(rank_nodes *rn) {
     sc__vec_free(&rn->fam);
 }
 
+/* Nodes a reader must guess about, for the rank's warnings: how many, and
+ * the first of each. */
+typedef struct node_faults {
+    uint64_t unknown, unknown_node, unknown_type; /* node type past COMM_COLL_NODE */
+    uint64_t unsized, unsized_node;               /* collective without comm_size */
+} node_faults;
+
+static void note_faults(const sc__chakra_node *n, const ck_node *k, node_faults *f) {
+    if (n->type >= SC__CK_NTYPES && !f->unknown++) {
+        f->unknown_node = n->id;
+        f->unknown_type = n->type;
+    }
+    if (k->kind == SC_T_COLL && k->bytes < 0 && !f->unsized++) f->unsized_node = n->id;
+}
+
+static void warn_faults(sc__graph *g, const char *path, const node_faults *f) {
+    if (f->unknown)
+        sc__graph_warn(g, "%s: %llu nodes of an unknown type (first: node %llu, type %llu); read as CPU tasks",
+                       path, (unsigned long long)f->unknown, (unsigned long long)f->unknown_node,
+                       (unsigned long long)f->unknown_type);
+    if (f->unsized)
+        sc__graph_warn(g, "%s: %llu collectives without comm_size (first: node %llu); their message size is "
+                       "unknown", path, (unsigned long long)f->unsized, (unsigned long long)f->unsized_node);
+}
+
 static sc_status decode_rank(sc__graph *g, const sc_trace *t, rank_nodes *rn, sc_error *err) {
     memset(rn, 0, sizeof *rn);
     sc__vec_init(&rn->ctrl, sizeof(uint64_t));
@@ -143,6 +177,7 @@ static sc_status decode_rank(sc__graph *g, const sc_trace *t, rank_nodes *rn, sc
     const uint8_t *msg;
     size_t len;
     bool bad, first = true;
+    node_faults faults = {0};
     while (sc__chakra_next(&c, &msg, &len, &bad)) {
         if (first) {
             first = false;
@@ -202,6 +237,8 @@ static sc_status decode_rank(sc__graph *g, const sc_trace *t, rank_nodes *rn, sc
             k->coll_type = (uint8_t)n.attr[SC__CA_SC_COLL_TYPE];
         if (k->coll_type == SC_C_UNKNOWN && k->kind == SC_T_COLL && n.name)
             k->coll_type = (uint8_t)sc__coll_type_from_name(sc__graph_str(g, k->name));
+        if (sc__ck_has(&n, SC__CA_SC_BYTES)) k->bytes = n.attr[SC__CA_SC_BYTES];
+        else k->piece = k->kind == SC_T_COLL && k->coll_type == SC_C_ALL_GATHER && k->bytes >= 0;
         k->src = sc__ck_has(&n, SC__CA_COMM_SRC) ? (int32_t)n.attr[SC__CA_COMM_SRC] : (int32_t)t->rank;
         k->dst = sc__ck_has(&n, SC__CA_COMM_DST) ? (int32_t)n.attr[SC__CA_COMM_DST] : (int32_t)t->rank;
         k->tag = sc__ck_has(&n, SC__CA_COMM_TAG) ? (int32_t)n.attr[SC__CA_COMM_TAG] : 0;
@@ -210,8 +247,10 @@ static sc_status decode_rank(sc__graph *g, const sc_trace *t, rank_nodes *rn, sc
             k->sync = (uint8_t)n.attr[SC__CA_SC_SYNC];
             k->sync_arg = sc__ck_has(&n, SC__CA_SC_SYNC_ARG) ? n.attr[SC__CA_SC_SYNC_ARG] : -1;
         }
+        note_faults(&n, k, &faults);
     }
     if (bad) return sc__fail(err, SC_E_PARSE, t->path, c.pos, "truncated or malformed Chakra frame");
+    warn_faults(g, t->path, &faults);
     return SC_OK;
 }
 
@@ -245,18 +284,32 @@ static uint32_t heap_pop(heap *h) {
     return top;
 }
 
-/* Resolves dependency ids to node indices (SC__NONE when dangling) in place
- * of the ids, counting the dangling ones. Files whose ids are their
- * positions (stepcast's, the ASTRA-sim examples) skip the hash unless some
- * id repeats (then the map, which keeps the first, decides). */
-static void resolve_deps(const sc__idmap *m, const ck_node *nodes, size_t n, bool unique, sc__vec *deps,
-                         uint64_t *dangling) {
-    uint64_t *d = deps->data;
-    for (size_t i = 0; i < deps->len; i++) {
-        if (unique && d[i] < n && nodes[d[i]].id == d[i]) continue; /* already the index */
-        uint32_t v = sc__idmap_get(m, (int64_t)d[i]);
-        if (v == SC__NONE) (*dangling)++;
-        d[i] = v;
+/* What resolving a rank's dependencies found wrong, for its warnings:
+ * how many, and the first node each time. */
+typedef struct dep_faults {
+    uint64_t dangling, self;  /* dependencies on a missing id; nodes on themselves */
+    uint64_t dangling_node, dangling_id, self_node;
+} dep_faults;
+
+/* Resolves node i's dependency ids d[first .. first + count) to node
+ * indices in place (d may be NULL when count is 0): SC__NONE for an id the
+ * file lacks, and for node i itself (a node cannot wait for its own end). Files whose ids are their positions (stepcast's,
+ * the ASTRA-sim examples) skip the hash unless some id repeats (then the
+ * map, which keeps the first, decides). */
+static void resolve_deps(const sc__idmap *m, const ck_node *nodes, size_t n, bool unique, uint32_t i,
+                         uint64_t *d, size_t first, size_t count, bool *self, dep_faults *f) {
+    for (size_t j = first; j < first + count; j++) {
+        uint64_t v = d[j];
+        if (!(unique && v < n && nodes[v].id == v)) v = sc__idmap_get(m, (int64_t)d[j]);
+        if (v == SC__NONE && !f->dangling++) {
+            f->dangling_node = nodes[i].id;
+            f->dangling_id = d[j];
+        }
+        if (v == i) {
+            *self = true;
+            v = SC__NONE;
+        }
+        d[j] = v;
     }
 }
 
@@ -494,20 +547,30 @@ static sc_status index_ids(rank_build *rb, sc_error *err) {
     if (dup)
         sc__graph_warn(g, "%s: %llu nodes reuse an id; dependencies go to the first", rb->t->path,
                        (unsigned long long)dup);
-    uint64_t dangling = 0;
-    resolve_deps(&rb->ids, rn->nodes, n, dup == 0, &rn->ctrl, &dangling);
-    resolve_deps(&rb->ids, rn->nodes, n, dup == 0, &rn->data, &dangling);
-    if (dangling)
-        sc__graph_warn(g, "%s: %llu dependencies name nodes the file does not have (dropped)",
-                       rb->t->path, (unsigned long long)dangling);
-    rb->bs->dangling += dangling;
+    dep_faults f = {0};
+    uint64_t *cd = rn->ctrl.data, *dd = rn->data.data;
+    for (uint32_t i = 0; i < n; i++) {
+        const ck_node *k = &rn->nodes[i];
+        bool self = false;
+        resolve_deps(&rb->ids, rn->nodes, n, dup == 0, i, cd, k->ctrl_first, k->ctrl_count, &self, &f);
+        resolve_deps(&rb->ids, rn->nodes, n, dup == 0, i, dd, k->data_first, k->data_count, &self, &f);
+        if (self && !f.self++) f.self_node = k->id;
+    }
+    if (f.dangling)
+        sc__graph_warn(g, "%s: %llu dependencies name nodes the file does not have (first: node %llu on %llu); "
+                       "dropped", rb->t->path, (unsigned long long)f.dangling,
+                       (unsigned long long)f.dangling_node, (unsigned long long)f.dangling_id);
+    if (f.self)
+        sc__graph_warn(g, "%s: %llu nodes depend on themselves (first: node %llu); those dependencies are dropped",
+                       rb->t->path, (unsigned long long)f.self, (unsigned long long)f.self_node);
+    rb->bs->dangling += f.dangling;
     return SC_OK;
 }
 
 /* The order tasks are added in. Converter output has ctrl_deps that loop
- * (self-references, parent <-> child): when all deps together are cyclic,
- * order by data deps alone and drop the ctrl deps that point backwards (a
- * warning says how many). Cyclic data deps stay an error, reported by
+ * (parent <-> child; self-references are gone already, index_ids): when
+ * all deps together are cyclic, order by data deps alone and drop the ctrl
+ * deps that point backwards (a warning says how many). Cyclic data deps stay an error, reported by
  * finish(). */
 static sc_status order_nodes(rank_build *rb, sc_error *err) {
     bool complete = false;
@@ -545,7 +608,8 @@ static uint32_t add_node_task(rank_build *rb, const ck_node *k) {
     if (ti == SC__NONE || !b || !ct || !tm) return SC__NONE;
     *b = k->bytes;
     *ct = k->coll_type;
-    *tm = (uint8_t)(k->has_dur | (k->eager << 1)); /* bit 1: an eager send/recv */
+    /* bit 1: an eager send/recv; bit 2: bytes is one rank's piece */
+    *tm = (uint8_t)(k->has_dur | (k->eager << 1) | (k->piece << 2));
     return ti;
 }
 
@@ -619,7 +683,7 @@ static sc_status add_edges(rank_build *rb, sc_error *err) {
         }
     }
     if (dropped)
-        sc__graph_warn(rb->bs->g, "%s: %llu ctrl_deps close cycles (self-references or loops); dropped",
+        sc__graph_warn(rb->bs->g, "%s: %llu ctrl_deps close cycles (loops between nodes); dropped",
                        rb->t->path, (unsigned long long)dropped);
     return SC_OK;
 }
@@ -708,15 +772,24 @@ static int64_t model_ns(uint8_t type, int64_t bytes, uint32_t n) {
     return CK_ALPHA_NS + (int64_t)(moved_bytes(type, bytes, n) / CK_BYTES_PER_NS + 0.5);
 }
 
+/* A member's message size in sc__group.bytes' convention: an all-gather's
+ * comm_size is one rank's piece (ASTRA-sim's convention), the group's size
+ * is count pieces. */
+static int64_t member_bytes(const build_state *bs, uint32_t task, uint32_t count) {
+    int64_t b = ((const int64_t *)bs->bytes.data)[task];
+    if (!(((const uint8_t *)bs->timed.data)[task] & 4) || b <= 0) return b;
+    return b > INT64_MAX / count ? INT64_MAX : b * count;
+}
+
 /* Makes one group; times untimed members by the model. */
 static bool make_group(build_state *bs, uint8_t type, const uint32_t *members, uint32_t count) {
     sc__graph *g = bs->g;
-    const int64_t *bytes = bs->bytes.data;
     const uint8_t *timed = bs->timed.data;
     int64_t b = -1;
     bool all_timed = true;
     for (uint32_t i = 0; i < count; i++) {
-        if (bytes[members[i]] > b) b = bytes[members[i]];
+        int64_t mb = member_bytes(bs, members[i], count);
+        if (mb > b) b = mb;
         if (!(timed[members[i]] & 1)) all_timed = false;
     }
     uint32_t grp = sc__graph_add_group(g, (sc__coll_type)type, b, members, count);

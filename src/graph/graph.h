@@ -143,7 +143,7 @@ typedef struct sc__op {
  *
  * `bytes` is the message size as nccl-tests reports it in its "size"
  * column, so a communication model (bus bandwidth = size / time x a factor
- * per type) and Chakra's comm_size take it as it is:
+ * per type) takes it as it is:
  *   - all-reduce, broadcast, reduce: the buffer;
  *   - all-gather (and gather): the whole gathered output, i.e. one rank's
  *     input x the group size;
@@ -151,6 +151,12 @@ typedef struct sc__op {
  *     x the group size;
  *   - all-to-all: the whole buffer one rank sends (its input);
  *   - send/recv: the bytes sent.
+ * Chakra's comm_size, as ASTRA-sim reads it (its Ring.cc), is the buffer
+ * each rank starts with: the same for every type but all-gather, where it
+ * is one rank's input, i.e. `bytes` / the communicator's ranks. The Chakra
+ * export divides (astra_comm_size in src/report/chakra_export.c) and the
+ * import multiplies by the group's members (member_bytes in
+ * build_chakra.c).
  * Where it comes from (msg_size.c, collectives.c): the NCCL kernel's args,
  * "Out msg nelems" for an all-gather (PyTorch records the gathered output
  * there) and "In msg nelems" for the others (a reduce-scatter's input is the

@@ -41,7 +41,7 @@ static const struct {
     ATTR_NAME("comm_dst"),  ATTR_NAME("comm_tag"),   ATTR_NAME("tid"),        ATTR_NAME("stream"),
     ATTR_NAME("device"),    ATTR_NAME("rf_id"),      ATTR_NAME("sc_kind"),    ATTR_NAME("sc_dur_ns"),
     ATTR_NAME("sc_ts_ns"),  ATTR_NAME("sc_gap_ns"),  ATTR_NAME("sc_sync"),    ATTR_NAME("sc_sync_arg"),
-    ATTR_NAME("sc_coll_type"), ATTR_NAME("sc_flags"), ATTR_NAME("sc_eager")};
+    ATTR_NAME("sc_coll_type"), ATTR_NAME("sc_flags"), ATTR_NAME("sc_eager"), ATTR_NAME("sc_bytes")};
 
 /* ------------------------------------------------------------ decoding */
 

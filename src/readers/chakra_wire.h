@@ -44,6 +44,8 @@ typedef enum sc__ck_attr {
     SC__CA_SC_COLL_TYPE, /* sc__coll_type when Chakra has no equivalent */
     SC__CA_SC_FLAGS,    /* sc__task.flags */
     SC__CA_SC_EAGER,    /* a send/recv paired by an edge, not a rendezvous group */
+    SC__CA_SC_BYTES,    /* message size in sc__group.bytes' convention where
+                           comm_size (ASTRA-sim's) cannot give it back exactly */
     SC__CA_COUNT
 } sc__ck_attr;
 

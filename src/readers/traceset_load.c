@@ -7,7 +7,8 @@
  * results are deterministic). Files are sniffed by content: Kineto traces are
  * read by the Kineto reader, Chakra .et files (binary) by the Chakra reader
  * (src/readers/chakra.c: rank from <prefix>.<rank>.et); PyTorch Execution
- * Traces met while walking a directory are skipped with a warning. Ranks come
+ * Traces met while walking a directory are skipped with a warning, and an
+ * export's <prefix>.comm_group.json silently. Ranks come
  * from distributedInfo.rank, then the file name, then argument order.
  */
 #include "../io/source.h"
@@ -60,7 +61,11 @@ static bool has_suffix(const char *s, const char *suf) {
     return n >= m && strcmp(s + n - m, suf) == 0;
 }
 
+/* Trace files by name; PREFIX.comm_group.json, which a Chakra export
+ * writes beside its .et files (the ranks of each communicator, for
+ * ASTRA-sim), is not a trace. */
 static bool looks_like_trace_name(const char *name) {
+    if (has_suffix(name, ".comm_group.json")) return false;
     return has_suffix(name, ".json") || has_suffix(name, ".json.gz") || has_suffix(name, ".et") ||
            has_suffix(name, ".et.gz");
 }

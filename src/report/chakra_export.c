@@ -9,14 +9,19 @@
  * dependency names a smaller id):
  *   - CPU-side tasks -> COMP_NODE with is_cpu_op true and a `tid` attr;
  *     kernels, copies and memsets -> COMP_NODE with is_cpu_op false and a
- *     `stream` attr; collectives -> COMM_COLL_NODE (comm_type, pg_name naming
- *     the set of ranks taking part); sends/receives -> COMM_SEND_NODE /
+ *     `stream` attr; collectives -> COMM_COLL_NODE (comm_type, pg_name: "0"
+ *     when every rank takes part, else a number that PREFIX.comm_group.json
+ *     maps to the ranks, as ASTRA-sim reads it; a collective nobody else
+ *     joins becomes a GPU COMP_NODE, since ASTRA-sim would wait for its
+ *     peers forever); sends/receives -> COMM_SEND_NODE /
  *     COMM_RECV_NODE (comm_src, comm_dst, comm_tag = the pair's group index,
  *     unique per pair); every one of them whose size is known also gets
- *     comm_size (int64_val, bytes as sc__group.bytes in graph.h defines
- *     them: nccl-tests' "size", e.g. an all-gather's whole output), from its
- *     group, or for a send/recv outside any group (imported eager pairs)
- *     from the graph's loose_bytes;
+ *     comm_size (int64_val, bytes), from its group, or for a send/recv
+ *     outside any group (imported eager pairs) from the graph's
+ *     loose_bytes. Its convention is ASTRA-sim's: the buffer each rank
+ *     starts with. That is sc__group.bytes (graph.h: nccl-tests' "size")
+ *     for every type but all-gather, where nccl-tests counts the gathered
+ *     output and ASTRA-sim one rank's input (astra_comm_size);
  *   - duration_micros rounded to the nearest us, start_time_micros;
  *   - dependencies: program order on a CPU thread (and across threads) and
  *     imported control deps go to ctrl_deps (no data flows along them);
@@ -27,9 +32,13 @@
  * read its own export back into the same graph; other readers ignore them.
  * Not kept: the operator hierarchy (parent, module, layer) and event indices.
  *
- * SC_EXPORT_NO_CPU drops CPU operator tasks but keeps runtime calls (their
- * time moves into the next kept task's gap on that thread); SC_EXPORT_GPU_ONLY
- * keeps GPU tasks only. Dependencies through dropped tasks are kept: a kept
+ * SC_EXPORT_NO_CPU drops CPU operator tasks but keeps runtime calls. The
+ * dropped time moves to the next kept task on that thread: into its
+ * sc_gap_ns for stepcast, and the dropped durations also into its
+ * duration_micros, which is all ASTRA-sim reads (it has one CPU slot per
+ * NPU and no notion of gaps), so the CPU time it simulates stays that of
+ * the full export. Dropped time after a thread's last kept task is lost.
+ * SC_EXPORT_GPU_ONLY keeps GPU tasks only. Dependencies through dropped tasks are kept: a kept
  * task depends on the latest kept ancestor of each processor reached only
  * through dropped tasks (earlier ones on that processor follow from stream
  * or thread order).
@@ -79,52 +88,128 @@ static int64_t chakra_comm_type(uint8_t t) {
     }
 }
 
-/* The default kind a reader infers from (node type, is_cpu_op). */
-static uint8_t default_kind(const sc__task *t) {
+/* A collective that nobody else takes part in (no group, or one member):
+ * ASTRA-sim would wait forever for its peers, so it is written as a GPU
+ * COMP_NODE that lasts its traced duration (sc_kind keeps it a collective
+ * for stepcast). */
+static bool solo_coll(const sc__graph *g, const sc__task *t) {
+    return t->kind == SC_T_COLL &&
+           (t->group == SC__NONE || SC__VEC_AT(&g->groups, sc__group, t->group).count < 2);
+}
+
+static uint32_t node_type(const sc__graph *g, const sc__task *t) {
     switch (t->kind) {
-    case SC_T_COLL:
-    case SC_T_SEND:
-    case SC_T_RECV: return t->kind;
+    case SC_T_COLL: return solo_coll(g, t) ? SC__CK_COMP : SC__CK_COLL;
+    case SC_T_SEND: return SC__CK_SEND;
+    case SC_T_RECV: return SC__CK_RECV;
+    default: return SC__CK_COMP;
+    }
+}
+
+/* The kind a reader infers from (node type, is_cpu_op). */
+static uint8_t default_kind(uint32_t type, const sc__task *t) {
+    switch (type) {
+    case SC__CK_COLL: return SC_T_COLL;
+    case SC__CK_SEND: return SC_T_SEND;
+    case SC__CK_RECV: return SC_T_RECV;
     default: return sc__task_on_gpu(t->kind) ? SC_T_KERNEL : SC_T_CPU;
     }
 }
 
-/* pg_name per group: "pg<N>", N numbering the distinct sets of ranks in
- * order of first appearance (an order-independent hash of the set). */
-static bool name_groups(const sc__graph *g, uint32_t **pg_out) {
-    size_t ng = g->groups.len;
-    uint32_t *pg = sc__alloc_array(ng ? ng : 1, sizeof *pg);
-    size_t nslots = 16;
-    while (nslots < ng * 2) nslots *= 2;
-    uint64_t *keys = sc__alloc_array(nslots, sizeof *keys);
-    uint32_t *vals = calloc(nslots, sizeof *vals);
-    if (!pg || !keys || !vals) {
-        free(pg);
-        free(keys);
-        free(vals);
-        return false;
-    }
-    const sc__group *groups = g->groups.data;
-    const uint32_t *members = g->group_members.data;
+/* Communicator groups as ASTRA-sim reads them: pg_name is an integer, ""
+ * or "0" the world (every rank of the job), any other number a group that
+ * PREFIX.comm_group.json lists ({"1": [0, 1, 2, 3], ...}, its
+ * --comm-group-configuration). Per graph group: PG_WORLD, a number >= 1
+ * (one per distinct set of ranks, in order of first appearance), or
+ * PG_NONE for send/recv pairs, which name their peers instead. */
+#define PG_WORLD 0u
+#define PG_NONE UINT32_MAX
+
+typedef struct pg_table {
+    uint32_t *pg;      /* per group */
+    uint32_t *first;   /* per number - 1: the group that introduced it */
+    uint32_t count;    /* numbers handed out */
+} pg_table;
+
+static void pg_table_free(pg_table *t) {
+    free(t->pg);
+    free(t->first);
+}
+
+static int cmp_i64(const void *a, const void *b, void *ctx) {
+    (void)ctx;
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The distinct job ranks of group gi's members, ascending, into out
+ * (room for grp->count); returns how many. */
+static uint32_t group_ranks(const sc__graph *g, uint32_t gi, int64_t *out) {
+    const sc__group *grp = &SC__VEC_AT(&g->groups, sc__group, gi);
+    const uint32_t *m = &SC__VEC_AT(&g->group_members, uint32_t, grp->first);
     const sc__task *tasks = sc__graph_tasks(g);
     const sc__proc *procs = sc__graph_procs(g);
-    uint32_t next = 0;
-    for (size_t i = 0; i < ng; i++) {
-        uint64_t h = sc__hash_u64(groups[i].count + 0x9e3779b97f4a7c15ULL);
-        for (uint32_t m = 0; m < groups[i].count; m++)
-            h += sc__hash_u64((uint64_t)procs[tasks[members[groups[i].first + m]].proc].rank + 1);
-        size_t s = sc__hash_u64(h) & (nslots - 1);
-        while (vals[s] && keys[s] != h) s = (s + 1) & (nslots - 1);
-        if (!vals[s]) {
-            keys[s] = h;
-            vals[s] = ++next;
+    for (uint32_t i = 0; i < grp->count; i++)
+        out[i] = SC__VEC_AT(&g->ranks, sc__rank, procs[tasks[m[i]].proc].rank).rank;
+    sc__sort(out, grp->count, sizeof *out, cmp_i64, NULL);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < grp->count; i++)
+        if (!n || out[n - 1] != out[i]) out[n++] = out[i];
+    return n;
+}
+
+static bool is_coll_group(const sc__graph *g, const sc__group *grp) {
+    if (!grp->count) return false;
+    uint32_t m = SC__VEC_AT(&g->group_members, uint32_t, grp->first);
+    return sc__graph_tasks(g)[m].kind == SC_T_COLL;
+}
+
+static uint64_t ranks_hash(const int64_t *r, uint32_t n) {
+    uint64_t h = sc__hash_u64(n + 0x9e3779b97f4a7c15ULL);
+    for (uint32_t i = 0; i < n; i++) h = sc__hash_u64(h ^ (uint64_t)r[i]);
+    return h;
+}
+
+/* Numbers the rank sets of the collective groups (open addressing on the
+ * set's hash; equal hashes are compared member by member). */
+static bool name_groups(const sc__graph *g, pg_table *t) {
+    size_t ng = g->groups.len, nslots = 16, most = 1;
+    while (nslots < ng * 2) nslots *= 2;
+    const sc__group *groups = g->groups.data;
+    for (size_t i = 0; i < ng; i++)
+        if (groups[i].count > most) most = groups[i].count;
+    t->pg = sc__alloc_array(ng ? ng : 1, sizeof *t->pg);
+    t->first = sc__alloc_array(ng ? ng : 1, sizeof *t->first);
+    t->count = 0;
+    uint32_t *slots = calloc(nslots, sizeof *slots); /* number, 0 = empty */
+    int64_t *a = sc__alloc_array(most, sizeof *a), *b = sc__alloc_array(most, sizeof *b);
+    bool ok = t->pg && t->first && slots && a && b;
+    for (size_t i = 0; ok && i < ng; i++) {
+        uint32_t n = group_ranks(g, (uint32_t)i, a);
+        if (!is_coll_group(g, &groups[i])) {
+            t->pg[i] = PG_NONE;
+            continue;
         }
-        pg[i] = vals[s] - 1;
+        if (n == g->ranks.len) {
+            t->pg[i] = PG_WORLD;
+            continue;
+        }
+        size_t s = ranks_hash(a, n) & (nslots - 1);
+        for (; slots[s]; s = (s + 1) & (nslots - 1)) {
+            uint32_t other = t->first[slots[s] - 1];
+            if (group_ranks(g, other, b) == n && !memcmp(a, b, n * sizeof *a)) break;
+        }
+        if (!slots[s]) {
+            t->first[t->count] = (uint32_t)i;
+            slots[s] = ++t->count;
+        }
+        t->pg[i] = slots[s];
     }
-    free(keys);
-    free(vals);
-    *pg_out = pg;
-    return true;
+    free(slots);
+    free(a);
+    free(b);
+    if (!ok) pg_table_free(t);
+    return ok;
 }
 
 /* Send/recv pairs joined by a cross-rank edge instead of a group (imported
@@ -162,6 +247,12 @@ static bool eager_pairs(const sc__graph *g, uint32_t **partner_out, uint32_t **t
     return true;
 }
 
+/* CPU time of dropped tasks on a thread since its last kept task. */
+typedef struct xdropped {
+    int64_t time; /* their durations and gaps: the next kept task's sc_gap_ns */
+    int64_t busy; /* their durations: added to its duration_micros */
+} xdropped;
+
 /* What one rank's export needs, reused across ranks. */
 typedef struct xrank {
     uint32_t *order;    /* local task indices in export order */
@@ -174,7 +265,7 @@ typedef struct xrank {
     sc__vec deps;       /* uint64 ids for the current node (ctrl, then data) */
     sc__vec fam;        /* uint8 family per dep */
     sc__vec scratch;    /* uint32 candidate tasks */
-    int64_t *acc_gap;   /* per processor: dropped CPU time to fold in */
+    xdropped *dropped;  /* per processor: dropped CPU time to fold in */
 } xrank;
 
 /* Kahn over the rank's edges, FIFO from task order: deterministic, and it
@@ -316,25 +407,114 @@ static bool collect_deps(const sc__graph *g, uint32_t first, uint32_t v, bool ke
     return true;
 }
 
-/* Writes one node for kept task t (global index ti) into out. */
+/* What every node of the export needs about the whole graph. */
 typedef struct xgraph {
-    uint32_t *pg;              /* per group: pg_name number */
+    pg_table pgs;              /* pg_name per collective group */
     uint32_t *partner, *tag;   /* per task: eager send/recv pairs */
 } xgraph;
 
+/* comm_size as ASTRA-sim reads it (its Ring.cc and the other algorithms
+ * take it as the buffer each rank starts with): sc__group.bytes (nccl-tests'
+ * size) but for an all-gather, whose nccl-tests size is the gathered output
+ * and ASTRA-sim's one rank's input, i.e. divided by the communicator's ranks
+ * (the traced communicator's when known, else the group's). Where the
+ * group's members times that piece is not the graph's size, *keep_bytes is
+ * set: the size in stepcast's convention goes out too (sc_bytes). */
+static int64_t astra_comm_size(const sc__group *grp, int64_t bytes, bool *keep_bytes) {
+    *keep_bytes = false;
+    if (!grp || bytes < 0 || grp->type != SC_C_ALL_GATHER) return bytes;
+    uint32_t n = grp->comm_ranks ? grp->comm_ranks : grp->count;
+    if (!n) return bytes;
+    int64_t piece = bytes / n;
+    *keep_bytes = (uint64_t)piece * grp->count != (uint64_t)bytes;
+    return piece;
+}
+
+/* comm_type, comm_size and pg_name of a collective (a number, or
+ * "ungrouped.<rank>" on a collective in no group, written as a COMP node). */
+static void encode_coll(const sc__graph *g, uint32_t ti, const xgraph *xg, int64_t rank, sc__pbuf *body) {
+    const sc__task *t = &sc__graph_tasks(g)[ti];
+    const sc__group *grp = t->group != SC__NONE ? &SC__VEC_AT(&g->groups, sc__group, t->group) : NULL;
+    uint8_t ct = grp ? grp->type : SC_C_UNKNOWN;
+    sc__pb_attr_int64(body, NODE_ATTR, "comm_type", chakra_comm_type(ct));
+    int64_t bytes = sc__graph_task_bytes(g, ti);
+    bool keep_bytes;
+    int64_t size = astra_comm_size(grp, bytes, &keep_bytes);
+    if (size >= 0) sc__pb_attr_int64(body, NODE_ATTR, "comm_size", size);
+    if (keep_bytes) sc__pb_attr_int64(body, NODE_ATTR, "sc_bytes", bytes);
+    char pgname[48];
+    int n = grp ? snprintf(pgname, sizeof pgname, "%u", xg->pgs.pg[t->group])
+                : snprintf(pgname, sizeof pgname, "ungrouped.%lld", (long long)rank);
+    sc__pb_attr_str(body, NODE_ATTR, "pg_name", pgname, (size_t)n);
+    if (ct >= SC_C_SEND_RECV) sc__pb_attr_int64(body, NODE_ATTR, "sc_coll_type", ct);
+}
+
+/* comm_src, comm_dst, comm_tag (and comm_size) of a send or receive. */
+static void encode_p2p(const sc__graph *g, uint32_t ti, const xgraph *xg, int64_t rank, sc__pbuf *body) {
+    const sc__task *t = &sc__graph_tasks(g)[ti];
+    const sc__group *grp = t->group != SC__NONE ? &SC__VEC_AT(&g->groups, sc__group, t->group) : NULL;
+    int64_t src = rank, dst = rank;
+    if (grp) {
+        const uint32_t *m = &SC__VEC_AT(&g->group_members, uint32_t, grp->first);
+        for (uint32_t i = 0; i < grp->count; i++) {
+            const sc__task *o = &sc__graph_tasks(g)[m[i]];
+            int64_t r = SC__VEC_AT(&g->ranks, sc__rank, sc__graph_procs(g)[o->proc].rank).rank;
+            if (o->kind == SC_T_SEND) src = r;
+            else if (o->kind == SC_T_RECV) dst = r;
+        }
+    }
+    int64_t bytes = sc__graph_task_bytes(g, ti);
+    if (bytes >= 0) sc__pb_attr_int64(body, NODE_ATTR, "comm_size", bytes);
+    int32_t tag = grp ? (int32_t)(t->group & 0x7fffffff) : -1;
+    uint32_t other = xg->partner[ti];
+    if (!grp && other != SC__NONE) {
+        int64_t r = SC__VEC_AT(&g->ranks, sc__rank, sc__graph_procs(g)[sc__graph_tasks(g)[other].proc].rank).rank;
+        if (t->kind == SC_T_SEND) dst = r;
+        else src = r;
+        tag = (int32_t)xg->tag[ti];
+    }
+    sc__pb_attr_int32(body, NODE_ATTR, "comm_src", (int32_t)src);
+    sc__pb_attr_int32(body, NODE_ATTR, "comm_dst", (int32_t)dst);
+    sc__pb_attr_int32(body, NODE_ATTR, "comm_tag", tag);
+    if (!grp && other != SC__NONE) sc__pb_attr_int64(body, NODE_ATTR, "sc_eager", 1);
+}
+
+/* sc_sync / sc_sync_arg of a sync task: the stream id, the device or the
+ * node id it waits for. */
+static void encode_sync(const sc__graph *g, const sc__task *t, const xrank *x, sc__pbuf *body) {
+    const sc__proc *pr = &sc__graph_procs(g)[t->proc];
+    int64_t arg = -1;
+    if (t->sync == SC_SYNC_STREAM && t->sync_arg < g->procs.len)
+        arg = sc__graph_procs(g)[t->sync_arg].id;
+    else if (t->sync == SC_SYNC_DEVICE)
+        arg = t->sync_arg;
+    else if (t->sync == SC_SYNC_TASK && t->sync_arg < g->tasks.len) {
+        const sc__rank *rk = &SC__VEC_AT(&g->ranks, sc__rank, pr->rank);
+        uint32_t local = t->sync_arg - rk->first_task;
+        if (t->sync_arg >= rk->first_task && local < rk->ntasks && x->node_id[local] != SC__NONE)
+            arg = x->node_id[local];
+    }
+    if (arg >= 0) {
+        sc__pb_attr_int64(body, NODE_ATTR, "sc_sync", t->sync);
+        sc__pb_attr_int64(body, NODE_ATTR, "sc_sync_arg", arg);
+    }
+}
+
+/* Writes one node for kept task ti into out. fold.time is the CPU time
+ * before it on its thread that no kept node covers (its own gap and the
+ * dropped tasks' time, stepcast's sc_gap_ns); fold.busy the dropped tasks'
+ * durations alone, added to its duration_micros so that ASTRA-sim, which
+ * reads no gaps, still spends the operators' CPU time (where an export
+ * keeps every task it would have spent it on them). */
 static void encode_node(const sc__graph *g, uint32_t ti, uint64_t id, const xrank *x,
-                        const xgraph *xg, int64_t gap, sc__pbuf *body, sc__pbuf *out) {
-    const uint32_t *pg = xg->pg;
+                        const xgraph *xg, xdropped fold, sc__pbuf *body, sc__pbuf *out) {
     const sc__task *t = &sc__graph_tasks(g)[ti];
     const sc__proc *pr = &sc__graph_procs(g)[t->proc];
     body->len = 0;
     sc__pb_put_uint(body, NODE_ID, id);
     const char *name = sc__graph_str(g, t->name);
     sc__pb_put_str(body, NODE_NAME, name, sc__intern_len(&g->strings, t->name));
-    uint32_t type = t->kind == SC_T_COLL ? SC__CK_COLL
-                    : t->kind == SC_T_SEND ? SC__CK_SEND
-                    : t->kind == SC_T_RECV ? SC__CK_RECV
-                                           : SC__CK_COMP;
+    uint32_t type = node_type(g, t);
     sc__pb_put_uint(body, NODE_TYPE, type);
     /* Dependencies: ctrl ones come first in x->deps. */
     const uint64_t *deps = x->deps.data;
@@ -345,7 +525,8 @@ static void encode_node(const sc__graph *g, uint32_t ti, uint64_t id, const xran
     sc__pb_put_packed(body, NODE_DATA, nctrl < x->deps.len ? deps + nctrl : NULL, x->deps.len - nctrl);
     if (t->ts > 0) sc__pb_put_uint(body, NODE_START, (uint64_t)t->ts / 1000);
     int64_t dur = t->dur > 0 ? t->dur : 0;
-    sc__pb_put_uint(body, NODE_DUR, (uint64_t)(dur + 500) / 1000);
+    uint64_t dur_us = (uint64_t)(dur + fold.busy + 500) / 1000;
+    sc__pb_put_uint(body, NODE_DUR, dur_us);
     bool gpu = sc__task_on_gpu(t->kind);
     sc__pb_attr_bool(body, NODE_ATTR, "is_cpu_op", !gpu);
     if (gpu) {
@@ -354,70 +535,20 @@ static void encode_node(const sc__graph *g, uint32_t ti, uint64_t id, const xran
     } else {
         sc__pb_attr_int64(body, NODE_ATTR, "tid", pr->id);
     }
-    const sc__group *grp = t->group != SC__NONE ? &SC__VEC_AT(&g->groups, sc__group, t->group) : NULL;
     int64_t rank = SC__VEC_AT(&g->ranks, sc__rank, pr->rank).rank;
-    int64_t bytes = sc__task_is_comm(t->kind) ? sc__graph_task_bytes(g, ti) : -1;
-    if (t->kind == SC_T_COLL) {
-        uint8_t ct = grp ? grp->type : SC_C_UNKNOWN;
-        sc__pb_attr_int64(body, NODE_ATTR, "comm_type", chakra_comm_type(ct));
-        if (bytes >= 0) sc__pb_attr_int64(body, NODE_ATTR, "comm_size", bytes);
-        char pgname[48];
-        int n = grp ? snprintf(pgname, sizeof pgname, "pg%u", pg[t->group])
-                    : snprintf(pgname, sizeof pgname, "ungrouped.%lld", (long long)rank);
-        sc__pb_attr_str(body, NODE_ATTR, "pg_name", pgname, (size_t)n);
-        if (ct >= SC_C_SEND_RECV) sc__pb_attr_int64(body, NODE_ATTR, "sc_coll_type", ct);
-    } else if (t->kind == SC_T_SEND || t->kind == SC_T_RECV) {
-        int64_t src = rank, dst = rank;
-        if (grp) {
-            const uint32_t *m = &SC__VEC_AT(&g->group_members, uint32_t, grp->first);
-            for (uint32_t i = 0; i < grp->count; i++) {
-                const sc__task *o = &sc__graph_tasks(g)[m[i]];
-                int64_t r = SC__VEC_AT(&g->ranks, sc__rank, sc__graph_procs(g)[o->proc].rank).rank;
-                if (o->kind == SC_T_SEND) src = r;
-                else if (o->kind == SC_T_RECV) dst = r;
-            }
-        }
-        if (bytes >= 0) sc__pb_attr_int64(body, NODE_ATTR, "comm_size", bytes);
-        int32_t tag = grp ? (int32_t)(t->group & 0x7fffffff) : -1;
-        uint32_t other = xg->partner[ti];
-        if (!grp && other != SC__NONE) {
-            int64_t r = SC__VEC_AT(&g->ranks, sc__rank, sc__graph_procs(g)[sc__graph_tasks(g)[other].proc].rank).rank;
-            if (t->kind == SC_T_SEND) dst = r;
-            else src = r;
-            tag = (int32_t)xg->tag[ti];
-        }
-        sc__pb_attr_int32(body, NODE_ATTR, "comm_src", (int32_t)src);
-        sc__pb_attr_int32(body, NODE_ATTR, "comm_dst", (int32_t)dst);
-        sc__pb_attr_int32(body, NODE_ATTR, "comm_tag", tag);
-        if (!grp && other != SC__NONE) sc__pb_attr_int64(body, NODE_ATTR, "sc_eager", 1);
-    }
+    if (t->kind == SC_T_COLL) encode_coll(g, ti, xg, rank, body);
+    else if (t->kind == SC_T_SEND || t->kind == SC_T_RECV) encode_p2p(g, ti, xg, rank, body);
     /* stepcast's own attributes, for an exact round trip. */
-    if (t->kind != default_kind(t)) sc__pb_attr_int64(body, NODE_ATTR, "sc_kind", t->kind);
-    if (dur % 1000) sc__pb_attr_int64(body, NODE_ATTR, "sc_dur_ns", dur);
+    if (t->kind != default_kind(type, t)) sc__pb_attr_int64(body, NODE_ATTR, "sc_kind", t->kind);
+    if (dur_us * 1000 != (uint64_t)dur) sc__pb_attr_int64(body, NODE_ATTR, "sc_dur_ns", dur);
     if (t->ts < 0 || t->ts % 1000) sc__pb_attr_int64(body, NODE_ATTR, "sc_ts_ns", t->ts);
-    if (gap) sc__pb_attr_int64(body, NODE_ATTR, "sc_gap_ns", gap);
+    if (fold.time) sc__pb_attr_int64(body, NODE_ATTR, "sc_gap_ns", fold.time);
     if (t->flags) sc__pb_attr_int64(body, NODE_ATTR, "sc_flags", t->flags);
     if (t->op != SC__NONE && t->op < g->ops.len) {
         uint32_t on = SC__VEC_AT(&g->ops, sc__op, t->op).name;
         sc__pb_attr_str(body, NODE_ATTR, "sc_op", sc__graph_str(g, on), sc__intern_len(&g->strings, on));
     }
-    if (t->kind == SC_T_SYNC && t->sync != SC_SYNC_NONE) {
-        int64_t arg = -1;
-        if (t->sync == SC_SYNC_STREAM && t->sync_arg < g->procs.len)
-            arg = sc__graph_procs(g)[t->sync_arg].id;
-        else if (t->sync == SC_SYNC_DEVICE)
-            arg = t->sync_arg;
-        else if (t->sync == SC_SYNC_TASK && t->sync_arg < g->tasks.len) {
-            const sc__rank *rk = &SC__VEC_AT(&g->ranks, sc__rank, pr->rank);
-            uint32_t local = t->sync_arg - rk->first_task;
-            if (t->sync_arg >= rk->first_task && local < rk->ntasks && x->node_id[local] != SC__NONE)
-                arg = x->node_id[local];
-        }
-        if (arg >= 0) {
-            sc__pb_attr_int64(body, NODE_ATTR, "sc_sync", t->sync);
-            sc__pb_attr_int64(body, NODE_ATTR, "sc_sync_arg", arg);
-        }
-    }
+    if (t->kind == SC_T_SYNC && t->sync != SC_SYNC_NONE) encode_sync(g, t, x, body);
     if (x->deps.len) sc__pb_attr_bytes(body, NODE_ATTR, "sc_fam", fam, x->deps.len);
     sc__pb_frame(out, body);
 }
@@ -444,7 +575,7 @@ static void xrank_free(xrank *x) {
     free(x->pred_fam);
     free(x->front_off);
     free(x->front_len);
-    free(x->acc_gap);
+    free(x->dropped);
     sc__vec_free(&x->front);
     sc__vec_free(&x->deps);
     sc__vec_free(&x->fam);
@@ -486,7 +617,7 @@ static sc_status encode_rank(const sc__graph *g, uint32_t r, unsigned flags, con
         x->node_id[rk->step_first_task - first] != SC__NONE)
         step_first = x->node_id[rk->step_first_task - first];
     encode_meta(g, rk, step_first, body, out);
-    memset(x->acc_gap, 0, g->procs.len * sizeof *x->acc_gap);
+    memset(x->dropped, 0, g->procs.len * sizeof *x->dropped);
     for (uint32_t w = 0; w < n; w++) {
         uint32_t v = x->order[w];
         const sc__task *t = &tasks[first + v];
@@ -495,15 +626,19 @@ static sc_status encode_rank(const sc__graph *g, uint32_t r, unsigned flags, con
             return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory exporting");
         bool thread = sc__graph_procs(g)[t->proc].kind == SC_P_THREAD;
         if (!kept) {
-            if (thread) x->acc_gap[t->proc] += t->gap + (t->dur > 0 ? t->dur : 0);
+            if (thread) {
+                x->dropped[t->proc].time += t->gap + (t->dur > 0 ? t->dur : 0);
+                x->dropped[t->proc].busy += t->dur > 0 ? t->dur : 0;
+            }
             continue;
         }
-        int64_t gap = t->gap;
+        xdropped fold = {t->gap, 0};
         if (thread) {
-            gap += x->acc_gap[t->proc];
-            x->acc_gap[t->proc] = 0;
+            fold.time += x->dropped[t->proc].time;
+            fold.busy = x->dropped[t->proc].busy;
+            x->dropped[t->proc] = (xdropped){0, 0};
         }
-        encode_node(g, first + v, x->node_id[v], x, xg, gap, body, out);
+        encode_node(g, first + v, x->node_id[v], x, xg, fold, body, out);
         st->deps += x->deps.len;
     }
     st->nodes += next;
@@ -518,7 +653,42 @@ static sc_status write_file(const char *path, const sc__pbuf *data, unsigned fla
     if (st != SC_OK) return st;
     if (data->len && fwrite(data->data, 1, data->len, sc_output_file(o)) != data->len) {
         sc_output_abort(o);
-        return sc__fail(err, SC_E_IO, path, SC_NO_OFFSET, "cannot write");
+        return sc__fail(err, SC_E_INTERNAL, path, SC_NO_OFFSET, "cannot write output");
+    }
+    return sc_output_commit(o, err);
+}
+
+/* PREFIX.comm_group.json: each numbered pg_name and its ranks, ascending
+ * ({} when every collective spans the world), for ASTRA-sim's
+ * --comm-group-configuration. */
+static sc_status write_comm_groups(const sc__graph *g, const pg_table *t, const char *path, unsigned flags,
+                                   sc_error *err) {
+    size_t most = 1;
+    for (uint32_t k = 0; k < t->count; k++) {
+        uint32_t c = SC__VEC_AT(&g->groups, sc__group, t->first[k]).count;
+        if (c > most) most = c;
+    }
+    int64_t *r = sc__alloc_array(most, sizeof *r);
+    if (!r) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    sc_output *o;
+    sc_status st = sc_output_open(path, (flags & SC_EXPORT_FORCE) ? SC_OUTPUT_FORCE : 0, &o, err);
+    if (st != SC_OK) {
+        free(r);
+        return st;
+    }
+    FILE *f = sc_output_file(o);
+    fputs("{", f);
+    for (uint32_t k = 0; k < t->count; k++) {
+        uint32_t n = group_ranks(g, t->first[k], r);
+        fprintf(f, "%s\n  \"%u\": [", k ? "," : "", k + 1);
+        for (uint32_t i = 0; i < n; i++) fprintf(f, "%s%lld", i ? ", " : "", (long long)r[i]);
+        fputs("]", f);
+    }
+    fputs(t->count ? "\n}\n" : "}\n", f);
+    free(r);
+    if (ferror(f)) {
+        sc_output_abort(o);
+        return sc__fail(err, SC_E_INTERNAL, path, SC_NO_OFFSET, "cannot write output");
     }
     return sc_output_commit(o, err);
 }
@@ -528,9 +698,9 @@ sc_status sc__chakra_export(const sc__graph *g, const char *prefix, unsigned fla
     sc__chakra_export_stats st = {0};
     if (!g->succ_off) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "graph is not finished");
     xgraph xg = {0};
-    if (!name_groups(g, &xg.pg)) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    if (!name_groups(g, &xg.pgs)) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     if (!eager_pairs(g, &xg.partner, &xg.tag)) {
-        free(xg.pg);
+        pg_table_free(&xg.pgs);
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     }
     xrank x;
@@ -539,14 +709,20 @@ sc_status sc__chakra_export(const sc__graph *g, const char *prefix, unsigned fla
     sc__vec_init(&x.deps, sizeof(uint64_t));
     sc__vec_init(&x.fam, 1);
     sc__vec_init(&x.scratch, sizeof(uint32_t));
-    x.acc_gap = calloc(g->procs.len ? g->procs.len : 1, sizeof *x.acc_gap);
+    x.dropped = calloc(g->procs.len ? g->procs.len : 1, sizeof *x.dropped);
     sc__pbuf body, out;
     sc__pbuf_init(&body);
     sc__pbuf_init(&out);
-    sc_status s = x.acc_gap ? SC_OK : sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    sc_status s = x.dropped ? SC_OK : sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     size_t plen = strlen(prefix);
     char *path = malloc(plen + 32);
     if (!path && s == SC_OK) s = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    /* The groups first: a bad folder fails before any rank is encoded. */
+    if (s == SC_OK) {
+        snprintf(path, plen + 32, "%s.comm_group.json", prefix);
+        s = write_comm_groups(g, &xg.pgs, path, flags, err);
+        st.comm_groups = xg.pgs.count;
+    }
     for (uint32_t r = 0; r < g->ranks.len && s == SC_OK; r++) {
         s = encode_rank(g, r, flags, &xg, &x, &body, &out, &st, err);
         if (s != SC_OK) break;
@@ -556,7 +732,7 @@ sc_status sc__chakra_export(const sc__graph *g, const char *prefix, unsigned fla
         st.files++;
     }
     free(path);
-    free(xg.pg);
+    pg_table_free(&xg.pgs);
     free(xg.partner);
     free(xg.tag);
     xrank_free(&x);
@@ -578,6 +754,7 @@ sc_status sc_graph_export_chakra(const sc_graph *jg, const char *prefix, unsigne
                                    .nodes = st.nodes,
                                    .dependencies = st.deps,
                                    .bytes = st.bytes,
-                                   .graph_tasks = jg->g->tasks.len};
+                                   .graph_tasks = jg->g->tasks.len,
+                                   .comm_groups = st.comm_groups};
     return s;
 }

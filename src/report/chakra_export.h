@@ -10,9 +10,11 @@
 
 typedef struct sc__chakra_export_stats {
     uint64_t nodes, deps, bytes, files;
+    uint64_t comm_groups; /* numbered pg_names in PREFIX.comm_group.json */
 } sc__chakra_export_stats;
 
-/* Writes PREFIX.<rank>.et for every rank of a finished graph; flags are
+/* Writes PREFIX.<rank>.et for every rank of a finished graph, and
+ * PREFIX.comm_group.json, the ranks of each numbered pg_name; flags are
  * SC_EXPORT_* from stepcast.h. */
 sc_status sc__chakra_export(const sc__graph *g, const char *prefix, unsigned flags,
                             sc__chakra_export_stats *stats, sc_error *err);

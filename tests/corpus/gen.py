@@ -162,6 +162,8 @@ put("chakra_dup_ids/job.0.et", et_file([node(1, "a"), node(1, "b"), node(2, "c",
 put("chakra_truncated/job.0.et", et_file([node(1, "a"), node(2, "b", ctrl=[1])])[:-3])
 put("chakra_huge_frame/job.0.et", frame(field(1, 2, b"0.0.4")) + varint(1 << 31) + b"\x08\x01")
 put("chakra_bad_type/job.0.et", et_file([node(1, "a", ntype=99)]))
+# Two collectives (COMM_COLL_NODE) without comm_size: their size is unknown, which a warning says.
+put("chakra_no_size/job.0.et", et_file([node(1, "all_reduce", ntype=7), node(2, "all_reduce", ntype=7, data=[1])]))
 put("chakra_empty/job.0.et", b"")
 # baseTimeNanoseconds near the int64 limit: adding it to ts must not overflow.
 put("base_time_overflow.json", b'{"baseTimeNanoseconds": 9000000000000000000, "traceEvents": [' +
