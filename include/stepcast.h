@@ -268,6 +268,17 @@ SC_API sc_status sc_replay_run(const sc_traceset *set, const sc_replay_options *
                                sc_error *err);
 SC_API void sc_replay_free(sc_replay *replay);
 
+/* One end of a rank's measured step: the traced event whose start opens it
+ * (the ProfilerStep#N annotation, or with none the window's first task) or
+ * whose end closes it (the last task the step caused, CPU or GPU). */
+typedef struct sc_step_mark {
+    const char *event; /* its name ("ProfilerStep#3", a kernel's...); NULL: no measured step */
+    const char *kind;  /* "step_annotation", or the task's kind: "cpu", "launch", "sync",
+                          "kernel", "memcpy", "collective"... */
+    int on_stream;     /* 1: it ran on a GPU stream, 0: on a CPU thread */
+    int64_t on;        /* that stream's or thread's id */
+} sc_step_mark;
+
 /* One rank: measured and simulated step, and where the simulated time went
  * from the GPU's point of view. */
 typedef struct sc_replay_rank {
@@ -279,6 +290,9 @@ typedef struct sc_replay_rank {
     int64_t exposed_compute_ns, exposed_comm_ns, overlapped_ns, idle_ns;
     const double *sm_busy;     /* share of each 1 ms window with a busy stream */
     size_t sm_windows;
+    sc_step_mark opens, closes; /* what the measured step is measured from */
+    int64_t after_annotation_ns; /* how far past the annotation's end the step closes
+                                    (a GPU tail); -1 without an annotation */
 } sc_replay_rank;
 
 /* The job's step: its slowest rank, measured and simulated. */

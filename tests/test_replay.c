@@ -501,6 +501,65 @@ static void test_chrome_timeline(void **state) {
     sc_traceset_free(set);
 }
 
+/* What the measured step is measured from, per rank: Megatron's opens at
+ * ProfilerStep#3 on every rank and, on the ranks whose GPU runs past the
+ * annotation, closes on that GPU work (rank 1: a kernel on stream 7, 34 ms
+ * after the annotation ends); DLRM's GPU work ends inside ProfilerStep#10,
+ * so its steps close with the annotation's own CPU time. */
+static void check_measured_from(const char *dir, const char *step, size_t want_tail) {
+    const char *path = sc_test_trace(dir);
+    sc_traceset *set = load(&path, 1);
+    sc_replay *r = replay(set, true, NULL);
+    size_t tails = 0;
+    for (size_t k = 0; k < r->nranks; k++) {
+        sc_replay_rank rk;
+        sc_error err;
+        assert_int_equal(sc_replay_rank_at(r, k, &rk, &err), SC_OK);
+        assert_string_equal(rk.opens.event, step);
+        assert_string_equal(rk.opens.kind, "step_annotation");
+        assert_int_equal(rk.opens.on_stream, 0);
+        const sc__rank *gr = &SC__VEC_AT(&r->g->ranks, sc__rank, k);
+        const sc__task *last = &sc__graph_tasks(r->g)[gr->step_last_task];
+        assert_int_equal(last->ts + last->dur, gr->step_end); /* the closing event ends the step */
+        assert_int_equal(rk.measured_ns, gr->step_end - gr->step_start);
+        assert_true(rk.after_annotation_ns >= 0);
+        if (rk.after_annotation_ns > 0) {
+            tails++;
+            assert_int_equal(rk.closes.on_stream, 1); /* only GPU work outlives the annotation */
+        } else {
+            assert_string_equal(rk.closes.event, step);
+            assert_string_equal(rk.closes.kind, "cpu");
+        }
+        printf("# %s rank %lld: %s .. %s (%s %s %lld), +%.3f ms\n", dir, (long long)rk.rank, rk.opens.event,
+               rk.closes.event, rk.closes.kind, rk.closes.on_stream ? "stream" : "thread",
+               (long long)rk.closes.on, rk.after_annotation_ns / 1e6);
+    }
+    assert_int_equal(tails, want_tail);
+    sc_replay_free(r);
+    sc_traceset_free(set);
+}
+
+static void test_measured_from(void **state) {
+    (void)state;
+    check_measured_from("megatron-tp8-a100", "ProfilerStep#3", 7);
+    check_measured_from("param-dlrm-8rank/kineto", "ProfilerStep#10", 0);
+    /* Megatron's rank 1 closes on a kernel of stream 7, 34.327 ms late. */
+    const char *path = sc_test_trace("megatron-tp8-a100/megatron_kineto_1.json.gz");
+    sc_traceset *set = load(&path, 1);
+    sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
+    size_t n;
+    char *json = report(set, &o, 1, &n);
+    assert_non_null(strstr(json, "\"measured_from\":{\"opens\":{\"event\":\"ProfilerStep#3\","
+                                 "\"kind\":\"step_annotation\",\"thread\":"));
+    assert_non_null(strstr(json, "\"kind\":\"kernel\",\"stream\":7,\"after_annotation_us\":34327.000}"));
+    char *text = report(set, &o, 0, &n);
+    assert_non_null(strstr(text, "from the start of ProfilerStep#3 (step_annotation, thread "));
+    assert_non_null(strstr(text, "(kernel, stream 7), 34.327 ms after the annotation ends"));
+    free(json);
+    free(text);
+    sc_traceset_free(set);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_megatron_8_ranks),
@@ -514,6 +573,7 @@ int main(void) {
         cmocka_unit_test(test_timings),
         cmocka_unit_test(test_breakdown_and_critical_path),
         cmocka_unit_test(test_job_memory_budget),
+        cmocka_unit_test(test_measured_from),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -136,7 +136,8 @@ static void ctx_free(sc__bctx *c) {
 }
 
 /* Measured step of the rank: from the annotation's start to the end of the
- * last task the iteration caused (CPU or GPU). */
+ * last task the iteration caused (CPU or GPU), that task recorded as the
+ * one that closes it (graph.h). */
 static void set_step(sc__bctx *c) {
     sc__rank *r = &SC__VEC_AT(&c->g->ranks, sc__rank, c->rank);
     const sc__task *tasks = sc__graph_tasks(c->g);
@@ -145,10 +146,15 @@ static void set_step(sc__bctx *c) {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = c->first_task; i < end; i++) {
         if (tasks[i].ts - tasks[i].gap < lo) lo = tasks[i].ts - tasks[i].gap;
-        if (tasks[i].ts + tasks[i].dur > hi) hi = tasks[i].ts + tasks[i].dur;
+        if (tasks[i].ts + tasks[i].dur > hi) {
+            hi = tasks[i].ts + tasks[i].dur;
+            r->step_last_task = (uint32_t)i;
+        }
     }
     r->step_start = c->win.whole ? (lo == INT64_MAX ? 0 : lo) : c->win.start;
     r->step_end = hi == INT64_MIN ? r->step_start : hi;
+    r->step_number = c->win.whole ? -1 : c->win.number;
+    r->annotation_end = c->win.whole ? r->step_end : c->win.end;
     /* The main thread's tasks come first, in seq order. */
     r->step_first_task = c->main_proc != SC__NONE && r->ntasks ? c->first_task : SC__NONE;
     if (r->step_first_task == SC__NONE && r->ntasks) {
@@ -373,6 +379,7 @@ static bool append_part(sc__graph *g, sc__vec *comms, rank_part *part) {
             gr[k] = pr[k];
             gr[k].first_task += toff;
             if (gr[k].step_first_task != SC__NONE) gr[k].step_first_task += toff;
+            if (gr[k].step_last_task != SC__NONE) gr[k].step_last_task += toff;
         }
         g->ranks.len += nr;
         const sc__proc *pp = (const sc__proc *)p->procs.data;

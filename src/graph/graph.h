@@ -187,9 +187,17 @@ typedef struct sc__rank {
     int64_t rank;          /* the job rank */
     uint32_t trace;        /* index in the trace set, SC__NONE for imported graphs */
     uint32_t first_task, ntasks; /* tasks of a rank are contiguous */
-    int64_t step_start;    /* measured step window (ns), for measured-vs-simulated */
+    /* The measured step, for measured-vs-simulated: it opens at step_start,
+     * the start of the ProfilerStep#N annotation (or, with none, of the
+     * window's first task), and closes at step_end, the end of the last task
+     * the step caused, CPU or GPU (step_last_task): the GPU tail after the
+     * annotation counts. The simulated step opens at step_first_task. */
+    int64_t step_start;    /* ns */
     int64_t step_end;
+    int64_t step_number;   /* N of the ProfilerStep#N that opens the step, -1 when none */
+    int64_t annotation_end; /* ns: where that annotation ends (step_end may be later) */
     uint32_t step_first_task; /* task whose start opens the step (the annotation's first) */
+    uint32_t step_last_task;  /* task whose end closes it, SC__NONE when none */
 } sc__rank;
 
 typedef struct sc__graph {

@@ -90,6 +90,41 @@ static bool rank_breakdown(const sc_replay *r, sc__replay_rank *rr, const uint32
     return true;
 }
 
+/* The ProfilerStep#N operator that encloses task t (interned), SC__NONE. */
+static uint32_t step_annotation(const sc__graph *g, uint32_t t) {
+    uint32_t op = sc__graph_tasks(g)[t].op;
+    for (size_t depth = 0; op != SC__NONE && op < g->ops.len && depth < g->ops.len; depth++) {
+        const sc__op *o = &SC__VEC_AT(&g->ops, sc__op, op);
+        if (sc__starts_with(sc__graph_str(g, o->name), "ProfilerStep#")) return o->name;
+        op = o->parent;
+    }
+    return SC__NONE;
+}
+
+static sc_step_mark task_mark(const sc__graph *g, uint32_t t) {
+    const sc__task *task = &sc__graph_tasks(g)[t];
+    const sc__proc *p = &sc__graph_procs(g)[task->proc];
+    return (sc_step_mark){sc__graph_str(g, task->name), sc__task_kind_name(task->kind),
+                          p->kind == SC_P_STREAM, p->id};
+}
+
+void sc__replay_measured_from(const sc_replay *r, size_t k, sc_step_mark *opens, sc_step_mark *closes,
+                              int64_t *after_annotation_ns) {
+    const sc__graph *g = r->g;
+    const sc__rank *gr = &SC__VEC_AT(&g->ranks, sc__rank, k);
+    size_t nt = g->tasks.len;
+    *opens = *closes = (sc_step_mark){NULL, NULL, 0, 0};
+    *after_annotation_ns = -1;
+    if (gr->step_end <= gr->step_start || gr->step_first_task >= nt || gr->step_last_task >= nt) return;
+    *opens = task_mark(g, gr->step_first_task);
+    *closes = task_mark(g, gr->step_last_task);
+    uint32_t step = gr->step_number >= 0 ? step_annotation(g, gr->step_first_task) : SC__NONE;
+    if (step == SC__NONE) return;
+    opens->event = sc__graph_str(g, step);
+    opens->kind = "step_annotation";
+    *after_annotation_ns = gr->step_end > gr->annotation_end ? gr->step_end - gr->annotation_end : 0;
+}
+
 bool sc__replay_per_rank(sc_replay *r) {
     const sc__graph *g = r->g;
     const sc__task *tasks = sc__graph_tasks(g);

@@ -226,6 +226,7 @@ sc_status sc_replay_rank_at(const sc_replay *r, size_t i, sc_replay_rank *out, s
                             .idle_ns = rr->idle_ns,
                             .sm_busy = rr->sm_busy,
                             .sm_windows = rr->nwindows};
+    sc__replay_measured_from(r, i, &out->opens, &out->closes, &out->after_annotation_ns);
     return SC_OK;
 }
 

@@ -96,6 +96,11 @@ static inline double sc__replay_error_pct(int64_t measured, int64_t simulated) {
  * step and its SM-busy windows (breakdown.c); then the slowest ranks. False
  * on out-of-memory. */
 bool sc__replay_per_rank(sc_replay *r);
+/* What rank k's measured step is measured from (breakdown.c): the events
+ * that open and close it (event NULL when it has none), and how far past
+ * its annotation it closes (-1 without one). */
+void sc__replay_measured_from(const sc_replay *r, size_t k, sc_step_mark *opens, sc_step_mark *closes,
+                              int64_t *after_annotation_ns);
 /* The critical path from the slowest rank's last task back (critical_path.c).
  * False on out-of-memory. */
 bool sc__replay_critical_path(sc_replay *r);

@@ -31,6 +31,51 @@ static void json_items(sc__buf *b, const char *key, const sc_cp_item *items, siz
     sc__buf_puts(b, last ? "]" : "],");
 }
 
+/* ------------------------------------------------------------ measured step */
+
+static void mark_json(sc__buf *b, const char *key, const sc_step_mark *m) {
+    sc__buf_printf(b, "\"%s\":{\"event\":", key);
+    sc__buf_json_str(b, m->event, strlen(m->event));
+    sc__buf_printf(b, ",\"kind\":\"%s\",\"%s\":%lld", m->kind, m->on_stream ? "stream" : "thread",
+                   (long long)m->on);
+}
+
+/* "measured_from":{"opens":{...},"closes":{...,"after_annotation_us":x}},
+ * or null when the rank has no measured step. */
+static void measured_from_json(sc__buf *b, const sc_replay *r, size_t k) {
+    sc_step_mark opens, closes;
+    int64_t after;
+    sc__replay_measured_from(r, k, &opens, &closes, &after);
+    if (!opens.event) {
+        sc__buf_puts(b, ",\"measured_from\":null");
+        return;
+    }
+    sc__buf_puts(b, ",\"measured_from\":{");
+    mark_json(b, "opens", &opens);
+    sc__buf_puts(b, "},");
+    mark_json(b, "closes", &closes);
+    if (after >= 0) sc__buf_printf(b, ",\"after_annotation_us\":%.3f}}", us(after));
+    else sc__buf_puts(b, ",\"after_annotation_us\":null}}");
+}
+
+/* One line per rank: what its measured step runs from and to. */
+static void measured_from_text(sc__buf *b, const sc_replay *r) {
+    bool any = false;
+    for (size_t k = 0; k < r->nranks; k++) {
+        sc_step_mark o, c;
+        int64_t after;
+        sc__replay_measured_from(r, k, &o, &c, &after);
+        if (!o.event) continue;
+        if (!any) sc__buf_puts(b, "\nmeasured step, per rank:\n");
+        any = true;
+        sc__buf_printf(b, "%4lld  from the start of %.40s (%s, %s %lld) to the end of %.50s (%s, %s %lld)",
+                       (long long)r->ranks[k].rank, o.event, o.kind, o.on_stream ? "stream" : "thread",
+                       (long long)o.on, c.event, c.kind, c.on_stream ? "stream" : "thread", (long long)c.on);
+        if (after > 0) sc__buf_printf(b, ", %.3f ms after the annotation ends", us(after) / 1000.0);
+        sc__buf_puts(b, "\n");
+    }
+}
+
 /* ------------------------------------------------------------ prediction */
 
 static void shape_json(sc__buf *b, const char *key, const sc_job_shape *s) {
@@ -98,14 +143,15 @@ static void write_json(const sc_replay *r, sc__buf *b) {
         const sc__replay_rank *rr = &r->ranks[k];
         int64_t sim = rr->sim_end - rr->sim_start;
         sc__buf_printf(b,
-                       "%s{\"rank\":%lld,\"measured_us\":%.3f,\"simulated_us\":%.3f,\"error_pct\":%s,"
-                       "\"launch_latency_us\":%.3f,\"start_offset_us\":%.3f,\"breakdown\":{\"exposed_compute_us\":%.3f,"
-                       "\"exposed_comm_us\":%.3f,\"overlapped_us\":%.3f,\"idle_us\":%.3f,\"sm_busy\":[",
+                       "%s{\"rank\":%lld,\"measured_us\":%.3f,\"simulated_us\":%.3f,\"error_pct\":%s",
                        k ? "," : "", (long long)rr->rank, us(rr->measured_ns), us(sim),
-                       error_json(rr->measured_ns, sim, ebuf, sizeof ebuf), us(r->launch_latency[k]),
-                       us(r->rank_offset[k]),
-                       us(rr->exposed_compute_ns), us(rr->exposed_comm_ns), us(rr->overlapped_ns),
-                       us(rr->idle_ns));
+                       error_json(rr->measured_ns, sim, ebuf, sizeof ebuf));
+        measured_from_json(b, r, k);
+        sc__buf_printf(b,
+                       ",\"launch_latency_us\":%.3f,\"start_offset_us\":%.3f,\"breakdown\":{\"exposed_compute_us\":%.3f,"
+                       "\"exposed_comm_us\":%.3f,\"overlapped_us\":%.3f,\"idle_us\":%.3f,\"sm_busy\":[",
+                       us(r->launch_latency[k]), us(r->rank_offset[k]), us(rr->exposed_compute_ns),
+                       us(rr->exposed_comm_ns), us(rr->overlapped_ns), us(rr->idle_ns));
         for (size_t w = 0; w < rr->nwindows; w++) sc__buf_printf(b, "%s%.4f", w ? "," : "", rr->sm_busy[w]);
         sc__buf_puts(b, "]}}");
     }
@@ -184,6 +230,7 @@ static void write_text(const sc_replay *r, sc__buf *b) {
                            us(sim) / 1000.0);
         }
     }
+    measured_from_text(b, r);
     const sc__cp_summary *cp = &r->cp;
     sc__buf_printf(b, "\ncritical path: %.3f ms over %llu tasks, ending on rank %lld\n",
                    us(cp->length_ns) / 1000.0, (unsigned long long)cp->ntasks,
