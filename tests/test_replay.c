@@ -560,6 +560,30 @@ static void test_measured_from(void **state) {
     sc_traceset_free(set);
 }
 
+/* A trace with no ProfilerStep is one window: its measured step opens at
+ * its earliest task, and so must the simulated one. The MI210 "GPU only"
+ * trace launches from two threads, the one with more launches (44149)
+ * starting 2.1 ms after the other (44077): the simulated step used to open
+ * on 44149's first task, 2 ms in, and came out 33.4% short. */
+static void test_whole_trace_opens_at_its_first_task(void **state) {
+    (void)state;
+    const char *path = sc_test_trace("tracelens/mi210__gpu_only_trace__gpu_only_trace.json.gz");
+    sc_traceset *set = load(&path, 1);
+    sc_replay *r = replay(set, true, NULL);
+    const sc__rank *gr = &SC__VEC_AT(&r->g->ranks, sc__rank, 0);
+    const sc__task *first = &sc__graph_tasks(r->g)[gr->step_first_task];
+    assert_int_equal(first->ts - first->gap, gr->step_start);
+    assert_int_equal(gr->step_number, -1);
+    sc_replay_rank rk;
+    sc_error err;
+    assert_int_equal(sc_replay_rank_at(r, 0, &rk, &err), SC_OK);
+    assert_int_equal(rk.opens.on, 44077);
+    assert_int_equal(rk.after_annotation_ns, -1);
+    assert_int_equal(r->ranks[0].sim_start, r->sim.start[gr->step_first_task]);
+    sc_replay_free(r);
+    sc_traceset_free(set);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_megatron_8_ranks),
@@ -574,6 +598,7 @@ int main(void) {
         cmocka_unit_test(test_breakdown_and_critical_path),
         cmocka_unit_test(test_job_memory_budget),
         cmocka_unit_test(test_measured_from),
+        cmocka_unit_test(test_whole_trace_opens_at_its_first_task),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

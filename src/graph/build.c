@@ -137,15 +137,22 @@ static void ctx_free(sc__bctx *c) {
 
 /* Measured step of the rank: from the annotation's start to the end of the
  * last task the iteration caused (CPU or GPU), that task recorded as the
- * one that closes it (graph.h). */
+ * one that closes it (graph.h). The simulated step opens with the task
+ * that opens the measured one: the annotation's first task, the main
+ * thread's first; with no annotation (the whole trace), the earliest task
+ * of any thread, since the measured step opens there too. */
 static void set_step(sc__bctx *c) {
     sc__rank *r = &SC__VEC_AT(&c->g->ranks, sc__rank, c->rank);
     const sc__task *tasks = sc__graph_tasks(c->g);
     size_t end = c->g->tasks.len;
     r->ntasks = (uint32_t)(end - c->first_task);
     int64_t lo = INT64_MAX, hi = INT64_MIN;
+    uint32_t earliest = SC__NONE;
     for (size_t i = c->first_task; i < end; i++) {
-        if (tasks[i].ts - tasks[i].gap < lo) lo = tasks[i].ts - tasks[i].gap;
+        if (tasks[i].ts - tasks[i].gap < lo) {
+            lo = tasks[i].ts - tasks[i].gap;
+            earliest = (uint32_t)i;
+        }
         if (tasks[i].ts + tasks[i].dur > hi) {
             hi = tasks[i].ts + tasks[i].dur;
             r->step_last_task = (uint32_t)i;
@@ -156,13 +163,8 @@ static void set_step(sc__bctx *c) {
     r->step_number = c->win.whole ? -1 : c->win.number;
     r->annotation_end = c->win.whole ? r->step_end : c->win.end;
     /* The main thread's tasks come first, in seq order. */
-    r->step_first_task = c->main_proc != SC__NONE && r->ntasks ? c->first_task : SC__NONE;
-    if (r->step_first_task == SC__NONE && r->ntasks) {
-        uint32_t best = c->first_task;
-        for (size_t i = c->first_task; i < end; i++)
-            if (tasks[i].ts < tasks[best].ts) best = (uint32_t)i;
-        r->step_first_task = best;
-    }
+    bool main_first = !c->win.whole && c->main_proc != SC__NONE && r->ntasks;
+    r->step_first_task = main_first ? c->first_task : earliest;
 }
 
 static sc_status build_rank(sc__bctx *c, uint32_t trace_index, sc_error *err) {
