@@ -1,7 +1,8 @@
 /*
  * test_calibrate.c - the launch latency calibration (src/models/calibrate.c)
  * on a graph built by hand: which kernels give a sample, and the same
- * result whether its temporary arrays come from a spare block or not.
+ * result whether its temporary arrays come from a spare block or not; the
+ * cost of a sync that need not wait.
  */
 #include "testutil.h"
 #include "testgraph.h"
@@ -146,6 +147,44 @@ static void test_spare_take_and_keep(void **state) {
     sc__spare_free(&s);
 }
 
+/* The cost of a sync that need not wait. One rank, a kernel K 100..1000 on
+ * stream 7 and device syncs on the thread:
+ *   S1 500..1006: waited for K (ended at 1000), ran 6 past it;
+ *   S2 1100..1112: nothing left to wait for, its own cost 12.
+ * With both, the base is 12 (S2's traced length); with S1 alone it is 6,
+ * not S1's 506 us, which are mostly the wait: a lone waiting sync used to
+ * cost its whole traced length (the MI210 trace's hipDeviceSynchronize). */
+static int64_t sync_base(bool with_s2) {
+    uint32_t thread;
+    sc__graph *g = sc_test_graph_one_thread(&thread);
+    uint32_t stream = sc__graph_add_proc(g, 0, SC_P_STREAM, 0, 7);
+    uint32_t l = sc_test_task(g, thread, 0, SC_T_LAUNCH, 90, 5, "cudaLaunchKernel");
+    uint32_t s1 = sc_test_task(g, thread, 1, SC_T_SYNC, 500, 506, "cudaDeviceSynchronize");
+    uint32_t k = sc_test_task(g, stream, 0, SC_T_KERNEL, 100, 900, "k");
+    assert_true(sc__graph_add_edge(g, l, k, SC_E_LAUNCH));
+    sc__task *t = sc__graph_tasks(g);
+    t[s1].sync = SC_SYNC_DEVICE;
+    t[s1].sync_arg = 0;
+    if (with_s2) {
+        uint32_t s2 = sc_test_task(g, thread, 2, SC_T_SYNC, 1100, 12, "cudaDeviceSynchronize");
+        t = sc__graph_tasks(g);
+        t[s2].sync = SC_SYNC_DEVICE;
+        t[s2].sync_arg = 0;
+    }
+    sc_error err;
+    assert_int_equal(sc__graph_finish(g, true, &err), SC_OK);
+    int64_t base = -1;
+    assert_true(sc__calibrate_sync_base(g, &base));
+    sc__graph_free(g);
+    return base;
+}
+
+static void test_sync_base_is_not_a_wait(void **state) {
+    (void)state;
+    assert_int_equal(sync_base(true), 12);
+    assert_int_equal(sync_base(false), 6);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_samples_follow_the_stream),
@@ -153,6 +192,7 @@ int main(void) {
         cmocka_unit_test(test_launch_from_a_gpu_task),
         cmocka_unit_test(test_spare_of_any_size),
         cmocka_unit_test(test_spare_take_and_keep),
+        cmocka_unit_test(test_sync_base_is_not_a_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

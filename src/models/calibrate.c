@@ -14,8 +14,12 @@
  * starts a GPU task before its launch call starts.
  *
  * Sync base (per rank). A sync that finds nothing to wait for still costs a
- * call: the shortest traced sync duration of the rank (a sync that did not
- * wait), capped by each sync's own traced length.
+ * call: the shortest traced duration among the rank's syncs that did not
+ * wait (the GPU work they target had ended, as measured, before they were
+ * called), capped by each sync's own traced length. A rank whose every sync
+ * waited takes the least time one of them ran past the end of the work it
+ * waited for, not a traced length, which is mostly waiting: a lone
+ * hipDeviceSynchronize of 1.3 ms used to cost its whole traced length.
  *
  * Rank start offsets. Ranks do not enter a step together: a rank that
  * finished the previous step late (data loading, a straggler) starts late, and
@@ -144,17 +148,86 @@ bool sc__calibrate_launch(const sc__graph *g, int64_t *latency, sc__spare *spare
     return ok;
 }
 
-void sc__calibrate_sync_base(const sc__graph *g, int64_t *base) {
+/* Every GPU task's measured end, grouped by stream: the ends of processor
+ * p are ends[off[p] .. off[p + 1]), ascending. */
+typedef struct stream_ends {
+    uint32_t *off;
+    int64_t *ends;
+} stream_ends;
+
+static bool stream_ends_build(const sc__graph *g, stream_ends *se) {
+    size_t np = g->procs.len, nt = g->tasks.len;
+    const sc__task *tasks = sc__graph_tasks(g);
+    se->off = calloc(np + 2, sizeof *se->off);
+    se->ends = sc__alloc_array(nt ? nt : 1, sizeof *se->ends);
+    if (!se->off || !se->ends) return false;
+    for (size_t i = 0; i < nt; i++)
+        if (sc__task_on_gpu(tasks[i].kind)) se->off[tasks[i].proc + 2]++;
+    for (size_t p = 0; p < np; p++) se->off[p + 2] += se->off[p + 1];
+    for (size_t i = 0; i < nt; i++)
+        if (sc__task_on_gpu(tasks[i].kind)) se->ends[se->off[tasks[i].proc + 1]++] = tasks[i].ts + tasks[i].dur;
+    for (size_t p = 0; p < np; p++)
+        qsort(se->ends + se->off[p], se->off[p + 1] - se->off[p], sizeof *se->ends, cmp_i64);
+    return true;
+}
+
+/* The latest end <= at on processor p; INT64_MIN when none. */
+static int64_t stream_end_by(const stream_ends *se, uint32_t p, int64_t at) {
+    uint32_t lo = se->off[p], hi = se->off[p + 1];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (se->ends[mid] <= at) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo > se->off[p] ? se->ends[lo - 1] : INT64_MIN;
+}
+
+/* The measured end of the GPU work sync task t waited for: the latest end,
+ * by the time t returned, on its target stream(s) or of its target task;
+ * INT64_MIN when none ended by then. */
+static int64_t waited_end(const sc__graph *g, const stream_ends *se, uint32_t t) {
+    const sc__task *s = &sc__graph_tasks(g)[t];
+    const sc__proc *procs = sc__graph_procs(g);
+    int64_t at = s->ts + s->dur, e = INT64_MIN;
+    if (s->sync == SC_SYNC_TASK && s->sync_arg < g->tasks.len) {
+        const sc__task *x = &sc__graph_tasks(g)[s->sync_arg];
+        return x->ts + x->dur <= at ? x->ts + x->dur : INT64_MIN;
+    }
+    if (s->sync == SC_SYNC_STREAM && s->sync_arg < g->procs.len) return stream_end_by(se, s->sync_arg, at);
+    for (uint32_t p = 0; p < g->procs.len; p++) { /* device (or unresolved): every stream of the rank */
+        if (procs[p].kind != SC_P_STREAM || procs[p].rank != procs[s->proc].rank) continue;
+        if (s->sync == SC_SYNC_DEVICE && procs[p].device != (int64_t)s->sync_arg) continue;
+        int64_t x = stream_end_by(se, p, at);
+        if (x > e) e = x;
+    }
+    return e;
+}
+
+bool sc__calibrate_sync_base(const sc__graph *g, int64_t *base) {
     const sc__task *tasks = sc__graph_tasks(g);
     const sc__proc *procs = sc__graph_procs(g);
-    for (size_t r = 0; r < g->ranks.len; r++) base[r] = -1;
-    for (size_t i = 0; i < g->tasks.len; i++) {
+    size_t nr = g->ranks.len;
+    stream_ends se = {NULL, NULL};
+    int64_t *after = sc__alloc_array(nr ? nr : 1, sizeof *after);
+    bool ok = after && stream_ends_build(g, &se);
+    for (size_t r = 0; r < nr; r++) base[r] = after ? (after[r] = -1) : 0;
+    for (size_t i = 0; ok && i < g->tasks.len; i++) {
         if (tasks[i].kind != SC_T_SYNC) continue;
         uint32_t r = procs[tasks[i].proc].rank;
-        if (r < g->ranks.len && (base[r] < 0 || tasks[i].dur < base[r])) base[r] = tasks[i].dur;
+        if (r >= nr) continue;
+        int64_t e = waited_end(g, &se, (uint32_t)i), end = tasks[i].ts + tasks[i].dur;
+        if (e <= tasks[i].ts) { /* nothing left to wait for: the call's own cost */
+            if (base[r] < 0 || tasks[i].dur < base[r]) base[r] = tasks[i].dur;
+        } else if (after[r] < 0 || end - e < after[r]) {
+            after[r] = end - e;
+        }
     }
-    for (size_t r = 0; r < g->ranks.len; r++)
-        if (base[r] < 0) base[r] = 0;
+    for (size_t r = 0; ok && r < nr; r++)
+        if (base[r] < 0) base[r] = after[r] > 0 ? after[r] : 0;
+    free(after);
+    free(se.off);
+    free(se.ends);
+    return ok;
 }
 
 bool sc__calibrate_transfers(sc__graph *g) {

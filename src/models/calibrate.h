@@ -7,14 +7,15 @@
 #include "../graph/graph.h"
 
 /* Per graph rank: the launch latency (ns) added after a launch call's end
- * before its GPU task may start, and the cost of a sync that need not wait.
+ * before its GPU task may start, and the cost of a sync that need not wait
+ * (false on out-of-memory).
  * Arrays of g->ranks.len entries, allocated by the caller. The latency
  * reads a GPU task's predecessors from g's edges, so a graph finished
  * without order edges gets its samples without the stream order. Its
  * temporary arrays come from spare (NULL: none) when it is large enough,
  * and the block goes back there. */
 bool sc__calibrate_launch(const sc__graph *g, int64_t *latency, sc__spare *spare);
-void sc__calibrate_sync_base(const sc__graph *g, int64_t *base);
+bool sc__calibrate_sync_base(const sc__graph *g, int64_t *base);
 
 /* Per graph rank: when its processors become free (ns), relative to the
  * earliest rank's step start, clock skew removed (see calibrate.c). */

@@ -37,8 +37,7 @@ static bool calibrate(sc_replay *r) {
         !sc__calibrate_rank_offsets(g, r->rank_offset) || !sc__calibrate_transfers(g))
         return false;
     sc__spare_free(&g->spare); /* before the simulator takes its memory */
-    sc__calibrate_sync_base(g, r->sync_base);
-    return true;
+    return sc__calibrate_sync_base(g, r->sync_base);
 }
 
 /* Every task's class, its traced duration kept where it will change (for
