@@ -564,7 +564,8 @@ static void test_measured_from(void **state) {
  * its earliest task, and so must the simulated one. The MI210 "GPU only"
  * trace launches from two threads, the one with more launches (44149)
  * starting 2.1 ms after the other (44077): the simulated step used to open
- * on 44149's first task, 2 ms in, and came out 33.4% short. */
+ * on 44149's first task, 2 ms in, and came out 33.4% short; and 44149,
+ * whose first task had no gap, started 75 us early (-1.4%). */
 static void test_whole_trace_opens_at_its_first_task(void **state) {
     (void)state;
     const char *path = sc_test_trace("tracelens/mi210__gpu_only_trace__gpu_only_trace.json.gz");
@@ -579,7 +580,18 @@ static void test_whole_trace_opens_at_its_first_task(void **state) {
     assert_int_equal(sc_replay_rank_at(r, 0, &rk, &err), SC_OK);
     assert_int_equal(rk.opens.on, 44077);
     assert_int_equal(rk.after_annotation_ns, -1);
-    assert_int_equal(r->ranks[0].sim_start, r->sim.start[gr->step_first_task]);
+    assert_int_equal(r->ranks[0].sim_start, r->sim.start[gr->step_first_task] - first->gap);
+    /* Each thread's first task keeps the thread's idle time since the
+     * window opened as its gap: thread 44149 does not start at 0 when
+     * simulated, nor 75 us early on the cross-thread edge from 44077. */
+    const sc__proc *procs = sc__graph_procs(r->g);
+    const sc__task *t = sc__graph_tasks(r->g);
+    for (size_t p = 0; p < r->g->procs.len; p++) {
+        if (procs[p].kind != SC_P_THREAD) continue;
+        const sc__task *f = &t[procs[p].first];
+        assert_int_equal(f->ts - f->gap, gr->step_start);
+        if (procs[p].id == 44149) assert_int_equal(r->sim.start[procs[p].first] - r->ranks[0].sim_start, f->gap);
+    }
     sc_replay_free(r);
     sc_traceset_free(set);
 }

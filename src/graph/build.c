@@ -149,10 +149,8 @@ static void set_step(sc__bctx *c) {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     uint32_t earliest = SC__NONE;
     for (size_t i = c->first_task; i < end; i++) {
-        if (tasks[i].ts - tasks[i].gap < lo) {
-            lo = tasks[i].ts - tasks[i].gap;
-            earliest = (uint32_t)i;
-        }
+        if (tasks[i].ts - tasks[i].gap < lo) lo = tasks[i].ts - tasks[i].gap;
+        if (earliest == SC__NONE || tasks[i].ts < tasks[earliest].ts) earliest = (uint32_t)i;
         if (tasks[i].ts + tasks[i].dur > hi) {
             hi = tasks[i].ts + tasks[i].dur;
             r->step_last_task = (uint32_t)i;

@@ -152,7 +152,13 @@ bool sc__replay_per_rank(sc_replay *r) {
             if (r->sim.start[mine[i]] < lo) lo = r->sim.start[mine[i]];
             if (r->sim.end[mine[i]] > hi) hi = r->sim.end[mine[i]];
         }
-        rr->sim_start = gr->step_first_task < nt ? r->sim.start[gr->step_first_task] : (n ? lo : 0);
+        /* The step opens where its first task's gap begins (0 for the
+         * annotation's task, which opens the window). */
+        rr->sim_start = gr->step_first_task < nt
+                            ? r->sim.start[gr->step_first_task] - (tasks[gr->step_first_task].gap > 0
+                                                                       ? tasks[gr->step_first_task].gap
+                                                                       : 0)
+                            : (n ? lo : 0);
         rr->sim_end = n ? hi : rr->sim_start;
         if (rr->sim_end < rr->sim_start) rr->sim_end = rr->sim_start;
         ok = rank_breakdown(r, rr, mine, n);
