@@ -596,6 +596,45 @@ static void test_whole_trace_opens_at_its_first_task(void **state) {
     sc_traceset_free(set);
 }
 
+static const sc_cp_item *edge_item(const sc_replay *r, const char *name) {
+    const sc_cp_item *items;
+    size_t n = sc_replay_cp_items(r, SC_CP_BY_EDGE, &items);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(items[i].name, name) == 0) return &items[i];
+    return NULL;
+}
+
+/* The critical path tells a rank's late start from a stream still busy
+ * with the previous step. negative_queue_length_values_check (one rank, no
+ * offset) opens ProfilerStep#554 with stream 7 running 161.9 ms of
+ * #553's kernels: that is stream_backlog, not rank_start_offset, as it
+ * used to be labelled. Megatron's ranks enter ProfilerStep#3 up to 30 ms
+ * apart: that stays rank_start_offset. */
+static void test_backlog_is_not_a_late_start(void **state) {
+    (void)state;
+    const char *path = sc_test_trace("hta-testdata/negative_queue_length_values_check/rank0.json.gz");
+    sc_traceset *set = load(&path, 1);
+    sc_replay *r = replay(set, true, NULL);
+    const sc_cp_item *backlog = edge_item(r, "stream_backlog"), *late = edge_item(r, "rank_start_offset");
+    assert_non_null(backlog);
+    printf("# negative_queue_length: stream_backlog %.3f ms on the critical path\n", backlog->ns / 1e6);
+    assert_int_equal(backlog->count, 1);
+    assert_true(backlog->ns > 160000000 && backlog->ns < 163000000);
+    assert_true(!late || late->ns == 0);
+    sc_replay_free(r);
+    sc_traceset_free(set);
+
+    path = sc_test_trace("megatron-tp8-a100");
+    set = load(&path, 1);
+    r = replay(set, true, NULL);
+    late = edge_item(r, "rank_start_offset");
+    assert_non_null(late);
+    assert_true(late->ns > 20000000);
+    assert_null(edge_item(r, "stream_backlog"));
+    sc_replay_free(r);
+    sc_traceset_free(set);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_megatron_8_ranks),
@@ -611,6 +650,7 @@ int main(void) {
         cmocka_unit_test(test_job_memory_budget),
         cmocka_unit_test(test_measured_from),
         cmocka_unit_test(test_whole_trace_opens_at_its_first_task),
+        cmocka_unit_test(test_backlog_is_not_a_late_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

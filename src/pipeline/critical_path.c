@@ -7,8 +7,9 @@
  * collective member from the last arrival, to its end) to its class and
  * operator, and the slack before it (its start minus its binding
  * predecessor's end) to the edge that bound it: an edge family of graph.h,
- * or the simulator's own reasons (rank start offset, collective wait, sync
- * wait, the untraced time inside a CUDA graph).
+ * or the simulator's own reasons (the rank's late start, the backlog a
+ * stream still ran from before the step, collective wait, sync wait, the
+ * untraced time inside a CUDA graph).
  */
 #include "replay.h"
 
@@ -39,11 +40,12 @@ static int task_class(const sc__task *t, uint8_t cls) {
 }
 
 /* Edge buckets: the graph's families, then the simulator's own reasons. */
-enum { EDGE_ROOT = SC_E_FAMILY_COUNT, EDGE_GROUP_WAIT, EDGE_SYNC_WAIT, EDGE_GRAPH_GAP, EDGE_COUNT };
+enum { EDGE_ROOT = SC_E_FAMILY_COUNT, EDGE_BACKLOG, EDGE_GROUP_WAIT, EDGE_SYNC_WAIT, EDGE_GRAPH_GAP, EDGE_COUNT };
 
 static const char *edge_name(int e) {
     switch (e) {
     case EDGE_ROOT: return "rank_start_offset"; /* the rank entered the step late */
+    case EDGE_BACKLOG: return "stream_backlog"; /* the stream still ran earlier work */
     case EDGE_GROUP_WAIT: return "collective_wait";
     case EDGE_SYNC_WAIT: return "sync_wait";
     case EDGE_GRAPH_GAP: return "graph_gap"; /* untraced GPU time in a CUDA graph (graph.h) */
@@ -83,6 +85,29 @@ static const char *edge_name_at(const void *ctx, size_t i) {
 }
 static const char *string_at(const void *ctx, size_t i) {
     return sc__graph_str((const sc__graph *)ctx, (uint32_t)i);
+}
+
+/* A task that nothing but its processor's initial condition held back
+ * (bound to no task) started `*slack` after time 0. What is not the rank's
+ * late start is told apart: a thread's idle time before its first traced
+ * event (its gap, on the thread) and the backlog its stream was still
+ * running from before the step (an initial condition of the simulator,
+ * src/graph/backlog.c). The rest stays with the rank's start offset. */
+static void root_parts(const sc_replay *r, uint32_t t, int64_t *slack, int64_t *edge_ns, uint64_t *edge_n) {
+    const sc__task *task = &sc__graph_tasks(r->g)[t];
+    const sc__proc *p = &sc__graph_procs(r->g)[task->proc];
+    int64_t part = 0;
+    int bucket = SC_E_THREAD;
+    if (p->kind == SC_P_THREAD && task->gap > 0) {
+        part = task->gap;
+    } else if (p->kind == SC_P_STREAM && r->backlog && r->backlog[task->proc] > 0) {
+        part = r->backlog[task->proc];
+        bucket = EDGE_BACKLOG;
+    }
+    if (part > *slack) part = *slack;
+    if (part <= 0) return;
+    edge_ns[bucket] += part, edge_n[bucket]++;
+    *slack -= part;
 }
 
 bool sc__replay_critical_path(sc_replay *r) {
@@ -144,6 +169,7 @@ bool sc__replay_critical_path(sc_replay *r) {
             edge_ns[EDGE_GRAPH_GAP] += f->gap, edge_n[EDGE_GRAPH_GAP]++;
             slack -= f->gap;
         }
+        if (fam == EDGE_ROOT) root_parts(r, from, &slack, edge_ns, edge_n);
         edge_ns[fam] += slack, edge_n[fam]++;
         cur = pred;
     }
