@@ -2,7 +2,7 @@
  * test_calibrate.c - the launch latency calibration (src/models/calibrate.c)
  * on a graph built by hand: which kernels give a sample, and the same
  * result whether its temporary arrays come from a spare block or not; the
- * cost of a sync that need not wait.
+ * cost of a sync that need not wait; a stream held by untraced work.
  */
 #include "testutil.h"
 #include "testgraph.h"
@@ -185,6 +185,43 @@ static void test_sync_base_is_not_a_wait(void **state) {
     assert_int_equal(sync_base(false), 6);
 }
 
+/* Work the trace does not hold. One rank, step from 0; L 100..110 launches
+ * K on stream 7, which starts at 2.5 ms: 2.5 ms after its launch with
+ * nothing traced before it. With the device idle all that time, stream 7
+ * was held by untraced work: its backlog is K's start. With a kernel of
+ * another stream running 0.2 to 2.4 ms, the device was busy with traced
+ * work: contention, no backlog. */
+static int64_t untraced_backlog(bool other_stream_busy) {
+    uint32_t thread;
+    sc__graph *g = sc_test_graph_one_thread(&thread);
+    uint32_t s7 = sc__graph_add_proc(g, 0, SC_P_STREAM, 0, 7);
+    uint32_t s9 = sc__graph_add_proc(g, 0, SC_P_STREAM, 0, 9);
+    uint32_t l = sc_test_task(g, thread, 0, SC_T_LAUNCH, 100, 10, "cudaLaunchKernel");
+    uint32_t k = sc_test_task(g, s7, 0, SC_T_KERNEL, 2500000, 1000, "k");
+    assert_true(sc__graph_add_edge(g, l, k, SC_E_LAUNCH));
+    if (other_stream_busy) {
+        uint32_t l9 = sc_test_task(g, thread, 1, SC_T_LAUNCH, 120, 10, "cudaLaunchKernel");
+        uint32_t k9 = sc_test_task(g, s9, 0, SC_T_KERNEL, 200000, 2200000, "busy");
+        assert_true(sc__graph_add_edge(g, l9, k9, SC_E_LAUNCH));
+    }
+    SC__VEC_AT(&g->ranks, sc__rank, 0).ntasks = (uint32_t)g->tasks.len;
+    sc_error err;
+    assert_int_equal(sc__graph_finish(g, true, &err), SC_OK);
+    int64_t lat = 0, backlog[4] = {-1, -1, -1, -1};
+    assert_true(sc__calibrate_launch(g, &lat, NULL));
+    assert_true(sc__calibrate_backlog(g, &lat, backlog));
+    assert_int_equal(backlog[thread], 0);
+    assert_int_equal(backlog[s9], 0);
+    sc__graph_free(g);
+    return backlog[s7];
+}
+
+static void test_untraced_backlog(void **state) {
+    (void)state;
+    assert_int_equal(untraced_backlog(false), 2500000);
+    assert_int_equal(untraced_backlog(true), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_samples_follow_the_stream),
@@ -193,6 +230,7 @@ int main(void) {
         cmocka_unit_test(test_spare_of_any_size),
         cmocka_unit_test(test_spare_take_and_keep),
         cmocka_unit_test(test_sync_base_is_not_a_wait),
+        cmocka_unit_test(test_untraced_backlog),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -39,6 +39,19 @@
  * the backlog the Kineto builder measured while the rank's events were at
  * hand (src/graph/backlog.c; graphs from other sources have none: 0).
  * Like the start offsets, this is an initial condition, not a placement.
+ * The work that held a stream is not always in the trace: a derived trace
+ * keeps one step's events (TraceLens' vLLM graph executions), a stream
+ * waits on an event recorded before profiling began (SGLang's overlap
+ * scheduler: a hipStreamWaitEvent with no record in the trace). When a
+ * stream's first task starts more than SC__UNTRACED_MIN_NS after everything
+ * the trace says it waits for (its launch call plus the launch latency, its
+ * other predecessors, the traced backlog), and for most of that time, and at
+ * least SC__UNTRACED_MIN_NS, the rank's device ran no traced work on any
+ * stream, its backlog is that task's start: the stream was busy, or held,
+ * by work the trace does not hold. Waits that the device spent busy with
+ * traced work elsewhere (contention) do not count: that is not the
+ * model's to copy. A task of a graph launch is left alone: its gap holds
+ * the untraced time before it already.
  *
  * Collective transfer time (per group). A traced NCCL kernel spans from when
  * its rank arrived to when the collective completed, so it includes waiting
@@ -52,6 +65,12 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+/* A stream whose first task waited past everything traced that it waits
+ * for, the device running no traced work for this long meanwhile, was held
+ * by work the trace does not hold (see the rules): a GPU does not sit idle
+ * for a millisecond, a hundred launch latencies, with work queued. */
+#define SC__UNTRACED_MIN_NS 1000000
 
 typedef struct sample {
     uint32_t rank;
@@ -284,12 +303,86 @@ bool sc__calibrate_rank_offsets(const sc__graph *g, int64_t *offset) {
 }
 
 
-bool sc__calibrate_backlog(const sc__graph *g, int64_t *backlog) {
+/* Per stream, the latest measured end of what the graph says its first
+ * task waits for: its launch call (plus the rank's launch latency, when
+ * positive) and every other predecessor; INT64_MIN when it has none. */
+static void first_task_ready(const sc__graph *g, const int64_t *latency, int64_t *ready) {
+    const sc__task *tasks = sc__graph_tasks(g);
+    const sc__proc *procs = sc__graph_procs(g);
+    for (size_t q = 0; q < g->procs.len; q++) ready[q] = INT64_MIN;
+    for (size_t u = 0; u < g->tasks.len; u++) {
+        int64_t end = tasks[u].ts + tasks[u].dur;
+        for (uint32_t k = g->succ_off[u]; k < g->succ_off[u + 1]; k++) {
+            uint32_t v = g->succ[k], q = tasks[v].proc;
+            if (procs[q].kind != SC_P_STREAM || procs[q].first != v) continue;
+            int64_t at = end;
+            uint32_t r = procs[q].rank;
+            if (g->succ_family[k] == SC_E_LAUNCH && r < g->ranks.len && latency[r] > 0) at += latency[r];
+            if (at > ready[q]) ready[q] = at;
+        }
+    }
+}
+
+typedef struct span {
+    int64_t a, b;
+} span;
+
+static int cmp_span(const void *x, const void *y) {
+    const span *p = x, *q = y;
+    return p->a < q->a ? -1 : p->a > q->a;
+}
+
+/* Measured time in [a, b) during which no traced GPU task of rank r ran
+ * (on any stream); -1 on out-of-memory. Called for the few streams whose
+ * first task waited long for no traced reason, so a pass over the rank's
+ * tasks each time is cheap. */
+static int64_t device_idle(const sc__graph *g, uint32_t r, int64_t a, int64_t b) {
+    const sc__rank *rk = &SC__VEC_AT(&g->ranks, sc__rank, r);
+    const sc__task *tasks = sc__graph_tasks(g);
+    size_t lo = rk->first_task, hi = lo + rk->ntasks, n = 0;
+    if (hi > g->tasks.len) hi = g->tasks.len;
+    span *s = sc__alloc_array(hi > lo ? hi - lo : 1, sizeof *s);
+    if (!s) return -1;
+    for (size_t i = lo; i < hi; i++) {
+        int64_t x = tasks[i].ts, y = tasks[i].ts + tasks[i].dur;
+        if (!sc__task_on_gpu(tasks[i].kind) || y <= a || x >= b) continue;
+        s[n++] = (span){x < a ? a : x, y > b ? b : y};
+    }
+    qsort(s, n, sizeof *s, cmp_span);
+    int64_t idle = 0, at = a;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].a > at) idle += s[i].a - at;
+        if (s[i].b > at) at = s[i].b;
+    }
+    free(s);
+    return idle + (b > at ? b - at : 0);
+}
+
+bool sc__calibrate_backlog(const sc__graph *g, const int64_t *latency, int64_t *backlog) {
     size_t np = g->procs.len;
     if (g->proc_backlog.len == np) { /* measured by the Kineto builder */
         if (np) memcpy(backlog, g->proc_backlog.data, np * sizeof *backlog);
-        return true;
+    } else {
+        for (size_t q = 0; q < np; q++) backlog[q] = 0;
     }
-    for (size_t q = 0; q < np; q++) backlog[q] = 0;
-    return true;
+    int64_t *ready = sc__alloc_array(np ? np : 1, sizeof *ready);
+    if (!ready) return false;
+    first_task_ready(g, latency, ready);
+    const sc__task *tasks = sc__graph_tasks(g);
+    const sc__proc *procs = sc__graph_procs(g);
+    bool ok = true;
+    for (size_t q = 0; ok && q < np; q++) {
+        if (procs[q].kind != SC_P_STREAM || procs[q].first == SC__NONE || procs[q].rank >= g->ranks.len) continue;
+        const sc__task *f = &tasks[procs[q].first];
+        if (f->flags & SC__TF_GRAPH_GAP) continue; /* its gap holds the untraced time already */
+        int64_t start = SC__VEC_AT(&g->ranks, sc__rank, procs[q].rank).step_start;
+        int64_t held = f->ts - start, explained = backlog[q];
+        if (ready[q] != INT64_MIN && ready[q] - start > explained) explained = ready[q] - start;
+        if (held - explained < SC__UNTRACED_MIN_NS) continue;
+        int64_t idle = device_idle(g, procs[q].rank, start + explained, f->ts);
+        ok = idle >= 0;
+        if (ok && idle >= SC__UNTRACED_MIN_NS && 2 * idle >= held - explained) backlog[q] = held;
+    }
+    free(ready);
+    return ok;
 }

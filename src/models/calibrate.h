@@ -23,8 +23,11 @@ bool sc__calibrate_rank_offsets(const sc__graph *g, int64_t *offset);
 
 /* Per processor: how long (ns) after its rank's offset a stream is still
  * busy with GPU work from before the window (0 for threads): what the
- * builder measured (g->proc_backlog), else 0. */
-bool sc__calibrate_backlog(const sc__graph *g, int64_t *backlog);
+ * builder measured (g->proc_backlog), else 0; or, for a stream whose first
+ * task was held with the device idle by work the trace does not hold, that
+ * task's start (calibrate.c). latency: sc__calibrate_launch's. False on
+ * out-of-memory. */
+bool sc__calibrate_backlog(const sc__graph *g, const int64_t *latency, int64_t *backlog);
 
 /* Fills every group's transfer_ns from its members' traced durations. */
 bool sc__calibrate_transfers(sc__graph *g);

@@ -33,7 +33,7 @@ static bool calibrate(sc_replay *r) {
     r->rank_offset = calloc(nr, sizeof *r->rank_offset);
     r->backlog = calloc(g->procs.len ? g->procs.len : 1, sizeof *r->backlog);
     if (!r->launch_latency || !r->sync_base || !r->rank_offset || !r->backlog ||
-        !sc__calibrate_backlog(g, r->backlog) || !sc__calibrate_launch(g, r->launch_latency, &g->spare) ||
+        !sc__calibrate_launch(g, r->launch_latency, &g->spare) || !sc__calibrate_backlog(g, r->launch_latency, r->backlog) ||
         !sc__calibrate_rank_offsets(g, r->rank_offset) || !sc__calibrate_transfers(g))
         return false;
     sc__spare_free(&g->spare); /* before the simulator takes its memory */
