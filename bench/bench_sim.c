@@ -100,7 +100,7 @@ fail:
 static double sim_rate(const sc__graph *g, double seconds) {
     size_t nr = g->ranks.len ? g->ranks.len : 1;
     int64_t *lat = calloc(nr, sizeof *lat), *base = calloc(nr, sizeof *base);
-    if (!lat || !base || !sc__calibrate_launch(g, lat, NULL) || !sc__calibrate_sync_base(g, base)) {
+    if (!lat || !base || !sc__calibrate_launch(g, lat, NULL, NULL) || !sc__calibrate_sync_base(g, base, NULL)) {
         free(lat);
         free(base);
         return -1;

@@ -286,6 +286,7 @@ typedef struct sc_replay_rank {
     int64_t measured_ns;       /* the traced step; 0 when the input has none (Chakra) */
     int64_t simulated_ns;
     int64_t launch_latency_ns; /* calibrated */
+    int64_t dispatch_gap_ns;   /* calibrated: between queued tasks of a stream */
     int64_t start_offset_ns;   /* when the rank entered the step, after the first */
     int64_t exposed_compute_ns, exposed_comm_ns, overlapped_ns, idle_ns;
     const double *sm_busy;     /* share of each 1 ms window with a busy stream */

@@ -13,13 +13,29 @@
  * kernel often starts before cudaLaunchKernel returns); the simulator never
  * starts a GPU task before its launch call starts.
  *
- * Sync base (per rank). A sync that finds nothing to wait for still costs a
- * call: the shortest traced duration among the rank's syncs that did not
- * wait (the GPU work they target had ended, as measured, before they were
- * called), capped by each sync's own traced length. A rank whose every sync
- * waited takes the least time one of them ran past the end of the work it
- * waited for, not a traced length, which is mostly waiting: a lone
- * hipDeviceSynchronize of 1.3 ms used to cost its whole traced length.
+ * Dispatch gap (per rank). Kernels queued back to back on a stream still
+ * start a little apart (the GPU's front end: 1-3 us on NVIDIA, more after a
+ * cross-stream wait; ~0 in the AMD traces). For each GPU task that was
+ * queued and ready before its stream became free (its launch call, plus
+ * the latency, had returned by the time its last other predecessor ended),
+ * the sample is its start minus that end; the rank's gap is the mean of
+ * its samples up to 4 x their median + 5 us (longer waits are stalls with
+ * another cause), so that the step's thousands of gaps add up: without
+ * it, a GPU-bound step ran 1.2% short (negative_queue_length: 1,072 gaps of
+ * 1-10 us, 3.4 ms in all). A graph launch's tasks give no sample and wait
+ * no dispatch gap in the simulation: their measured gaps hold it. A rank
+ * without samples takes the lowest gap of the others.
+ *
+ * Sync base and wake (per rank). A sync that finds nothing to wait for
+ * still costs a call: the shortest traced duration among the rank's syncs
+ * that did not wait (the GPU work they target had ended, as measured,
+ * before they were called), capped by each sync's own traced length. A
+ * sync that waits returns a little after the work it waited for ends: the
+ * wake, the least time one of the rank's waiting syncs ran past the end
+ * of that work (4-7 us in the A100 and MI210 traces; 0 when none waited).
+ * A rank whose every sync waited takes the wake as its base too, never a
+ * traced length, which is mostly waiting: a lone hipDeviceSynchronize of
+ * 1.3 ms used to cost its whole traced length.
  *
  * Rank start offsets. Ranks do not enter a step together: a rank that
  * finished the previous step late (data loading, a straggler) starts late, and
@@ -88,9 +104,140 @@ static int cmp_i64(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-bool sc__calibrate_launch(const sc__graph *g, int64_t *latency, sc__spare *spare) {
-    size_t nt = g->tasks.len, nr = g->ranks.len, n1 = nt ? nt : 1;
+/* Per rank, the lower median of its samples (sorted by rank, then value);
+ * a rank without samples takes the lower median over all ranks, and 0 when
+ * there are none at all. False on out-of-memory. */
+static bool per_rank_median(const sample *samples, size_t ns, size_t nr, int64_t *out) {
+    int64_t *all = sc__alloc_array(ns ? ns : 1, sizeof *all);
+    if (!all) return false;
+    int64_t global = 0;
+    if (ns) {
+        for (size_t i = 0; i < ns; i++) all[i] = samples[i].value;
+        qsort(all, ns, sizeof *all, cmp_i64);
+        global = all[(ns - 1) / 2];
+    }
+    free(all);
+    for (size_t r = 0; r < nr; r++) out[r] = global;
+    for (size_t i = 0; i < ns;) {
+        size_t j = i;
+        while (j < ns && samples[j].rank == samples[i].rank) j++;
+        if (samples[i].rank < nr) out[samples[i].rank] = samples[i + (j - i - 1) / 2].value;
+        i = j;
+    }
+    return true;
+}
+
+/* The dispatch gap of one rank from its samples (sorted, n > 0): the mean
+ * of those up to DISPATCH_CUT x the median + DISPATCH_SLACK_NS, negative
+ * ones (clock rounding) counted as 0. A mean, not the median: the gap
+ * recurs at every queued task, so the sum of the step's gaps is what must
+ * come out right, and integer-us traces quantise a 1.5 us gap to 1 or 2.
+ * Longer waits are stalls with another cause (a dependency the trace does
+ * not show), not the front end's dispatch. */
+#define DISPATCH_CUT 4
+#define DISPATCH_SLACK_NS 5000
+static int64_t trimmed_mean(const sample *s, size_t n) {
+    int64_t med = s[(n - 1) / 2].value > 0 ? s[(n - 1) / 2].value : 0;
+    int64_t cut = DISPATCH_CUT * med + DISPATCH_SLACK_NS, sum = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n && s[i].value <= cut; i++, k++) sum += s[i].value > 0 ? s[i].value : 0;
+    return k ? sum / (int64_t)k : 0;
+}
+
+/* Per rank, trimmed_mean of its samples (sorted by rank, then value); a
+ * rank without samples takes the lowest of the other ranks' gaps, and 0
+ * when none has any. */
+static void per_rank_trimmed_mean(const sample *samples, size_t ns, size_t nr, int64_t *out) {
+    int64_t lowest = -1;
+    for (size_t r = 0; r < nr; r++) out[r] = -1;
+    for (size_t i = 0; i < ns;) {
+        size_t j = i;
+        while (j < ns && samples[j].rank == samples[i].rank) j++;
+        if (samples[i].rank < nr) {
+            out[samples[i].rank] = trimmed_mean(samples + i, j - i);
+            if (lowest < 0 || out[samples[i].rank] < lowest) lowest = out[samples[i].rank];
+        }
+        i = j;
+    }
+    for (size_t r = 0; r < nr; r++)
+        if (out[r] < 0) out[r] = lowest > 0 ? lowest : 0;
+}
+
+/* For every task, the latest measured end of its predecessors other than
+ * its launch call (pred_end) and that call (launch); returns how many GPU
+ * tasks have a launch call. The previous task on each stream counts as a
+ * predecessor too: it is one, by the stream order edge that
+ * sc__graph_finish adds. Where another family joins the same two tasks,
+ * the CSR keeps the lowest family, and all but LAUNCH count here the same.
+ * A launch call is CPU work: a LAUNCH edge out of a GPU task (only a
+ * crafted Chakra file has one) counts as a plain predecessor, so that it
+ * cannot hide the stream order either. */
+static size_t collect_preds(const sc__graph *g, int64_t *pred_end, uint32_t *launch) {
     const sc__task *tasks = sc__graph_tasks(g);
+    size_t nt = g->tasks.len, nl = 0;
+    for (size_t i = 0; i < nt; i++) {
+        launch[i] = SC__NONE;
+        pred_end[i] = INT64_MIN;
+    }
+    for (size_t u = 0; u < nt; u++) {
+        int64_t end = tasks[u].ts + tasks[u].dur;
+        bool calls = !sc__task_on_gpu(tasks[u].kind);
+        for (uint32_t k = g->succ_off[u]; k < g->succ_off[u + 1]; k++) {
+            uint32_t v = g->succ[k];
+            if (calls && g->succ_family[k] == SC_E_LAUNCH) {
+                nl += launch[v] == SC__NONE;
+                launch[v] = (uint32_t)u;
+            } else if (end > pred_end[v]) {
+                pred_end[v] = end;
+            }
+        }
+    }
+    return nl;
+}
+
+/* Launch-latency samples: a GPU task whose stream was idle when its launch
+ * call began (every other predecessor had ended by then). */
+static size_t latency_samples(const sc__graph *g, const int64_t *pred_end, const uint32_t *launch,
+                              sample *samples) {
+    const sc__task *tasks = sc__graph_tasks(g);
+    const sc__proc *procs = sc__graph_procs(g);
+    size_t ns = 0;
+    for (size_t v = 0; v < g->tasks.len; v++) {
+        if (!sc__task_on_gpu(tasks[v].kind) || launch[v] == SC__NONE) continue;
+        const sc__task *l = &tasks[launch[v]];
+        if (pred_end[v] > l->ts) continue;
+        samples[ns++] = (sample){procs[tasks[v].proc].rank, tasks[v].ts - (l->ts + l->dur)};
+    }
+    qsort(samples, ns, sizeof *samples, cmp_sample);
+    return ns;
+}
+
+/* Dispatch-gap samples: a GPU task that was queued and ready before its
+ * stream became free - its launch call had returned (plus the rank's
+ * latency, when positive) by the time its last other predecessor, the
+ * previous task on the stream or a cross-stream source, ended - so that
+ * nothing but the GPU's front end stood between that end and its start.
+ * A graph launch's tasks are left out: their measured gaps hold it. */
+static size_t dispatch_samples(const sc__graph *g, const int64_t *pred_end, const uint32_t *launch,
+                               const int64_t *latency, sample *samples) {
+    const sc__task *tasks = sc__graph_tasks(g);
+    const sc__proc *procs = sc__graph_procs(g);
+    size_t ns = 0;
+    for (size_t v = 0; v < g->tasks.len; v++) {
+        if (!sc__task_on_gpu(tasks[v].kind) || launch[v] == SC__NONE || (tasks[v].flags & SC__TF_GRAPH_GAP)) continue;
+        if (pred_end[v] == INT64_MIN || pred_end[v] == INT64_MAX) continue;
+        const sc__task *l = &tasks[launch[v]];
+        uint32_t r = procs[tasks[v].proc].rank;
+        int64_t lat = r < g->ranks.len && latency[r] > 0 ? latency[r] : 0;
+        if (l->ts + l->dur + lat > pred_end[v]) continue;
+        samples[ns++] = (sample){r, tasks[v].ts - pred_end[v]};
+    }
+    qsort(samples, ns, sizeof *samples, cmp_sample);
+    return ns;
+}
+
+bool sc__calibrate_launch(const sc__graph *g, int64_t *latency, int64_t *dispatch, sc__spare *spare) {
+    size_t nt = g->tasks.len, nr = g->ranks.len, n1 = nt ? nt : 1;
     const sc__proc *procs = sc__graph_procs(g);
     /* pred_end and launch in one block, from the spare where it has room:
      * 12 bytes a task, written whole, on a large job fresh pages (the
@@ -103,31 +250,7 @@ bool sc__calibrate_launch(const sc__graph *g, int64_t *latency, sc__spare *spare
     sample *samples = NULL;
     bool ok = block != NULL;
     if (ok) {
-        for (size_t i = 0; i < nt; i++) {
-            launch[i] = SC__NONE;
-            pred_end[i] = INT64_MIN;
-        }
-        /* The previous task on each stream counts as a predecessor too: it
-         * is one, by the stream order edge that sc__graph_finish adds. Where
-         * another family joins the same two tasks, the CSR keeps the lowest
-         * family, and all but LAUNCH count here the same. A launch call is
-         * CPU work: a LAUNCH edge out of a GPU task (only a crafted Chakra
-         * file has one) counts as a plain predecessor, so that it cannot
-         * hide the stream order either. */
-        size_t nl = 0;
-        for (size_t u = 0; u < nt; u++) {
-            int64_t end = tasks[u].ts + tasks[u].dur;
-            bool calls = !sc__task_on_gpu(tasks[u].kind);
-            for (uint32_t k = g->succ_off[u]; k < g->succ_off[u + 1]; k++) {
-                uint32_t v = g->succ[k];
-                if (calls && g->succ_family[k] == SC_E_LAUNCH) {
-                    nl += launch[v] == SC__NONE;
-                    launch[v] = (uint32_t)u;
-                } else if (end > pred_end[v]) {
-                    pred_end[v] = end;
-                }
-            }
-        }
+        size_t nl = collect_preds(g, pred_end, launch);
         /* The first task of a stream has none in the graph, but work from
          * before the window (the previous iteration's tail) may still have
          * held the stream: we cannot tell, so it gives no sample. */
@@ -136,32 +259,8 @@ bool sc__calibrate_launch(const sc__graph *g, int64_t *latency, sc__spare *spare
                 pred_end[procs[p].first] = INT64_MAX;
         ok = (samples = sc__alloc_array(nl ? nl : 1, sizeof *samples)) != NULL; /* one per launched task at most */
     }
-    if (ok) {
-        size_t ns = 0;
-        for (size_t v = 0; v < nt; v++) {
-            if (!sc__task_on_gpu(tasks[v].kind) || launch[v] == SC__NONE) continue;
-            const sc__task *l = &tasks[launch[v]];
-            if (pred_end[v] > l->ts) continue;
-            samples[ns++] = (sample){procs[tasks[v].proc].rank, tasks[v].ts - (l->ts + l->dur)};
-        }
-        qsort(samples, ns, sizeof *samples, cmp_sample);
-        int64_t *all = sc__alloc_array(ns ? ns : 1, sizeof *all);
-        ok = all != NULL;
-        int64_t global = 0;
-        if (ok && ns) {
-            for (size_t i = 0; i < ns; i++) all[i] = samples[i].value;
-            qsort(all, ns, sizeof *all, cmp_i64);
-            global = all[(ns - 1) / 2];
-        }
-        free(all);
-        for (size_t r = 0; r < nr; r++) latency[r] = global;
-        for (size_t i = 0; i < ns;) {
-            size_t j = i;
-            while (j < ns && samples[j].rank == samples[i].rank) j++;
-            if (samples[i].rank < nr) latency[samples[i].rank] = samples[i + (j - i - 1) / 2].value;
-            i = j;
-        }
-    }
+    if (ok) ok = per_rank_median(samples, latency_samples(g, pred_end, launch, samples), nr, latency);
+    if (ok && dispatch) per_rank_trimmed_mean(samples, dispatch_samples(g, pred_end, launch, latency, samples), nr, dispatch);
     sc__spare_return(spare, block, got);
     free(samples);
     return ok;
@@ -222,7 +321,7 @@ static int64_t waited_end(const sc__graph *g, const stream_ends *se, uint32_t t)
     return e;
 }
 
-bool sc__calibrate_sync_base(const sc__graph *g, int64_t *base) {
+bool sc__calibrate_sync_base(const sc__graph *g, int64_t *base, int64_t *wake) {
     const sc__task *tasks = sc__graph_tasks(g);
     const sc__proc *procs = sc__graph_procs(g);
     size_t nr = g->ranks.len;
@@ -241,8 +340,10 @@ bool sc__calibrate_sync_base(const sc__graph *g, int64_t *base) {
             after[r] = end - e;
         }
     }
-    for (size_t r = 0; ok && r < nr; r++)
+    for (size_t r = 0; ok && r < nr; r++) {
         if (base[r] < 0) base[r] = after[r] > 0 ? after[r] : 0;
+        if (wake) wake[r] = after[r] > 0 ? after[r] : 0;
+    }
     free(after);
     free(se.off);
     free(se.ends);

@@ -7,15 +7,18 @@
 #include "../graph/graph.h"
 
 /* Per graph rank: the launch latency (ns) added after a launch call's end
- * before its GPU task may start, and the cost of a sync that need not wait
- * (false on out-of-memory).
+ * before its GPU task may start, the dispatch gap (ns) between two tasks of
+ * a stream when the second was queued (dispatch may be NULL), and the cost
+ * of a sync that need not wait (false on out-of-memory).
  * Arrays of g->ranks.len entries, allocated by the caller. The latency
  * reads a GPU task's predecessors from g's edges, so a graph finished
  * without order edges gets its samples without the stream order. Its
  * temporary arrays come from spare (NULL: none) when it is large enough,
  * and the block goes back there. */
-bool sc__calibrate_launch(const sc__graph *g, int64_t *latency, sc__spare *spare);
-bool sc__calibrate_sync_base(const sc__graph *g, int64_t *base);
+bool sc__calibrate_launch(const sc__graph *g, int64_t *latency, int64_t *dispatch, sc__spare *spare);
+/* ... and per rank (wake may be NULL) how long after the work it waited
+ * for a waiting sync returns. */
+bool sc__calibrate_sync_base(const sc__graph *g, int64_t *base, int64_t *wake);
 
 /* Per graph rank: when its processors become free (ns), relative to the
  * earliest rank's step start, clock skew removed (see calibrate.c). */

@@ -20,7 +20,9 @@ static size_t replay_memory(const sc_replay *r) {
     const sc__graph *g = r->g;
     size_t nt = g->tasks.len;
     return nt + (r->traced_dur ? nt * sizeof *r->traced_dur : 0) +
-           g->ranks.len * (sizeof *r->launch_latency + sizeof *r->sync_base + sizeof *r->rank_offset) +
+           g->ranks.len * (sizeof *r->launch_latency + sizeof *r->sync_base + sizeof *r->sync_wake +
+                           sizeof *r->rank_offset +
+                           sizeof *r->dispatch_gap) +
            g->procs.len * sizeof *r->backlog;
 }
 
@@ -30,14 +32,16 @@ static bool calibrate(sc_replay *r) {
     size_t nr = g->ranks.len ? g->ranks.len : 1;
     r->launch_latency = calloc(nr, sizeof *r->launch_latency);
     r->sync_base = calloc(nr, sizeof *r->sync_base);
+    r->sync_wake = calloc(nr, sizeof *r->sync_wake);
     r->rank_offset = calloc(nr, sizeof *r->rank_offset);
+    r->dispatch_gap = calloc(nr, sizeof *r->dispatch_gap);
     r->backlog = calloc(g->procs.len ? g->procs.len : 1, sizeof *r->backlog);
-    if (!r->launch_latency || !r->sync_base || !r->rank_offset || !r->backlog ||
-        !sc__calibrate_launch(g, r->launch_latency, &g->spare) || !sc__calibrate_backlog(g, r->launch_latency, r->backlog) ||
+    if (!r->launch_latency || !r->sync_base || !r->sync_wake || !r->rank_offset || !r->dispatch_gap || !r->backlog ||
+        !sc__calibrate_launch(g, r->launch_latency, r->dispatch_gap, &g->spare) || !sc__calibrate_backlog(g, r->launch_latency, r->backlog) ||
         !sc__calibrate_rank_offsets(g, r->rank_offset) || !sc__calibrate_transfers(g))
         return false;
     sc__spare_free(&g->spare); /* before the simulator takes its memory */
-    return sc__calibrate_sync_base(g, r->sync_base);
+    return sc__calibrate_sync_base(g, r->sync_base, r->sync_wake);
 }
 
 /* Every task's class, its traced duration kept where it will change (for
@@ -96,8 +100,10 @@ sc_status sc__replay_finish(sc_replay *r, const sc_traceset *set, sc_error *err)
     sc__sim_params p = {.coupled = r->coupled,
                         .launch_latency = r->launch_latency,
                         .sync_base = r->sync_base,
+                        .sync_wake = r->sync_wake,
                         .rank_offset = r->rank_offset,
                         .proc_backlog = r->backlog,
+                        .dispatch_gap = r->dispatch_gap,
                         .threads = set ? set->threads : 1};
     double t1 = sc__now();
     /* The simulation's arrays are the job's last large ones: over the
@@ -135,7 +141,9 @@ void sc_replay_free(sc_replay *r) {
     free(r->ranks);
     free(r->launch_latency);
     free(r->sync_base);
+    free(r->sync_wake);
     free(r->rank_offset);
+    free(r->dispatch_gap);
     free(r->backlog);
     free(r->traced_dur);
     free(r->cls);
@@ -218,6 +226,7 @@ sc_status sc_replay_rank_at(const sc_replay *r, size_t i, sc_replay_rank *out, s
                             .measured_ns = rr->measured_ns,
                             .simulated_ns = rr->sim_end - rr->sim_start,
                             .launch_latency_ns = r->launch_latency[i],
+                            .dispatch_gap_ns = r->dispatch_gap[i],
                             .start_offset_ns = r->rank_offset[i],
                             .exposed_compute_ns = rr->exposed_compute_ns,
                             .exposed_comm_ns = rr->exposed_comm_ns,

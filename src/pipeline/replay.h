@@ -40,7 +40,7 @@ struct sc_replay {
     sc__sim sim;
     bool coupled;
     bool modelled; /* --comm model: every sized collective timed by the fitted model */
-    int64_t *launch_latency, *sync_base, *rank_offset; /* per graph rank */
+    int64_t *launch_latency, *sync_base, *sync_wake, *rank_offset, *dispatch_gap; /* per graph rank */
     int64_t *backlog; /* per processor */
     uint64_t pruned[SC_E_FAMILY_COUNT]; /* edges the trace contradicts, dropped (prune.h) */
     int64_t *traced_dur; /* durations before --scale (NULL when nothing was scaled) */

@@ -148,9 +148,10 @@ static void write_json(const sc_replay *r, sc__buf *b) {
                        error_json(rr->measured_ns, sim, ebuf, sizeof ebuf));
         measured_from_json(b, r, k);
         sc__buf_printf(b,
-                       ",\"launch_latency_us\":%.3f,\"start_offset_us\":%.3f,\"breakdown\":{\"exposed_compute_us\":%.3f,"
+                       ",\"launch_latency_us\":%.3f,\"dispatch_gap_us\":%.3f,\"start_offset_us\":%.3f,"
+                       "\"breakdown\":{\"exposed_compute_us\":%.3f,"
                        "\"exposed_comm_us\":%.3f,\"overlapped_us\":%.3f,\"idle_us\":%.3f,\"sm_busy\":[",
-                       us(r->launch_latency[k]), us(r->rank_offset[k]), us(rr->exposed_compute_ns),
+                       us(r->launch_latency[k]), us(r->dispatch_gap[k]), us(r->rank_offset[k]), us(rr->exposed_compute_ns),
                        us(rr->exposed_comm_ns), us(rr->overlapped_ns), us(rr->idle_ns));
         for (size_t w = 0; w < rr->nwindows; w++) sc__buf_printf(b, "%s%.4f", w ? "," : "", rr->sm_busy[w]);
         sc__buf_puts(b, "]}}");
