@@ -294,12 +294,16 @@ typedef struct sc_replay_rank {
     sc_step_mark opens, closes; /* what the measured step is measured from */
     int64_t after_annotation_ns; /* how far past the annotation's end the step closes
                                     (a GPU tail); -1 without an annotation */
+    const char *no_error_because; /* why the measured and simulated steps cannot be
+                                     compared (no error figure); NULL when they can */
 } sc_replay_rank;
 
 /* The job's step: its slowest rank, measured and simulated. */
 typedef struct sc_replay_step {
     int64_t measured_ns, simulated_ns;
     size_t slowest_measured, slowest_simulated; /* rank indices */
+    const char *no_error_because; /* a rank's reason ("rank N: ..." with several); NULL when
+                                     every rank's step can be compared */
 } sc_replay_step;
 
 /* A named amount on the critical path, sorted by time, then count, then name. */

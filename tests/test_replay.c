@@ -635,6 +635,110 @@ static void test_backlog_is_not_a_late_start(void **state) {
     sc_traceset_free(set);
 }
 
+/* A one-rank trace (JSON text) written to a temporary file, loaded. */
+static sc_traceset *load_text(const char *json) {
+    const char *path = sc_test_tmpfile(json, strlen(json), ".json");
+    assert_non_null(path);
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", path);
+    const char *p = copy;
+    sc_traceset *set = load(&p, 1);
+    remove(copy);
+    return set;
+}
+
+#define EV_STEP "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":100,\"dur\":900},"
+#define EV_CALL(name, ts, corr) \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts ",\"dur\":10," \
+    "\"args\":{\"correlation\":" #corr "}},"
+#define EV_KERNEL(ts, corr) \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":" #ts ",\"dur\":50," \
+    "\"args\":{\"correlation\":" #corr ",\"stream\":7,\"device\":0}},"
+#define EV_TRACE(events) "{\"traceEvents\":[" events "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":0}]}"
+
+/* The replay of set, its JSON; its job step's reason (NULL: it has an error). */
+static const char *reason_of(const sc_traceset *set, char **json) {
+    sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
+    size_t n;
+    *json = report(set, &o, 1, &n);
+    sc_replay *r = replay(set, true, NULL);
+    sc_replay_step step = sc_replay_get_step(r);
+    static char why[512];
+    snprintf(why, sizeof why, "%s", step.no_error_because ? step.no_error_because : "");
+    sc_replay_rank rk;
+    sc_error err;
+    assert_int_equal(sc_replay_rank_at(r, 0, &rk, &err), SC_OK);
+    assert_true(!rk.no_error_because == !step.no_error_because);
+    sc_replay_free(r);
+    return why[0] ? why : NULL;
+}
+
+static void expect_reason(const sc_traceset *set, const char *want) {
+    char *json;
+    const char *why = reason_of(set, &json);
+    printf("# %s\n", why ? why : "(an error figure)");
+    if (!want) {
+        assert_null(why);
+        assert_null(strstr(json, "no_error_because"));
+    } else {
+        assert_non_null(why);
+        assert_non_null(strstr(why, want));
+        assert_non_null(strstr(json, "\"error_pct\":null,\"no_error_because\":"));
+    }
+    free(json);
+}
+
+/* Where the replay cannot be compared with the trace, the report says why
+ * and prints no error figure: a step whose last launch ran no GPU work
+ * (profiling stopped first); a launch lost in the middle is CUPTI dropping
+ * a record, and the step still closes; a trace with no CPU side; a stream
+ * capture that no graph launch replays (vLLM's and SGLang's capture
+ * traces); Chakra files, which carry no measured step. */
+static void test_no_error_reasons(void **state) {
+    (void)state;
+    sc_traceset *set = load_text(EV_TRACE(EV_STEP EV_CALL("cudaLaunchKernel", 110, 1) EV_KERNEL(130, 1)
+                                              EV_CALL("cudaLaunchKernel", 200, 2)));
+    expect_reason(set, "not closed in the trace: its last 1 kernel launch ran no GPU work");
+    sc_traceset_free(set);
+    set = load_text(EV_TRACE(EV_STEP EV_CALL("cudaLaunchKernel", 110, 1) EV_CALL("cudaLaunchKernel", 200, 2)
+                                 EV_KERNEL(230, 2)));
+    expect_reason(set, NULL);
+    sc_traceset_free(set);
+    set = load_text(EV_TRACE(EV_KERNEL(130, 1) EV_KERNEL(230, 2)));
+    expect_reason(set, "no CPU side");
+    sc_traceset_free(set);
+    set = load_text(EV_TRACE(EV_STEP EV_CALL("cudaStreamBeginCapture", 110, 1) EV_CALL("cudaLaunchKernel", 130, 2)
+                                 EV_CALL("cudaStreamEndCapture", 150, 3)));
+    expect_reason(set, "graph capture without replays: 1 kernel launch of the step was recorded");
+    sc_traceset_free(set);
+    /* Replayed: the capture is followed by a graph launch that runs it. */
+    set = load_text(EV_TRACE(EV_STEP EV_CALL("cudaStreamBeginCapture", 110, 1) EV_CALL("cudaLaunchKernel", 130, 2)
+                                 EV_CALL("cudaStreamEndCapture", 150, 3) EV_CALL("cudaGraphLaunch", 170, 4)
+                                     EV_KERNEL(190, 4)));
+    expect_reason(set, NULL);
+    sc_traceset_free(set);
+    const char *captures[] = {"tracelens/inference__vllm_decode_full__capture__graph_capture_rank_0.json.gz",
+                              "tracelens/inference__vllm_prefilldecode_piecewise__capture__graph_capture_rank_0.json.gz",
+                              "tracelens/inference__sglang_decode__capture__bs_32_rank0.json.gz"};
+    for (size_t i = 0; i < 3; i++) {
+        const char *path = sc_test_trace(captures[i]);
+        set = load(&path, 1);
+        expect_reason(set, "graph capture without replays");
+        sc_traceset_free(set);
+    }
+    /* Chakra: no measured step (the report said null before, now why too). */
+    const char *path = sc_test_trace("chakra-et/custom-ring-allreduce");
+    set = load(&path, 1);
+    sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
+    size_t n;
+    char *json = report(set, &o, 1, &n);
+    assert_non_null(strstr(json, "\"step\":{\"measured_us\":0.000,\"simulated_us\":207.354,\"error_pct\":null,"
+                                 "\"no_error_because\":\"rank 0: the input has no measured step"));
+    assert_non_null(strstr(json, "\"measured_from\":null"));
+    free(json);
+    sc_traceset_free(set);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_megatron_8_ranks),
@@ -651,6 +755,7 @@ int main(void) {
         cmocka_unit_test(test_measured_from),
         cmocka_unit_test(test_whole_trace_opens_at_its_first_task),
         cmocka_unit_test(test_backlog_is_not_a_late_start),
+        cmocka_unit_test(test_no_error_reasons),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

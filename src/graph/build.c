@@ -163,6 +163,7 @@ static void set_step(sc__bctx *c) {
     /* The main thread's tasks come first, in seq order. */
     bool main_first = !c->win.whole && c->main_proc != SC__NONE && r->ntasks;
     r->step_first_task = main_first ? c->first_task : earliest;
+    sc__window_status(c, r);
 }
 
 static sc_status build_rank(sc__bctx *c, uint32_t trace_index, sc_error *err) {

@@ -132,6 +132,9 @@ static inline int64_t sc__op_key(uint32_t track, int64_t ts) {
 #define SC__SCRATCH(c, vec, type, task) SC__VEC_AT(&(c)->vec, type, SC__LOCAL(c, task))
 
 sc_status sc__build_window(sc__bctx *c, sc_error *err);
+/* Whether the rank's window can be compared with its replay (graph.h,
+ * sc__step_status), once its CPU and GPU tasks are built. */
+void sc__window_status(sc__bctx *c, sc__rank *r);
 sc_status sc__build_cpu(sc__bctx *c, sc_error *err);
 sc_status sc__build_cross_thread(sc__bctx *c, sc_error *err);
 sc_status sc__build_gpu(sc__bctx *c, sc_error *err);

@@ -643,6 +643,7 @@ static void set_step(rank_build *rb) {
         r->step_first_task = v == SC__NONE ? SC__NONE : rb->task_of[v];
     }
     r->annotation_end = r->step_end;
+    r->step_status = r->step_end > r->step_start ? SC__STEP_MEASURED : SC__STEP_NONE;
     /* The task that closes the step: the latest measured end, if any has one. */
     const sc__task *tasks = sc__graph_tasks(g);
     for (size_t i = rb->first_task; r->step_end > r->step_start && i < g->tasks.len; i++)

@@ -198,7 +198,19 @@ typedef struct sc__rank {
     int64_t annotation_end; /* ns: where that annotation ends (step_end may be later) */
     uint32_t step_first_task; /* task whose start opens the step (the annotation's first) */
     uint32_t step_last_task;  /* task whose end closes it, SC__NONE when none */
+    uint32_t step_launches;   /* SC__STEP_CAPTURE: launches captured; SC__STEP_OPEN: lost */
+    uint8_t step_status;      /* sc__step_status: can the replay be compared with it */
 } sc__rank;
+
+/* Whether a rank's measured step can be compared with its replay, and if
+ * not, why (the builder decides, iteration.c). */
+typedef enum sc__step_status {
+    SC__STEP_MEASURED = 0, /* yes */
+    SC__STEP_NONE,         /* the input has no measured step (a Chakra file without times) */
+    SC__STEP_NO_HOST,      /* no CPU side: nothing on the host opens the step or waits for it */
+    SC__STEP_OPEN,         /* not closed in the trace: its last kernel launches ran no GPU work */
+    SC__STEP_CAPTURE,      /* a graph capture that no graph launch replays: its kernels never ran */
+} sc__step_status;
 
 typedef struct sc__graph {
     sc__intern strings;

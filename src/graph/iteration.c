@@ -12,6 +12,13 @@
  * The window is [annotation start, annotation end): CPU events starting in
  * it belong to the step; GPU work belongs to it when its launch does (even if
  * it ends after the annotation), see gpu_tasks.c.
+ *
+ * Once built, a window may still not be a step to measure a replay against
+ * (sc__window_status): a trace with no CPU side, a step whose last kernel
+ * launches ran no GPU work (profiling stopped first: when its GPU work ends
+ * is unknown; a launch lost in the middle is CUPTI dropping a record), or a
+ * stream capture (cudaStreamBeginCapture..EndCapture records launches into
+ * a CUDA/HIP graph: they run no GPU work) that no graph launch replays.
  */
 #include "build.h"
 
@@ -161,4 +168,61 @@ sc_status sc__build_window(sc__bctx *c, sc_error *err) {
     w->number = best_n;
     w->track = best->track;
     return SC_OK;
+}
+
+/* Kernel launches of the rank's CPU tasks that ran no GPU work, in a
+ * stream capture or not (lost after the last launch that ran: the tail);
+ * graph launches and captures begun; the start of the last launch that ran. */
+typedef struct launch_census {
+    uint32_t captured, lost_tail, graph_launches, captures;
+    int64_t last_ran;
+} launch_census;
+
+static bool name_has(const sc__bctx *c, const sc__task *t, const char *what) {
+    return strstr(sc__graph_str(c->g, t->name), what) != NULL;
+}
+
+/* One pass over the rank's CPU tasks (each thread's in seq order), a
+ * launch inside BeginCapture..EndCapture on its thread being captured. The
+ * tail counts lost launches after n->last_ran, which the first pass finds. */
+static void census_pass(sc__bctx *c, launch_census *n) {
+    const sc__task *t = sc__graph_tasks(c->g);
+    const sc__event *ev = sc__trace_events(c->t);
+    int64_t tail_after = n->last_ran;
+    uint32_t depth = 0, proc = SC__NONE;
+    *n = (launch_census){0, 0, 0, 0, INT64_MIN};
+    for (uint32_t i = c->first_task; i < c->first_gpu_task; i++) {
+        if (t[i].proc != proc) proc = t[i].proc, depth = 0;
+        if (t[i].kind == SC_T_CPU || t[i].event == SC__NONE) continue;
+        if (name_has(c, &t[i], "BeginCapture")) depth++, n->captures++;
+        else if (name_has(c, &t[i], "EndCapture") && depth) depth--;
+        if (name_has(c, &t[i], "GraphLaunch")) n->graph_launches++;
+        if (!sc__bctx_kernel_launch(c, ev[t[i].event].name) || ev[t[i].event].correlation < 0) continue;
+        if (SC__SCRATCH(c, gpu_first, uint32_t, i) != SC__NONE) {
+            if (t[i].ts > n->last_ran) n->last_ran = t[i].ts;
+        } else if (depth) {
+            n->captured++;
+        } else if (t[i].ts > tail_after) {
+            n->lost_tail++;
+        }
+    }
+}
+
+void sc__window_status(sc__bctx *c, sc__rank *r) {
+    r->step_status = SC__STEP_MEASURED;
+    r->step_launches = 0;
+    if (c->first_gpu_task == c->first_task) {
+        r->step_status = SC__STEP_NO_HOST;
+        return;
+    }
+    launch_census n = {.last_ran = INT64_MAX}; /* no tail on the first pass */
+    census_pass(c, &n);
+    census_pass(c, &n);
+    if (n.captures && !n.graph_launches) {
+        r->step_status = SC__STEP_CAPTURE;
+        r->step_launches = n.captured;
+    } else if (n.lost_tail) {
+        r->step_status = SC__STEP_OPEN;
+        r->step_launches = n.lost_tail;
+    }
 }

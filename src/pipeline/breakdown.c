@@ -13,6 +13,7 @@
  */
 #include "replay.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct mark {
@@ -125,6 +126,56 @@ void sc__replay_measured_from(const sc_replay *r, size_t k, sc_step_mark *opens,
     *after_annotation_ns = gr->step_end > gr->annotation_end ? gr->step_end - gr->annotation_end : 0;
 }
 
+/* Why rank gr's measured step cannot be compared with its replay, in
+ * words (graph.h, sc__step_status); NULL when it can. *oom on failure. */
+static char *no_error_text(const sc__rank *gr, int64_t measured_ns, bool *oom) {
+    char buf[384];
+    switch (gr->step_status) {
+    case SC__STEP_NO_HOST:
+        snprintf(buf, sizeof buf, "no CPU side: the trace holds only GPU work, so nothing on the host opens "
+                                  "the step, launches its work or waits for it");
+        break;
+    case SC__STEP_OPEN:
+        snprintf(buf, sizeof buf, "the step is not closed in the trace: its last %u kernel launch%s ran no GPU work "
+                                  "(profiling stopped first), so when its GPU work ends is unknown",
+                 gr->step_launches, gr->step_launches == 1 ? "" : "es");
+        break;
+    case SC__STEP_CAPTURE:
+        snprintf(buf, sizeof buf, "a graph capture without replays: %u kernel launch%s of the step %s recorded into a "
+                                  "CUDA/HIP graph (stream capture) and ran nothing, and no graph launch replays "
+                                  "%s; the measured step is host time only",
+                 gr->step_launches, gr->step_launches == 1 ? "" : "es", gr->step_launches == 1 ? "was" : "were",
+                 gr->step_launches == 1 ? "it" : "them");
+        break;
+    default:
+        if (gr->step_status == SC__STEP_MEASURED && measured_ns > 0) return NULL;
+        snprintf(buf, sizeof buf, "the input has no measured step (a Chakra file without measured times)");
+    }
+    char *s = sc__strdup(buf);
+    *oom = !s;
+    return s;
+}
+
+const char *sc__replay_no_error(const sc_replay *r, size_t k) {
+    if (!r) return NULL;
+    if (k == SIZE_MAX) return r->step_no_error;
+    return k < r->nranks ? r->ranks[k].no_error : NULL;
+}
+
+/* The job's step has an error when every rank's has one; else the first
+ * rank without says why. */
+static bool job_no_error(sc_replay *r) {
+    for (size_t k = 0; k < r->nranks; k++) {
+        if (!r->ranks[k].no_error) continue;
+        size_t n = strlen(r->ranks[k].no_error) + 32;
+        if (!(r->step_no_error = malloc(n))) return false;
+        if (r->nranks == 1) snprintf(r->step_no_error, n, "%s", r->ranks[k].no_error);
+        else snprintf(r->step_no_error, n, "rank %lld: %s", (long long)r->ranks[k].rank, r->ranks[k].no_error);
+        return true;
+    }
+    return true;
+}
+
 bool sc__replay_per_rank(sc_replay *r) {
     const sc__graph *g = r->g;
     const sc__task *tasks = sc__graph_tasks(g);
@@ -147,6 +198,8 @@ bool sc__replay_per_rank(sc_replay *r) {
         size_t n = off[k + 1] - off[k];
         rr->rank = gr->rank;
         rr->measured_ns = gr->step_end - gr->step_start;
+        bool oom = false;
+        rr->no_error = no_error_text(gr, rr->measured_ns, &oom);
         int64_t lo = INT64_MAX, hi = 0;
         for (size_t i = 0; i < n; i++) {
             if (r->sim.start[mine[i]] < lo) lo = r->sim.start[mine[i]];
@@ -161,8 +214,9 @@ bool sc__replay_per_rank(sc_replay *r) {
                             : (n ? lo : 0);
         rr->sim_end = n ? hi : rr->sim_start;
         if (rr->sim_end < rr->sim_start) rr->sim_end = rr->sim_start;
-        ok = rank_breakdown(r, rr, mine, n);
+        ok = !oom && rank_breakdown(r, rr, mine, n);
     }
+    ok = ok && job_no_error(r);
     for (size_t k = 1; ok && k < nr; k++) {
         const sc__replay_rank *a = &r->ranks[k], *b = &r->ranks[r->slowest];
         if (a->sim_end - a->sim_start > b->sim_end - b->sim_start) r->slowest = k;

@@ -137,7 +137,11 @@ sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, c
 
 void sc_replay_free(sc_replay *r) {
     if (!r) return;
-    for (size_t k = 0; r->ranks && k < r->nranks; k++) free(r->ranks[k].sm_busy);
+    for (size_t k = 0; r->ranks && k < r->nranks; k++) {
+        free(r->ranks[k].sm_busy);
+        free(r->ranks[k].no_error);
+    }
+    free(r->step_no_error);
     free(r->ranks);
     free(r->launch_latency);
     free(r->sync_base);
@@ -235,6 +239,7 @@ sc_status sc_replay_rank_at(const sc_replay *r, size_t i, sc_replay_rank *out, s
                             .sm_busy = rr->sm_busy,
                             .sm_windows = rr->nwindows};
     sc__replay_measured_from(r, i, &out->opens, &out->closes, &out->after_annotation_ns);
+    out->no_error_because = rr->no_error;
     return SC_OK;
 }
 
@@ -246,6 +251,7 @@ sc_replay_step sc_replay_get_step(const sc_replay *r) {
     s.simulated_ns = slow->sim_end - slow->sim_start;
     s.slowest_measured = r->slowest_measured;
     s.slowest_simulated = r->slowest;
+    s.no_error_because = r->step_no_error;
     return s;
 }
 

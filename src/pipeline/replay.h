@@ -25,6 +25,7 @@ typedef struct sc__replay_rank {
     int64_t exposed_compute_ns, exposed_comm_ns, overlapped_ns, idle_ns;
     double *sm_busy;        /* per 1 ms window of the simulated step */
     size_t nwindows;
+    char *no_error;         /* why its error is not defined (owned), NULL when it is */
 } sc__replay_rank;
 
 typedef struct sc__cp_summary {
@@ -49,6 +50,7 @@ struct sc_replay {
     size_t nranks;
     size_t slowest; /* rank index with the longest simulated step */
     size_t slowest_measured;
+    char *step_no_error; /* why the job's step error is not defined (owned), NULL when it is */
     sc__cp_summary cp;
     sc_replay_timings timings; /* wall time of each stage */
     struct sc__prediction *prediction; /* what predict inferred and changed, NULL for a replay */
@@ -87,6 +89,10 @@ void sc__prediction_free(struct sc__prediction *pd);
 static inline const char *sc__replay_mode(const sc_replay *r) {
     return r->modelled ? "model" : r->coupled ? "coupled" : "traced";
 }
+
+/* Why rank k's, or (k = SIZE_MAX) the job's, step error is not defined; NULL
+ * when it is. */
+const char *sc__replay_no_error(const sc_replay *r, size_t k);
 
 static inline double sc__replay_error_pct(int64_t measured, int64_t simulated) {
     return measured > 0 ? 100.0 * (double)(simulated - measured) / (double)measured : 0.0;

@@ -12,12 +12,17 @@
 
 static double us(int64_t ns) { return (double)ns / 1000.0; }
 
-/* The error as JSON: null when there is no measured step (e.g. Chakra
- * inputs carry no measured window). */
-static const char *error_json(int64_t measured, int64_t simulated, char *buf, size_t size) {
-    if (measured <= 0) return "null";
-    snprintf(buf, size, "%.3f", sc__replay_error_pct(measured, simulated));
-    return buf;
+/* The error as JSON: null, with why, when the measured step cannot be
+ * compared with the replay (Chakra inputs carry no measured window; a
+ * capture without replays, a step not closed in the trace...). */
+static void error_json(sc__buf *b, int64_t measured, int64_t simulated, const char *no_error) {
+    if (!no_error && measured > 0) {
+        sc__buf_printf(b, ",\"error_pct\":%.3f", sc__replay_error_pct(measured, simulated));
+        return;
+    }
+    sc__buf_puts(b, ",\"error_pct\":null,\"no_error_because\":");
+    const char *why = no_error ? no_error : "the input has no measured step";
+    sc__buf_json_str(b, why, strlen(why));
 }
 
 static void json_items(sc__buf *b, const char *key, const sc_cp_item *items, size_t n, bool last) {
@@ -138,14 +143,13 @@ static void write_json(const sc_replay *r, sc__buf *b) {
             first = 0;
         }
     sc__buf_puts(b, "},\"ranks\":[");
-    char ebuf[32];
     for (size_t k = 0; k < r->nranks; k++) {
         const sc__replay_rank *rr = &r->ranks[k];
         int64_t sim = rr->sim_end - rr->sim_start;
         sc__buf_printf(b,
-                       "%s{\"rank\":%lld,\"measured_us\":%.3f,\"simulated_us\":%.3f,\"error_pct\":%s",
-                       k ? "," : "", (long long)rr->rank, us(rr->measured_ns), us(sim),
-                       error_json(rr->measured_ns, sim, ebuf, sizeof ebuf));
+                       "%s{\"rank\":%lld,\"measured_us\":%.3f,\"simulated_us\":%.3f",
+                       k ? "," : "", (long long)rr->rank, us(rr->measured_ns), us(sim));
+        error_json(b, rr->measured_ns, sim, rr->no_error);
         measured_from_json(b, r, k);
         sc__buf_printf(b,
                        ",\"launch_latency_us\":%.3f,\"dispatch_gap_us\":%.3f,\"start_offset_us\":%.3f,"
@@ -158,8 +162,9 @@ static void write_json(const sc_replay *r, sc__buf *b) {
     }
     int64_t meas = r->nranks ? r->ranks[r->slowest_measured].measured_ns : 0;
     int64_t sim = r->nranks ? r->ranks[r->slowest].sim_end - r->ranks[r->slowest].sim_start : 0;
-    sc__buf_printf(b, "],\"step\":{\"measured_us\":%.3f,\"simulated_us\":%.3f,\"error_pct\":%s},",
-                   us(meas), us(sim), error_json(meas, sim, ebuf, sizeof ebuf));
+    sc__buf_printf(b, "],\"step\":{\"measured_us\":%.3f,\"simulated_us\":%.3f", us(meas), us(sim));
+    error_json(b, meas, sim, sc__replay_no_error(r, SIZE_MAX));
+    sc__buf_puts(b, "},");
     const sc__cp_summary *cp = &r->cp;
     sc__buf_printf(b, "\"critical_path\":{\"length_us\":%.3f,\"tasks\":%llu,\"last_rank\":%lld,",
                    us(cp->length_ns), (unsigned long long)cp->ntasks,
@@ -206,7 +211,7 @@ static void write_text(const sc_replay *r, sc__buf *b) {
         double busy = 0;
         for (size_t w = 0; w < rr->nwindows; w++) busy += rr->sm_busy[w];
         char etext[32] = "       -";
-        if (rr->measured_ns > 0) {
+        if (rr->measured_ns > 0 && !rr->no_error) {
             snprintf(etext, sizeof etext, "%8.2f", e);
             sum_abs += e < 0 ? -e : e;
             if ((e < 0 ? -e : e) > max_abs) max_abs = e < 0 ? -e : e;
@@ -221,15 +226,27 @@ static void write_text(const sc_replay *r, sc__buf *b) {
     if (r->nranks) {
         int64_t meas = r->ranks[r->slowest_measured].measured_ns;
         int64_t sim = r->ranks[r->slowest].sim_end - r->ranks[r->slowest].sim_start;
-        if (nmeasured) {
+        /* A rank whose traced step cannot be compared says why, and the
+         * job's step then has no error figure either. */
+        bool said = false;
+        for (size_t k = 0; k < r->nranks; k++)
+            if (r->ranks[k].no_error && r->ranks[k].measured_ns > 0) {
+                sc__buf_printf(b, "rank %lld: no error figure: %s\n", (long long)r->ranks[k].rank, r->ranks[k].no_error);
+                said = true;
+            }
+        if (said) {
+            sc__buf_printf(b, "\nstep (slowest rank): measured %.3f ms, simulated %.3f ms, no error figure (see above)\n",
+                           us(meas) / 1000.0, us(sim) / 1000.0);
+        } else if (nmeasured) {
             sc__buf_printf(b, "\nstep (slowest rank): measured %.3f ms, simulated %.3f ms, error %.2f%%\n",
                            us(meas) / 1000.0, us(sim) / 1000.0, sc__replay_error_pct(meas, sim));
-            sc__buf_printf(b, "per-rank |error|: mean %.2f%%, max %.2f%% (%zu rank%s with a measured step)\n",
-                           sum_abs / (double)nmeasured, max_abs, nmeasured, nmeasured == 1 ? "" : "s");
         } else {
             sc__buf_printf(b, "\nstep (slowest rank): simulated %.3f ms (the inputs carry no measured step)\n",
                            us(sim) / 1000.0);
         }
+        if (nmeasured)
+            sc__buf_printf(b, "per-rank |error|: mean %.2f%%, max %.2f%% (%zu rank%s with a measured step)\n",
+                           sum_abs / (double)nmeasured, max_abs, nmeasured, nmeasured == 1 ? "" : "s");
     }
     measured_from_text(b, r);
     const sc__cp_summary *cp = &r->cp;
