@@ -739,6 +739,38 @@ static void test_no_error_reasons(void **state) {
     sc_traceset_free(set);
 }
 
+/* A thread that calls no GPU runtime (a monitor, a loader) is simulated
+ * but neither opens nor closes the step. In the xDiT Flux capture trace,
+ * thread 0's one Python event spans the whole trace: it used to close the
+ * step, whose replay then echoed its traced length (0.00%, a critical path
+ * of that one task). Now the main thread (425) opens and closes it, and
+ * the replay is a real one. */
+static void test_quiet_threads(void **state) {
+    (void)state;
+    const char *path = sc_test_trace("tracelens/inference__xdit_flux.1__capture__capture_trace_rank_0.json.gz");
+    sc_traceset *set = load(&path, 1);
+    sc_replay *r = replay(set, true, NULL);
+    const sc__graph *g = r->g;
+    const sc__proc *procs = sc__graph_procs(g);
+    const sc__rank *gr = &SC__VEC_AT(&g->ranks, sc__rank, 0);
+    size_t quiet = 0;
+    for (size_t p = 0; p < g->procs.len; p++) quiet += procs[p].quiet;
+    assert_true(quiet >= 1);
+    assert_false(procs[sc__graph_tasks(g)[gr->step_last_task].proc].quiet);
+    assert_false(procs[sc__graph_tasks(g)[gr->step_first_task].proc].quiet);
+    sc_replay_rank rk;
+    sc_error err;
+    assert_int_equal(sc_replay_rank_at(r, 0, &rk, &err), SC_OK);
+    assert_int_equal(rk.closes.on, 425);
+    double e = rank_error(r, 0);
+    printf("# xDiT Flux capture: %llu tasks on the critical path, error %.3f%%\n",
+           (unsigned long long)r->cp.ntasks, e);
+    assert_true(r->cp.ntasks > 1000);
+    assert_true(fabs(e) < 1.0 && e != 0.0);
+    sc_replay_free(r);
+    sc_traceset_free(set);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_megatron_8_ranks),
@@ -756,6 +788,7 @@ int main(void) {
         cmocka_unit_test(test_whole_trace_opens_at_its_first_task),
         cmocka_unit_test(test_backlog_is_not_a_late_start),
         cmocka_unit_test(test_no_error_reasons),
+        cmocka_unit_test(test_quiet_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

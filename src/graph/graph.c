@@ -119,6 +119,7 @@ uint32_t sc__graph_add_proc(sc__graph *g, uint32_t rank, sc__proc_kind kind, int
     if (!p) return SC__NONE;
     p->rank = rank;
     p->kind = (uint8_t)kind;
+    p->quiet = 0;
     p->device = device;
     p->id = id;
     p->first = SC__NONE;

@@ -45,6 +45,8 @@ typedef enum sc__proc_kind { SC_P_THREAD = 0, SC_P_STREAM = 1 } sc__proc_kind;
 typedef struct sc__proc {
     uint32_t rank;   /* index into the graph's ranks */
     uint8_t kind;    /* sc__proc_kind */
+    uint8_t quiet;   /* a thread beside the main one that calls no GPU runtime (a monitor,
+                        a data loader): simulated, but it neither opens nor closes the step */
     int16_t device;  /* GPU index for streams, -1 for threads */
     int64_t id;      /* OS tid or stream id */
     uint32_t first;  /* first task (lowest seq) on this processor, SC__NONE if none */

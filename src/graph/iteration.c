@@ -74,6 +74,26 @@ static bool complete(sc__bctx *c, const sc__idmap *gpu_corr, uint32_t track, int
     return launches > 0;
 }
 
+/* A whole trace's start: its earliest CPU event on a thread that calls the
+ * GPU runtime (a thread that calls none, a monitor or a loader, opens
+ * nothing: graph.h, sc__proc.quiet); INT64_MAX when no thread calls it.
+ * False on out-of-memory. */
+static bool whole_start(const sc_trace *t, int64_t *start) {
+    const sc__event *ev = sc__trace_events(t);
+    uint8_t *loud = calloc(t->tracks.len ? t->tracks.len : 1, 1);
+    if (!loud) return false;
+    for (size_t i = 0; i < t->events.len; i++)
+        if ((ev[i].kind == SC_K_RUNTIME || ev[i].kind == SC_K_DRIVER) && ev[i].track < t->tracks.len)
+            loud[ev[i].track] = 1;
+    *start = INT64_MAX;
+    for (size_t i = 0; i < t->events.len; i++)
+        if (is_cpu_kind(ev[i].kind) && ev[i].ph == 'X' && ev[i].track < t->tracks.len && loud[ev[i].track] &&
+            ev[i].ts < *start)
+            *start = ev[i].ts;
+    free(loud);
+    return true;
+}
+
 sc_status sc__build_window(sc__bctx *c, sc_error *err) {
     const sc_trace *t = c->t;
     const sc__event *ev = sc__trace_events(t);
@@ -98,8 +118,9 @@ sc_status sc__build_window(sc__bctx *c, sc_error *err) {
                             "no ProfilerStep#%lld in this trace (it has no ProfilerStep annotations)",
                             (long long)c->opts->iteration);
         w->whole = true;
-        w->start = lo == INT64_MAX ? 0 : lo;
         w->end = hi == INT64_MIN ? 0 : hi + 1;
+        if (!whole_start(t, &w->start)) return sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
+        if (w->start == INT64_MAX) w->start = lo == INT64_MAX ? 0 : lo;
         /* GPU-only traces still get a window covering their GPU events. */
         for (size_t i = 0; i < t->events.len; i++)
             if (ev[i].flags & SC_EF_GPU) {

@@ -202,9 +202,11 @@ bool sc__replay_per_rank(sc_replay *r) {
         rr->no_error = no_error_text(gr, rr->measured_ns, &oom);
         int64_t lo = INT64_MAX, hi = 0;
         for (size_t i = 0; i < n; i++) {
+            if (procs[tasks[mine[i]].proc].quiet) continue; /* as the measured step (graph.h) */
             if (r->sim.start[mine[i]] < lo) lo = r->sim.start[mine[i]];
             if (r->sim.end[mine[i]] > hi) hi = r->sim.end[mine[i]];
         }
+        if (lo == INT64_MAX) lo = 0;
         /* The step opens where its first task's gap begins (0 for the
          * annotation's task, which opens the window). */
         rr->sim_start = gr->step_first_task < nt

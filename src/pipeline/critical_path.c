@@ -125,13 +125,15 @@ bool sc__replay_critical_path(sc_replay *r) {
         free(op_n);
         return false;
     }
-    /* The last task to end on the slowest rank (lowest index on ties). */
+    /* The last task to end on the slowest rank (lowest index on ties), on
+     * a processor that can close its step (graph.h: not a quiet thread). */
     uint32_t cur = SC__NONE;
     if (r->nranks) {
         const sc__proc *procs = sc__graph_procs(g);
         uint32_t want = (uint32_t)r->slowest;
         for (size_t i = 0; i < g->tasks.len; i++)
-            if (procs[tasks[i].proc].rank == want && (cur == SC__NONE || s->end[i] > s->end[cur]))
+            if (procs[tasks[i].proc].rank == want && !procs[tasks[i].proc].quiet &&
+                (cur == SC__NONE || s->end[i] > s->end[cur]))
                 cur = (uint32_t)i;
         cp->last_rank = want;
     }
