@@ -323,6 +323,8 @@ typedef struct sc_critical_path {
     int64_t length_ns; /* end of the last task of the slowest rank */
     uint64_t tasks;    /* tasks on the path */
     int64_t last_rank; /* the job rank it ends on, -1 when none */
+    int host_only;     /* 1: no GPU task on it (a host-bound step: the replay reproduces
+                          the host's traced time, which says nothing of the GPU model) */
 } sc_critical_path;
 
 /* Where each stage's wall time went (the figures behind `--timings`). */

@@ -767,6 +767,7 @@ static void test_quiet_threads(void **state) {
            (unsigned long long)r->cp.ntasks, e);
     assert_true(r->cp.ntasks > 1000);
     assert_true(fabs(e) < 1.0 && e != 0.0);
+    assert_false(sc_replay_get_critical_path(r).host_only); /* its GPU work is on the path */
     sc_replay_free(r);
     sc_traceset_free(set);
 }

@@ -3,6 +3,9 @@
  * task back along what bound each start (sim.h records it), summarised by
  * task class, operator and edge, so a user sees what to make faster.
  *
+ * A path with no GPU task on it (host_only) is a host-bound step: the
+ * simulated step follows the host's traced time, whatever the GPU model.
+ *
  * Each task on the path contributes its own time (from its start, or for a
  * collective member from the last arrival, to its end) to its class and
  * operator, and the slack before it (its start minus its binding
@@ -175,6 +178,9 @@ bool sc__replay_critical_path(sc_replay *r) {
         edge_ns[fam] += slack, edge_n[fam]++;
         cur = pred;
     }
+    cp->host_only = cp->ntasks > 0;
+    for (int c = CLS_GEMM; c < CLS_COUNT; c++) /* the GPU's classes */
+        if (cls_n[c]) cp->host_only = false;
     cp->by_class = collect(cls_ns, cls_n, CLS_COUNT, class_name_at, NULL, CLS_COUNT, &cp->nclass);
     cp->by_edge = collect(edge_ns, edge_n, EDGE_COUNT, edge_name_at, NULL, EDGE_COUNT, &cp->nedge);
     cp->by_op = collect(op_ns, op_n, nstr, string_at, g, 15, &cp->nop);

@@ -260,6 +260,7 @@ sc_critical_path sc_replay_get_critical_path(const sc_replay *r) {
     if (!r) return cp;
     cp.length_ns = r->cp.length_ns;
     cp.tasks = r->cp.ntasks;
+    cp.host_only = r->cp.host_only;
     if (r->nranks) cp.last_rank = r->ranks[r->cp.last_rank].rank;
     return cp;
 }

@@ -32,6 +32,7 @@ typedef struct sc__cp_summary {
     int64_t length_ns; /* end of the last task of the slowest rank */
     uint64_t ntasks;   /* tasks on the path */
     uint32_t last_rank; /* graph rank index */
+    bool host_only;     /* no GPU task on it: the step follows the host's traced time */
     sc_cp_item *by_class, *by_op, *by_edge;
     size_t nclass, nop, nedge;
 } sc__cp_summary;

@@ -166,9 +166,9 @@ static void write_json(const sc_replay *r, sc__buf *b) {
     error_json(b, meas, sim, sc__replay_no_error(r, SIZE_MAX));
     sc__buf_puts(b, "},");
     const sc__cp_summary *cp = &r->cp;
-    sc__buf_printf(b, "\"critical_path\":{\"length_us\":%.3f,\"tasks\":%llu,\"last_rank\":%lld,",
+    sc__buf_printf(b, "\"critical_path\":{\"length_us\":%.3f,\"tasks\":%llu,\"last_rank\":%lld,\"host_only\":%s,",
                    us(cp->length_ns), (unsigned long long)cp->ntasks,
-                   r->nranks ? (long long)r->ranks[cp->last_rank].rank : -1LL);
+                   r->nranks ? (long long)r->ranks[cp->last_rank].rank : -1LL, cp->host_only ? "true" : "false");
     json_items(b, "by_class", cp->by_class, cp->nclass, false);
     json_items(b, "by_operator", cp->by_op, cp->nop, false);
     json_items(b, "by_edge", cp->by_edge, cp->nedge, true);
@@ -253,6 +253,9 @@ static void write_text(const sc_replay *r, sc__buf *b) {
     sc__buf_printf(b, "\ncritical path: %.3f ms over %llu tasks, ending on rank %lld\n",
                    us(cp->length_ns) / 1000.0, (unsigned long long)cp->ntasks,
                    r->nranks ? (long long)r->ranks[cp->last_rank].rank : -1LL);
+    if (cp->host_only)
+        sc__buf_puts(b, "  host work only, no GPU task on it: the simulated step follows the host's traced "
+                        "time, and its error says nothing of the GPU model\n");
     text_items(b, "by class (time, share, tasks)", cp->by_class, cp->nclass, cp->length_ns);
     text_items(b, "top operators", cp->by_op, cp->nop, cp->length_ns);
     text_items(b, "by edge (latency or gap on the edge, share, edges)", cp->by_edge, cp->nedge,
