@@ -339,6 +339,26 @@ typedef struct sc_replay_timings {
     uint64_t tasks;   /* tasks simulated */
 } sc_replay_timings;
 
+/* The ProfilerStep numbers that every Kineto trace of the set holds,
+ * ascending (*numbers: the caller frees it with free(); none when a trace
+ * has no annotation, or for Chakra files): what `replay --all-iterations`
+ * replays, one sc_replay_run with graph.iteration = N each. */
+SC_API sc_status sc_replay_iterations(const sc_traceset *set, int64_t **numbers, size_t *count, sc_error *err);
+
+/* `replay --all-iterations`: one row per iteration, written as each
+ * iteration's replay finishes (table accumulates what the closing summary
+ * says; zero it before the first row), then the summary. Text or JSON
+ * ({"iterations":[{"iteration":N,"step":{...},"ranks":[...]}...],
+ * "summary":{...}}); iteration -1 is a whole trace without annotations. */
+typedef struct sc_iterations_table {
+    size_t rows, with_error;
+    double sum_abs_error_pct, max_abs_error_pct;
+} sc_iterations_table;
+SC_API sc_status sc_replay_write_iteration(const sc_replay *replay, int64_t iteration, sc_iterations_table *table,
+                                           FILE *out, int json, sc_error *err);
+SC_API sc_status sc_replay_write_iterations_end(const sc_iterations_table *table, FILE *out, int json,
+                                                sc_error *err);
+
 SC_API size_t sc_replay_rank_count(const sc_replay *replay);
 SC_API sc_status sc_replay_rank_at(const sc_replay *replay, size_t i, sc_replay_rank *out,
                                    sc_error *err);

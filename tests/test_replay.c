@@ -772,6 +772,66 @@ static void test_quiet_threads(void **state) {
     sc_traceset_free(set);
 }
 
+/* --all-iterations: the iterations every rank holds, one replay each, one
+ * row each. ns_resolution_trace holds ProfilerStep#101 to #105, every one
+ * within 1%; Megatron's ranks hold #3 only; a trace without annotations
+ * none (one row, the whole trace, as the CLI does). The JSON keeps each
+ * iteration's step, its ranks' errors and what their steps run from. */
+static void test_all_iterations(void **state) {
+    (void)state;
+    const char *path = sc_test_trace("hta-testdata/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
+    sc_traceset *set = load(&path, 1);
+    int64_t *numbers;
+    size_t n;
+    sc_error err;
+    assert_int_equal(sc_replay_iterations(set, &numbers, &n, &err), SC_OK);
+    assert_int_equal(n, 5);
+    assert_int_equal(numbers[0], 101);
+    assert_int_equal(numbers[4], 105);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sc_iterations_table table = {0};
+    for (size_t i = 0; i < n; i++) {
+        sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
+        o.graph.iteration = numbers[i];
+        sc_replay *r;
+        assert_int_equal(sc_replay_run(set, &o, &r, &err), SC_OK);
+        sc_replay_step step = sc_replay_get_step(r);
+        double e = sc__replay_error_pct(step.measured_ns, step.simulated_ns);
+        printf("# ns_resolution_trace ProfilerStep#%lld: error %.3f%%\n", (long long)numbers[i], e);
+        assert_true(fabs(e) <= 1.0);
+        assert_int_equal(sc_replay_write_iteration(r, numbers[i], &table, f, 1, &err), SC_OK);
+        sc_replay_free(r);
+    }
+    assert_int_equal(sc_replay_write_iterations_end(&table, f, 1, &err), SC_OK);
+    fclose(f);
+    assert_int_equal(table.rows, 5);
+    assert_int_equal(table.with_error, 5);
+    assert_true(table.max_abs_error_pct <= 1.0);
+    assert_non_null(strstr(buf, "{\"iterations\":[{\"iteration\":101,\"step\":{\"measured_us\":"));
+    assert_non_null(strstr(buf, ",{\"iteration\":105,"));
+    assert_non_null(strstr(buf, "\"measured_from\":{\"opens\":{\"event\":\"ProfilerStep#104\""));
+    assert_non_null(strstr(buf, "],\"summary\":{\"iterations\":5,\"with_error\":5,\"mean_abs_error_pct\":"));
+    free(buf);
+    free(numbers);
+    sc_traceset_free(set);
+
+    path = sc_test_trace("megatron-tp8-a100");
+    set = load(&path, 1);
+    assert_int_equal(sc_replay_iterations(set, &numbers, &n, &err), SC_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(numbers[0], 3);
+    free(numbers);
+    sc_traceset_free(set);
+    path = sc_test_trace("tracelens/mi210__gpu_only_trace__gpu_only_trace.json.gz");
+    set = load(&path, 1);
+    assert_int_equal(sc_replay_iterations(set, &numbers, &n, &err), SC_OK);
+    assert_int_equal(n, 0);
+    free(numbers);
+    sc_traceset_free(set);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_megatron_8_ranks),
@@ -790,6 +850,7 @@ int main(void) {
         cmocka_unit_test(test_backlog_is_not_a_late_start),
         cmocka_unit_test(test_no_error_reasons),
         cmocka_unit_test(test_quiet_threads),
+        cmocka_unit_test(test_all_iterations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

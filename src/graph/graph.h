@@ -330,6 +330,10 @@ typedef struct sc__build_options {
     bool keep_spare;      /* the graph's keep_spare: a replay calibrates it next */
 } sc__build_options;
 
+/* The N of every ProfilerStep#N annotation of a Kineto trace, ascending,
+ * each once, appended to out (int64_t); false on out-of-memory. */
+bool sc__trace_step_numbers(const sc_trace *t, sc__vec *out);
+
 /* One graph for every rank of the set: the chosen iteration's tasks with all
  * edge families, cross-rank groups matched, finished (CSR, acyclic). */
 sc_status sc__graph_build_kineto(const sc_traceset *set, const sc__build_options *opts,

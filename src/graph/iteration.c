@@ -39,6 +39,31 @@ static bool is_step(const sc_trace *t, const sc__event *e, int64_t *number) {
     return true;
 }
 
+static int cmp_i64(const void *a, const void *b, void *ctx) {
+    (void)ctx;
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+bool sc__trace_step_numbers(const sc_trace *t, sc__vec *out) {
+    const sc__event *ev = sc__trace_events(t);
+    size_t first = out->len;
+    for (size_t i = 0; i < t->events.len; i++) {
+        int64_t n;
+        if (!is_step(t, &ev[i], &n)) continue;
+        int64_t *slot = sc__vec_push(out);
+        if (!slot) return false;
+        *slot = n;
+    }
+    int64_t *v = (int64_t *)out->data + first;
+    size_t k = 0, n = out->len - first;
+    sc__sort(v, n, sizeof *v, cmp_i64, NULL);
+    for (size_t i = 0; i < n; i++)
+        if (!k || v[i] != v[k - 1]) v[k++] = v[i];
+    out->len = first + k;
+    return true;
+}
+
 /* Latest start first; on equal starts the longest (the outer annotation).
  * ctx: the trace's events. */
 static int cmp_step_desc(const void *a, const void *b, void *ctx) {

@@ -220,6 +220,42 @@ sc_status sc_replay_run(const sc_traceset *set, const sc_replay_options *opts, s
     return st;
 }
 
+/* Keeps in a[0 .. *n) the numbers also in b[0 .. m), both ascending. */
+static void intersect(int64_t *a, size_t *n, const int64_t *b, size_t m) {
+    size_t k = 0, j = 0;
+    for (size_t i = 0; i < *n; i++) {
+        while (j < m && b[j] < a[i]) j++;
+        if (j < m && b[j] == a[i]) a[k++] = a[i];
+    }
+    *n = k;
+}
+
+sc_status sc_replay_iterations(const sc_traceset *set, int64_t **numbers, size_t *count, sc_error *err) {
+    sc__error_clear(err);
+    *numbers = NULL;
+    *count = 0;
+    if (!set) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "replay: no traces");
+    sc__vec all, one;
+    sc__vec_init(&all, sizeof(int64_t));
+    sc__vec_init(&one, sizeof(int64_t));
+    bool ok = true, seen = false;
+    for (size_t i = 0; ok && i < set->count; i++) {
+        if (set->traces[i]->format != SC__FMT_KINETO) continue; /* a Chakra file is one window */
+        one.len = 0;
+        ok = sc__trace_step_numbers(set->traces[i], seen ? &one : &all);
+        if (ok && seen) intersect(all.data, &all.len, one.data, one.len);
+        seen = true;
+    }
+    sc__vec_free(&one);
+    if (!ok) {
+        sc__vec_free(&all);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory listing iterations");
+    }
+    *numbers = all.data; /* the caller frees it */
+    *count = all.len;
+    return SC_OK;
+}
+
 size_t sc_replay_rank_count(const sc_replay *r) { return r ? r->nranks : 0; }
 
 sc_status sc_replay_rank_at(const sc_replay *r, size_t i, sc_replay_rank *out, sc_error *err) {

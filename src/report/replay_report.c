@@ -269,3 +269,106 @@ sc_status sc_replay_write(const sc_replay *r, FILE *out, int json, sc_error *err
     else write_text(r, &b);
     return sc__buf_write(&b, out, err);
 }
+
+/* ------------------------------------------------------------ --all-iterations */
+
+/* The slowest rank's error figure, or NULL with why not. */
+static const char *step_error(const sc_replay *r, int64_t *meas, int64_t *sim, double *e) {
+    *meas = r->nranks ? r->ranks[r->slowest_measured].measured_ns : 0;
+    *sim = r->nranks ? r->ranks[r->slowest].sim_end - r->ranks[r->slowest].sim_start : 0;
+    *e = sc__replay_error_pct(*meas, *sim);
+    const char *why = sc__replay_no_error(r, SIZE_MAX);
+    if (!why && *meas <= 0) why = "the input has no measured step";
+    return why;
+}
+
+static void iteration_json(const sc_replay *r, int64_t iteration, size_t row, sc__buf *b) {
+    int64_t meas, sim;
+    double e;
+    step_error(r, &meas, &sim, &e);
+    sc__buf_printf(b, "%s{\"iteration\":", row ? "," : "{\"iterations\":[");
+    if (iteration >= 0) sc__buf_printf(b, "%lld", (long long)iteration);
+    else sc__buf_puts(b, "null");
+    sc__buf_printf(b, ",\"step\":{\"measured_us\":%.3f,\"simulated_us\":%.3f", us(meas), us(sim));
+    error_json(b, meas, sim, sc__replay_no_error(r, SIZE_MAX));
+    sc__buf_puts(b, "},\"ranks\":[");
+    for (size_t k = 0; k < r->nranks; k++) {
+        const sc__replay_rank *rr = &r->ranks[k];
+        int64_t s = rr->sim_end - rr->sim_start;
+        sc__buf_printf(b, "%s{\"rank\":%lld,\"measured_us\":%.3f,\"simulated_us\":%.3f", k ? "," : "",
+                       (long long)rr->rank, us(rr->measured_ns), us(s));
+        error_json(b, rr->measured_ns, s, rr->no_error);
+        measured_from_json(b, r, k);
+        sc__buf_puts(b, "}");
+    }
+    sc__buf_puts(b, "]}");
+}
+
+static void iteration_text(const sc_replay *r, int64_t iteration, size_t row, sc__buf *b) {
+    int64_t meas, sim;
+    double e;
+    const char *why = step_error(r, &meas, &sim, &e);
+    if (!row)
+        sc__buf_printf(b, "replay of each iteration: %zu rank%s, %s collectives\n\n"
+                          "iteration   measured ms  simulated ms   error %%  the slowest rank's step closes at the end of\n",
+                       r->nranks, r->nranks == 1 ? "" : "s", sc__replay_mode(r));
+    char it[32] = "    whole", etext[32] = "       -";
+    if (iteration >= 0) snprintf(it, sizeof it, "%9lld", (long long)iteration);
+    if (!why) snprintf(etext, sizeof etext, "%8.2f", e);
+    sc__buf_printf(b, "%s  %12.3f  %12.3f  %s  ", it, us(meas) / 1000.0, us(sim) / 1000.0, etext);
+    if (why) {
+        sc__buf_printf(b, "no error figure: %s\n", why);
+        return;
+    }
+    sc_step_mark o, c;
+    int64_t after;
+    sc__replay_measured_from(r, r->slowest_measured, &o, &c, &after);
+    if (!c.event) {
+        sc__buf_puts(b, "-\n");
+        return;
+    }
+    sc__buf_printf(b, "%.50s (%s, %s %lld)", c.event, c.kind, c.on_stream ? "stream" : "thread", (long long)c.on);
+    if (after > 0) sc__buf_printf(b, ", %.3f ms after the annotation ends", us(after) / 1000.0);
+    sc__buf_puts(b, "\n");
+}
+
+sc_status sc_replay_write_iteration(const sc_replay *r, int64_t iteration, sc_iterations_table *table, FILE *out,
+                                    int json, sc_error *err) {
+    int64_t meas, sim;
+    double e;
+    if (!step_error(r, &meas, &sim, &e)) {
+        double a = e < 0 ? -e : e;
+        table->with_error++;
+        table->sum_abs_error_pct += a;
+        if (a > table->max_abs_error_pct) table->max_abs_error_pct = a;
+    }
+    sc__buf b;
+    sc__buf_init(&b);
+    if (json) iteration_json(r, iteration, table->rows, &b);
+    else iteration_text(r, iteration, table->rows, &b);
+    table->rows++;
+    return sc__buf_write(&b, out, err);
+}
+
+sc_status sc_replay_write_iterations_end(const sc_iterations_table *t, FILE *out, int json, sc_error *err) {
+    sc__buf b;
+    sc__buf_init(&b);
+    double mean = t->with_error ? t->sum_abs_error_pct / (double)t->with_error : 0;
+    if (json) {
+        sc__buf_printf(&b, "%s],\"summary\":{\"iterations\":%zu,\"with_error\":%zu", t->rows ? "" : "{\"iterations\":[",
+                       t->rows, t->with_error);
+        if (t->with_error)
+            sc__buf_printf(&b, ",\"mean_abs_error_pct\":%.3f,\"max_abs_error_pct\":%.3f}}\n", mean,
+                           t->max_abs_error_pct);
+        else
+            sc__buf_puts(&b, ",\"mean_abs_error_pct\":null,\"max_abs_error_pct\":null}}\n");
+    } else {
+        sc__buf_printf(&b, "\n%zu iteration%s", t->rows, t->rows == 1 ? "" : "s");
+        if (t->with_error)
+            sc__buf_printf(&b, ", %zu with an error figure: |error| mean %.2f%%, max %.2f%%\n", t->with_error, mean,
+                           t->max_abs_error_pct);
+        else
+            sc__buf_puts(&b, ", none with an error figure\n");
+    }
+    return sc__buf_write(&b, out, err);
+}
