@@ -202,6 +202,7 @@ static sc_status build_rank(sc__bctx *c, uint32_t trace_index, sc_error *err) {
     if ((st = sc__build_gpu(c, err)) != SC_OK) return st;
     if (!sc__streams_index(c)) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     if ((st = sc__build_cross_stream(c, err)) != SC_OK) return st;
+    if ((st = sc__build_stalls(c, err)) != SC_OK) return st;
     if ((st = sc__build_syncs(c, err)) != SC_OK) return st;
     set_step(c, first_proc);
     if (!sc__build_backlog(c, first_proc)) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");

@@ -26,8 +26,9 @@
  *     CUPTI did not record, dependencies inside the graph. The builder
  *     measures it as the task's start minus the latest measured end of its
  *     stream predecessor, its launch call and its cross-stream sources. It
- *     is not rescaled by --scale (what fills it is not traced); other GPU
- *     tasks have gap 0;
+ *     is not rescaled by --scale (what fills it is not traced); so is a
+ *     task flagged SC__TF_UNTRACED_GAP (a stall no traced event explains,
+ *     stalls.c); other GPU tasks have gap 0;
  *   - a SYNC task (cudaStreamSynchronize & co.) waits, at simulated time, for
  *     the last GPU task already launched on its target stream(s); its traced
  *     duration is not used;
@@ -130,6 +131,10 @@ enum {
      * its `gap` is GPU time before it that no traced event covers (see the
      * rules above). */
     SC__TF_GRAPH_GAP = 1u << 1,
+    /* A GPU task held long, the device idle, by something the trace does
+     * not hold (stalls.c): its `gap` is that wait, placed as a graph
+     * launch's task's is. */
+    SC__TF_UNTRACED_GAP = 1u << 2,
 };
 
 /* An operator instance (cpu_op / user_annotation scope) for attribution. */

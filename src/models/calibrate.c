@@ -224,7 +224,9 @@ static size_t dispatch_samples(const sc__graph *g, const int64_t *pred_end, cons
     const sc__proc *procs = sc__graph_procs(g);
     size_t ns = 0;
     for (size_t v = 0; v < g->tasks.len; v++) {
-        if (!sc__task_on_gpu(tasks[v].kind) || launch[v] == SC__NONE || (tasks[v].flags & SC__TF_GRAPH_GAP)) continue;
+        if (!sc__task_on_gpu(tasks[v].kind) || launch[v] == SC__NONE ||
+            (tasks[v].flags & (SC__TF_GRAPH_GAP | SC__TF_UNTRACED_GAP)))
+            continue;
         if (pred_end[v] == INT64_MIN || pred_end[v] == INT64_MAX) continue;
         const sc__task *l = &tasks[launch[v]];
         uint32_t r = procs[tasks[v].proc].rank;

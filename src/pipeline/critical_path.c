@@ -12,7 +12,8 @@
  * predecessor's end) to the edge that bound it: an edge family of graph.h,
  * or the simulator's own reasons (the rank's late start, the backlog a
  * stream still ran from before the step, collective wait, sync wait, the
- * untraced time inside a CUDA graph).
+ * untraced time inside a CUDA graph, a stream held by what the trace does
+ * not hold).
  */
 #include "replay.h"
 
@@ -43,7 +44,8 @@ static int task_class(const sc__task *t, uint8_t cls) {
 }
 
 /* Edge buckets: the graph's families, then the simulator's own reasons. */
-enum { EDGE_ROOT = SC_E_FAMILY_COUNT, EDGE_BACKLOG, EDGE_GROUP_WAIT, EDGE_SYNC_WAIT, EDGE_GRAPH_GAP, EDGE_COUNT };
+enum { EDGE_ROOT = SC_E_FAMILY_COUNT, EDGE_BACKLOG, EDGE_GROUP_WAIT, EDGE_SYNC_WAIT, EDGE_GRAPH_GAP,
+       EDGE_UNTRACED, EDGE_COUNT };
 
 static const char *edge_name(int e) {
     switch (e) {
@@ -52,6 +54,7 @@ static const char *edge_name(int e) {
     case EDGE_GROUP_WAIT: return "collective_wait";
     case EDGE_SYNC_WAIT: return "sync_wait";
     case EDGE_GRAPH_GAP: return "graph_gap"; /* untraced GPU time in a CUDA graph (graph.h) */
+    case EDGE_UNTRACED: return "untraced_gap"; /* a stream held by what the trace lacks (stalls.c) */
     default: return sc__edge_family_name((uint8_t)e);
     }
 }
@@ -170,8 +173,9 @@ bool sc__replay_critical_path(sc_replay *r) {
         int fam = s->bound_fam[from] == SC_SIM_ROOT ? EDGE_ROOT : s->bound_fam[from];
         int64_t slack = s->start[from] - (pred == SC__NONE ? 0 : s->end[pred]);
         const sc__task *f = &tasks[from];
-        if ((f->flags & SC__TF_GRAPH_GAP) && f->gap > 0 && slack >= f->gap) {
-            edge_ns[EDGE_GRAPH_GAP] += f->gap, edge_n[EDGE_GRAPH_GAP]++;
+        if ((f->flags & (SC__TF_GRAPH_GAP | SC__TF_UNTRACED_GAP)) && f->gap > 0 && slack >= f->gap) {
+            int bucket = f->flags & SC__TF_GRAPH_GAP ? EDGE_GRAPH_GAP : EDGE_UNTRACED;
+            edge_ns[bucket] += f->gap, edge_n[bucket]++;
             slack -= f->gap;
         }
         if (fam == EDGE_ROOT) root_parts(r, from, &slack, edge_ns, edge_n);

@@ -83,7 +83,7 @@ typedef struct node {
 
 enum {
     NB_GAP = 1,       /* gap > 0 */
-    NB_GRAPH_GAP = 2, /* SC__TF_GRAPH_GAP */
+    NB_GRAPH_GAP = 2, /* SC__TF_GRAPH_GAP or SC__TF_UNTRACED_GAP: the gap after ready and stream free */
     NB_GROUP = 4,     /* group != SC__NONE */
     NB_BOUND = 8,     /* a predecessor's end has set out->bound */
 };
@@ -435,7 +435,8 @@ static inline node node_of(const sc__task *t, uint32_t indeg) {
         .whead = SC__NONE,
         .proc = t->proc,
         .kind = t->kind,
-        .bits = (uint8_t)((t->gap > 0 ? NB_GAP : 0) | (t->flags & SC__TF_GRAPH_GAP ? NB_GRAPH_GAP : 0) |
+        .bits = (uint8_t)((t->gap > 0 ? NB_GAP : 0) |
+                          (t->flags & (SC__TF_GRAPH_GAP | SC__TF_UNTRACED_GAP) ? NB_GRAPH_GAP : 0) |
                           (t->group != SC__NONE ? NB_GROUP : 0)),
     };
 }
