@@ -1,9 +1,11 @@
 /*
  * test_replay.c - the replay against real traces: the accuracy bar (the
- * 8-rank Megatron and DLRM sets coupled; every single-rank trace
- * with an iteration annotation), a what-if that must move the step (so a
- * simulator echoing measured times fails), --comm traced, the JSON shape and
- * byte-identical output.
+ * 8-rank Megatron and DLRM sets coupled; the table of every shared Kineto
+ * trace: within 1% or a stated reason), a what-if that must move the step
+ * (so a simulator echoing measured times fails), --comm traced, what the
+ * measured step runs from, the reasons for no error figure, every
+ * iteration, the critical path's labels, the JSON shape and byte-identical
+ * output.
  */
 #include "testutil.h"
 #include "testgraph.h"
@@ -63,26 +65,25 @@ static void check_set(const char *dir, bool coupled, double mean_max, double max
 
 static void test_megatron_8_ranks(void **state) {
     (void)state;
-    check_set("megatron-tp8-a100", true, 2.0, 5.0);
+    check_set("megatron-tp8-a100", true, 1.0, 1.0);
 }
 
 static void test_dlrm_8_ranks(void **state) {
     (void)state;
-    check_set("param-dlrm-8rank/kineto", true, 2.0, 5.0);
+    check_set("param-dlrm-8rank/kineto", true, 1.0, 1.0);
 }
 
 static void test_traced_mode(void **state) {
     (void)state;
-    check_set("param-dlrm-8rank/kineto", false, 2.0, 5.0);
+    check_set("param-dlrm-8rank/kineto", false, 1.0, 1.0);
 }
 
-static bool has_iteration(const sc_traceset *set) {
-    const sc_trace *t = sc_traceset_trace(set, 0);
-    const sc__event *ev = sc__trace_events(t);
-    for (size_t i = 0; i < t->events.len; i++)
-        if (ev[i].kind == SC_K_USER_ANNOTATION && sc__starts_with(sc__trace_str(t, ev[i].name), "ProfilerStep#"))
-            return true;
-    return false;
+static const sc_cp_item *edge_item(const sc_replay *r, const char *name) {
+    const sc_cp_item *items;
+    size_t n = sc_replay_cp_items(r, SC_CP_BY_EDGE, &items);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(items[i].name, name) == 0) return &items[i];
+    return NULL;
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -107,41 +108,76 @@ static void list_traces(const char *dir, char ***out, size_t *n) {
     closedir(d);
 }
 
-static void test_single_rank_traces(void **state) {
+/* One replay's line of the fidelity table: its error, or why it has none. */
+static void table_row(const char *name, const sc_traceset *set, size_t *checked, size_t *failed, size_t *excused) {
+    sc_replay *r = replay(set, true, NULL);
+    sc_replay_step step = sc_replay_get_step(r);
+    if (step.no_error_because) {
+        printf("# %s: no error figure: %s\n", name, step.no_error_because);
+        (*excused)++;
+    } else {
+        double e = sc__replay_error_pct(step.measured_ns, step.simulated_ns);
+        printf("# %s: %.3f%% (measured %.3f ms, simulated %.3f ms%s)\n", name, e, step.measured_ns / 1e6,
+               step.simulated_ns / 1e6, sc_replay_get_critical_path(r).host_only ? ", host-bound" : "");
+        *failed += fabs(e) > 1.0;
+    }
+    (*checked)++;
+    sc_replay_free(r);
+}
+
+/* Every Kineto trace of ../shared/traces, each file on its own (a rank of
+ * its job) and each job folder whole, replays within 1% of its measured
+ * step, or the report says why it has no error figure. Among them the
+ * three that missed: vLLM's two TraceLens graph executions (-33.4% and
+ * -47.7%: their stream sat 7.8 and 149 ms on work the derived trace does
+ * not hold, now an untraced backlog) and the MI210 "GPU only" trace
+ * (-33.4%: its simulated step opened on the second launching thread, 2 ms
+ * after the measured one, and its lone hipDeviceSynchronize cost its whole
+ * traced wait). */
+static void test_every_trace_table(void **state) {
     (void)state;
     char **files = NULL;
-    size_t n = 0;
+    size_t n = 0, checked = 0, failed = 0, excused = 0;
     char root[4096];
-    snprintf(root, sizeof root, "%s", sc_test_trace("hta-testdata"));
+    snprintf(root, sizeof root, "%s", sc_test_trace(""));
     list_traces(root, &files, &n);
     qsort(files, n, sizeof *files, cmp_str);
-    size_t checked = 0, failed = 0;
     for (size_t i = 0; i < n; i++) {
         const char *p = files[i];
-        sc_traceset *set = load(&p, 1);
-        if (!has_iteration(set)) {
-            printf("# %s: no iteration annotation, skipped\n", p + strlen(root) + 1);
+        /* PyTorch Execution Traces (host graphs) are not Kineto traces. */
+        if (!strstr(p, "/et/") && !strstr(p, "_et_")) {
+            sc_traceset *set = load(&p, 1);
+            table_row(p + strlen(root), set, &checked, &failed, &excused);
             sc_traceset_free(set);
-            free(files[i]);
-            continue;
         }
-        sc_replay *r = replay(set, true, NULL);
-        /* Every one within the bar, negative_queue_length_values_check
-         * included (it needs the graph-launch gaps of gpu_tasks.c and
-         * cross-stream rule 6: -38.6% without them). */
-        double e = fabs(rank_error(r, 0)), bound = 5.0;
-        printf("# %s: measured %.3f ms, simulated %.3f ms, error %.2f%% (bound %.0f%%)\n",
-               p + strlen(root) + 1, (double)r->ranks[0].measured_ns / 1e6,
-               (double)(r->ranks[0].sim_end - r->ranks[0].sim_start) / 1e6, rank_error(r, 0), bound);
-        failed += e > bound;
-        checked++;
-        sc_replay_free(r);
-        sc_traceset_free(set);
         free(files[i]);
     }
     free(files);
-    assert_true(checked >= 10);
+    const char *jobs[] = {"megatron-tp8-a100", "param-dlrm-8rank/kineto", "hta-testdata/trace_filter"};
+    for (size_t i = 0; i < sizeof jobs / sizeof *jobs; i++) {
+        const char *p = sc_test_trace(jobs[i]);
+        sc_traceset *set = load(&p, 1);
+        table_row(jobs[i], set, &checked, &failed, &excused);
+        sc_traceset_free(set);
+    }
+    printf("# %zu replays: %zu beyond 1%%, %zu with no error figure and why\n", checked, failed, excused);
+    assert_true(checked >= 45);
     assert_int_equal(failed, 0);
+    assert_int_equal(excused, 3); /* the three capture traces */
+
+    const char *misses[] = {"tracelens/inference__vllm_decode_full__graph_execution.json.gz",
+                            "tracelens/inference__vllm_prefilldecode_piecewise__graph_execution.json.gz",
+                            "tracelens/mi210__gpu_only_trace__gpu_only_trace.json.gz"};
+    for (size_t i = 0; i < 3; i++) {
+        const char *p = sc_test_trace(misses[i]);
+        sc_traceset *set = load(&p, 1);
+        sc_replay *r = replay(set, true, NULL);
+        assert_true(fabs(rank_error(r, 0)) <= 0.2);
+        assert_null(sc_replay_get_step(r).no_error_because);
+        if (i < 2) assert_non_null(edge_item(r, "stream_backlog")); /* the work the trace lacks */
+        sc_replay_free(r);
+        sc_traceset_free(set);
+    }
 }
 
 /* ns_resolution_trace is GPU-bound (its stream is never idle): doubling every
@@ -596,14 +632,6 @@ static void test_whole_trace_opens_at_its_first_task(void **state) {
     sc_traceset_free(set);
 }
 
-static const sc_cp_item *edge_item(const sc_replay *r, const char *name) {
-    const sc_cp_item *items;
-    size_t n = sc_replay_cp_items(r, SC_CP_BY_EDGE, &items);
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(items[i].name, name) == 0) return &items[i];
-    return NULL;
-}
-
 /* The critical path tells a rank's late start from a stream still busy
  * with the previous step. negative_queue_length_values_check (one rank, no
  * offset) opens ProfilerStep#554 with stream 7 running 161.9 ms of
@@ -893,7 +921,7 @@ int main(void) {
         cmocka_unit_test(test_megatron_8_ranks),
         cmocka_unit_test(test_dlrm_8_ranks),
         cmocka_unit_test(test_traced_mode),
-        cmocka_unit_test(test_single_rank_traces),
+        cmocka_unit_test(test_every_trace_table),
         cmocka_unit_test(test_scaling_gpu_moves_the_step),
         cmocka_unit_test(test_output_is_deterministic),
         cmocka_unit_test(test_chrome_timeline),
