@@ -122,6 +122,7 @@ int sc_cmd_replay(int argc, char **argv) {
     if (all && (ra.iteration != UINT64_MAX || ra.chrome || timings)) {
         fprintf(stderr, "stepcast: replay: --all-iterations replays every iteration: it takes no --iteration, "
                         "--chrome or --timings (give --iteration N for those)\n");
+        sc_cli_args_free(&a);
         return SC_EXIT_USAGE;
     }
     sc_replay_options o;

@@ -55,8 +55,9 @@ bool sc__trace_step_numbers(const sc_trace *t, sc__vec *out) {
         if (!slot) return false;
         *slot = n;
     }
-    int64_t *v = (int64_t *)out->data + first;
     size_t k = 0, n = out->len - first;
+    if (!n) return true; /* data may be NULL: no offset from it */
+    int64_t *v = (int64_t *)out->data + first;
     sc__sort(v, n, sizeof *v, cmp_i64, NULL);
     for (size_t i = 0; i < n; i++)
         if (!k || v[i] != v[k - 1]) v[k++] = v[i];
