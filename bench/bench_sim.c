@@ -100,12 +100,11 @@ fail:
 static double sim_rate(const sc__graph *g, double seconds) {
     size_t nr = g->ranks.len ? g->ranks.len : 1;
     int64_t *lat = calloc(nr, sizeof *lat), *base = calloc(nr, sizeof *base);
-    if (!lat || !base || !sc__calibrate_launch(g, lat, NULL)) {
+    if (!lat || !base || !sc__calibrate_launch(g, lat, NULL, NULL) || !sc__calibrate_sync_base(g, base, NULL)) {
         free(lat);
         free(base);
         return -1;
     }
-    sc__calibrate_sync_base(g, base);
     sc__sim_params p = {.coupled = true, .launch_latency = lat, .sync_base = base};
     double best = 0, start = now();
     int runs = 0;

@@ -1,13 +1,15 @@
 /*
  * cmd_replay.c - `stepcast replay [--json] [--chrome FILE] [--force]
- * [--iteration N] [--comm coupled|traced] [--scale CLASS=FACTOR]... [--timings]
- * TRACE...`: runs the replay (sc_replay_run, src/pipeline/replay.c), prints
- * its report and writes the Chrome timeline; --timings then says on stderr
- * where the time went, stage by stage.
+ * [--iteration N | --all-iterations] [--comm coupled|traced] [--scale
+ * CLASS=FACTOR]... [--timings] TRACE...`: runs the replay (sc_replay_run,
+ * src/pipeline/replay.c), prints its report and writes the Chrome timeline;
+ * --timings then says on stderr where the time went, stage by stage;
+ * --all-iterations replays every ProfilerStep instead, one row each.
  */
 #include "cli.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -79,15 +81,61 @@ int sc_cli_replay_output(const sc_replay *r, const sc_cli_replay_args *a) {
     return rc;
 }
 
+/* --all-iterations: every ProfilerStep the ranks share, replayed one after
+ * the other, one row each as it finishes (a trace without annotations: one
+ * row, the whole trace). The traces are kept for every build. */
+static int replay_each(sc_traceset *set, sc_replay_options *o, int json) {
+    sc_error err;
+    int64_t *numbers;
+    size_t n;
+    if (sc_replay_iterations(set, &numbers, &n, &err) != SC_OK) return sc_cli_fail(&err);
+    o->graph.release_traces = 0;
+    sc_iterations_table table = {0};
+    int rc = SC_EXIT_OK;
+    for (size_t i = 0; i < (n ? n : 1) && rc == SC_EXIT_OK; i++) {
+        o->graph.iteration = n ? numbers[i] : -1;
+        sc_replay *r;
+        if (sc_replay_run(set, o, &r, &err) != SC_OK ||
+            sc_replay_write_iteration(r, n ? numbers[i] : -1, &table, stdout, json, &err) != SC_OK)
+            rc = sc_cli_fail(&err);
+        sc_replay_free(r);
+    }
+    free(numbers);
+    if (rc == SC_EXIT_OK && sc_replay_write_iterations_end(&table, stdout, json, &err) != SC_OK)
+        rc = sc_cli_fail(&err);
+    return rc;
+}
+
+/* The default replays one iteration: say so when the traces hold more. */
+static void note_iterations(const sc_traceset *set, const sc_replay_options *o) {
+    int64_t *numbers;
+    size_t n;
+    sc_error err;
+    if (o->graph.iteration >= 0 || sc_replay_iterations(set, &numbers, &n, &err) != SC_OK) return;
+    if (n > 1)
+        fprintf(stderr,
+                "stepcast: note: the traces hold %zu iterations (ProfilerStep#%lld to #%lld); this replays the "
+                "last complete one (--iteration N for another, --all-iterations for each)\n",
+                n, (long long)numbers[0], (long long)numbers[n - 1]);
+    free(numbers);
+}
+
 int sc_cmd_replay(int argc, char **argv) {
     static sc_cli_replay_args ra;
-    int timings = 0;
-    sc_cli_opt opts[SC_CLI_REPLAY_NOPTS + 1];
+    int timings = 0, all = 0;
+    sc_cli_opt opts[SC_CLI_REPLAY_NOPTS + 2];
     sc_cli_replay_opts(&ra, opts);
     opts[SC_CLI_REPLAY_NOPTS] = (sc_cli_opt){.name = "--timings", .kind = SC_CLI_FLAG, .dest = &timings};
+    opts[SC_CLI_REPLAY_NOPTS + 1] = (sc_cli_opt){.name = "--all-iterations", .kind = SC_CLI_FLAG, .dest = &all};
     sc_cli_args a;
     int rc = sc_cli_parse("replay", argc, argv, opts, SC_CLI_NOPTS(opts), &a);
     if (rc != SC_EXIT_OK) return rc;
+    if (all && (ra.iteration != UINT64_MAX || ra.chrome || timings)) {
+        fprintf(stderr, "stepcast: replay: --all-iterations replays every iteration: it takes no --iteration, "
+                        "--chrome or --timings (give --iteration N for those)\n");
+        sc_cli_args_free(&a);
+        return SC_EXIT_USAGE;
+    }
     sc_replay_options o;
     if ((rc = sc_cli_replay_options("replay", &ra, &o)) != SC_EXIT_OK) {
         sc_cli_args_free(&a);
@@ -97,6 +145,12 @@ int sc_cmd_replay(int argc, char **argv) {
     double t0 = sc_cli_now();
     if ((rc = sc_cli_load("replay", &a, &set)) != SC_EXIT_OK) return rc;
     double load = sc_cli_now() - t0;
+    if (all) {
+        rc = replay_each(set, &o, ra.json);
+        sc_traceset_free(set);
+        return rc;
+    }
+    note_iterations(set, &o);
     sc_error err;
     sc_replay *r;
     sc_status st = sc_replay_run(set, &o, &r, &err);

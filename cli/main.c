@@ -21,8 +21,9 @@ static const sc_cli_command commands[] = {
     {"graph", "build the execution graph: tasks, edges by family, matched collectives",
      "stepcast graph [--json] [--dot FILE [--force]] [--iteration N] [--hide-cuda-sync] TRACE|DIR...", sc_cmd_graph},
     {"replay", "simulate the traced iteration: measured vs simulated step, breakdown, critical path",
-     "stepcast replay [--json] [--chrome FILE [--force]] [--iteration N] [--comm coupled|traced|model] "
-     "[--scale CLASS=FACTOR]... [--sensitivity|--no-sensitivity] [--breakdown stepcast|hta] [--timings] TRACE|DIR...",
+     "stepcast replay [--json] [--chrome FILE [--force]] [--iteration N | --all-iterations] "
+     "[--comm coupled|traced|model] [--scale CLASS=FACTOR]... [--sensitivity|--no-sensitivity] "
+     "[--breakdown stepcast|hta] [--timings] TRACE|DIR...",
      sc_cmd_replay},
     {"predict", "edit the traced iteration into another job (data-parallel degree, nodes, links, GPU) and simulate it",
      "stepcast predict [--json] [--chrome FILE [--force]] [--iteration N] [--comm coupled|traced|model] "

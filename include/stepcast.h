@@ -294,6 +294,17 @@ SC_API sc_status sc_replay_run(const sc_traceset *set, const sc_replay_options *
                                sc_error *err);
 SC_API void sc_replay_free(sc_replay *replay);
 
+/* One end of a rank's measured step: the traced event whose start opens it
+ * (the ProfilerStep#N annotation, or with none the window's first task) or
+ * whose end closes it (the last task the step caused, CPU or GPU). */
+typedef struct sc_step_mark {
+    const char *event; /* its name ("ProfilerStep#3", a kernel's...); NULL: no measured step */
+    const char *kind;  /* "step_annotation", or the task's kind: "cpu", "launch", "sync",
+                          "kernel", "memcpy", "collective"... */
+    int on_stream;     /* 1: it ran on a GPU stream, 0: on a CPU thread */
+    int64_t on;        /* that stream's or thread's id */
+} sc_step_mark;
+
 /* One rank: measured and simulated step, and where the simulated time went
  * from the GPU's point of view. */
 typedef struct sc_replay_rank {
@@ -301,16 +312,24 @@ typedef struct sc_replay_rank {
     int64_t measured_ns;       /* the traced step; 0 when the input has none (Chakra) */
     int64_t simulated_ns;
     int64_t launch_latency_ns; /* calibrated */
+    int64_t dispatch_gap_ns;   /* calibrated: between queued tasks of a stream */
     int64_t start_offset_ns;   /* when the rank entered the step, after the first */
     int64_t exposed_compute_ns, exposed_comm_ns, overlapped_ns, idle_ns;
     const double *sm_busy;     /* share of each 1 ms window with a busy stream */
     size_t sm_windows;
+    sc_step_mark opens, closes; /* what the measured step is measured from */
+    int64_t after_annotation_ns; /* how far past the annotation's end the step closes
+                                    (a GPU tail); -1 without an annotation */
+    const char *no_error_because; /* why the measured and simulated steps cannot be
+                                     compared (no error figure); NULL when they can */
 } sc_replay_rank;
 
 /* The job's step: its slowest rank, measured and simulated. */
 typedef struct sc_replay_step {
     int64_t measured_ns, simulated_ns;
     size_t slowest_measured, slowest_simulated; /* rank indices */
+    const char *no_error_because; /* a rank's reason ("rank N: ..." with several); NULL when
+                                     every rank's step can be compared */
 } sc_replay_step;
 
 /* A named amount on the critical path, sorted by time, then count, then name. */
@@ -330,6 +349,8 @@ typedef struct sc_critical_path {
     int64_t length_ns; /* end of the last task of the slowest rank */
     uint64_t tasks;    /* tasks on the path */
     int64_t last_rank; /* the job rank it ends on, -1 when none */
+    int host_only;     /* 1: no GPU task on it (a host-bound step: the replay reproduces
+                          the host's traced time, which says nothing of the GPU model) */
 } sc_critical_path;
 
 /* Where each stage's wall time went (the figures behind `--timings`). */
@@ -345,6 +366,26 @@ typedef struct sc_replay_timings {
     double sensitivity; /* the sensitivity check's three simulations (0 when not run) */
     double hta;       /* HTA's breakdown of the measured traces (0 when not asked) */
 } sc_replay_timings;
+
+/* The ProfilerStep numbers that every Kineto trace of the set holds,
+ * ascending (*numbers: the caller frees it with free(); none when a trace
+ * has no annotation, or for Chakra files): what `replay --all-iterations`
+ * replays, one sc_replay_run with graph.iteration = N each. */
+SC_API sc_status sc_replay_iterations(const sc_traceset *set, int64_t **numbers, size_t *count, sc_error *err);
+
+/* `replay --all-iterations`: one row per iteration, written as each
+ * iteration's replay finishes (table accumulates what the closing summary
+ * says; zero it before the first row), then the summary. Text or JSON
+ * ({"iterations":[{"iteration":N,"step":{...},"ranks":[...]}...],
+ * "summary":{...}}); iteration -1 is a whole trace without annotations. */
+typedef struct sc_iterations_table {
+    size_t rows, with_error;
+    double sum_abs_error_pct, max_abs_error_pct;
+} sc_iterations_table;
+SC_API sc_status sc_replay_write_iteration(const sc_replay *replay, int64_t iteration, sc_iterations_table *table,
+                                           FILE *out, int json, sc_error *err);
+SC_API sc_status sc_replay_write_iterations_end(const sc_iterations_table *table, FILE *out, int json,
+                                                sc_error *err);
 
 SC_API size_t sc_replay_rank_count(const sc_replay *replay);
 SC_API sc_status sc_replay_rank_at(const sc_replay *replay, size_t i, sc_replay_rank *out,

@@ -516,8 +516,8 @@ static void family_counts(const sc__graph *g, uint64_t out[SC_E_FAMILY_COUNT]) {
 static int64_t replay_makespan(sc__graph *g) {
     size_t nr = g->ranks.len;
     int64_t *lat = calloc(nr, sizeof *lat), *base = calloc(nr, sizeof *base);
-    assert_true(sc__calibrate_launch(g, lat, NULL));
-    sc__calibrate_sync_base(g, base);
+    assert_true(sc__calibrate_launch(g, lat, NULL, NULL));
+    assert_true(sc__calibrate_sync_base(g, base, NULL));
     assert_true(sc__calibrate_transfers(g));
     sc__sim_params p = {.coupled = true, .launch_latency = lat, .sync_base = base};
     sc__sim s;

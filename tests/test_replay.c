@@ -1,9 +1,11 @@
 /*
  * test_replay.c - the replay against real traces: the accuracy bar (the
- * 8-rank Megatron and DLRM sets coupled; every single-rank trace
- * with an iteration annotation), a what-if that must move the step (so a
- * simulator echoing measured times fails), --comm traced, the JSON shape and
- * byte-identical output.
+ * 8-rank Megatron and DLRM sets coupled; the table of every shared Kineto
+ * trace: within 1% or a stated reason), a what-if that must move the step
+ * (so a simulator echoing measured times fails), --comm traced, what the
+ * measured step runs from, the reasons for no error figure, every
+ * iteration, the critical path's labels, the JSON shape and byte-identical
+ * output.
  */
 #include "testutil.h"
 #include "testgraph.h"
@@ -63,26 +65,25 @@ static void check_set(const char *dir, bool coupled, double mean_max, double max
 
 static void test_megatron_8_ranks(void **state) {
     (void)state;
-    check_set("megatron-tp8-a100", true, 2.0, 5.0);
+    check_set("megatron-tp8-a100", true, 1.0, 1.0);
 }
 
 static void test_dlrm_8_ranks(void **state) {
     (void)state;
-    check_set("param-dlrm-8rank/kineto", true, 2.0, 5.0);
+    check_set("param-dlrm-8rank/kineto", true, 1.0, 1.0);
 }
 
 static void test_traced_mode(void **state) {
     (void)state;
-    check_set("param-dlrm-8rank/kineto", false, 2.0, 5.0);
+    check_set("param-dlrm-8rank/kineto", false, 1.0, 1.0);
 }
 
-static bool has_iteration(const sc_traceset *set) {
-    const sc_trace *t = sc_traceset_trace(set, 0);
-    const sc__event *ev = sc__trace_events(t);
-    for (size_t i = 0; i < t->events.len; i++)
-        if (ev[i].kind == SC_K_USER_ANNOTATION && sc__starts_with(sc__trace_str(t, ev[i].name), "ProfilerStep#"))
-            return true;
-    return false;
+static const sc_cp_item *edge_item(const sc_replay *r, const char *name) {
+    const sc_cp_item *items;
+    size_t n = sc_replay_cp_items(r, SC_CP_BY_EDGE, &items);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(items[i].name, name) == 0) return &items[i];
+    return NULL;
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -107,41 +108,76 @@ static void list_traces(const char *dir, char ***out, size_t *n) {
     closedir(d);
 }
 
-static void test_single_rank_traces(void **state) {
+/* One replay's line of the fidelity table: its error, or why it has none. */
+static void table_row(const char *name, const sc_traceset *set, size_t *checked, size_t *failed, size_t *excused) {
+    sc_replay *r = replay(set, true, NULL);
+    sc_replay_step step = sc_replay_get_step(r);
+    if (step.no_error_because) {
+        printf("# %s: no error figure: %s\n", name, step.no_error_because);
+        (*excused)++;
+    } else {
+        double e = sc__replay_error_pct(step.measured_ns, step.simulated_ns);
+        printf("# %s: %.3f%% (measured %.3f ms, simulated %.3f ms%s)\n", name, e, step.measured_ns / 1e6,
+               step.simulated_ns / 1e6, sc_replay_get_critical_path(r).host_only ? ", host-bound" : "");
+        *failed += fabs(e) > 1.0;
+    }
+    (*checked)++;
+    sc_replay_free(r);
+}
+
+/* Every Kineto trace of ../shared/traces, each file on its own (a rank of
+ * its job) and each job folder whole, replays within 1% of its measured
+ * step, or the report says why it has no error figure. Among them the
+ * three that missed: vLLM's two TraceLens graph executions (-33.4% and
+ * -47.7%: their stream sat 7.8 and 149 ms on work the derived trace does
+ * not hold, now an untraced backlog) and the MI210 "GPU only" trace
+ * (-33.4%: its simulated step opened on the second launching thread, 2 ms
+ * after the measured one, and its lone hipDeviceSynchronize cost its whole
+ * traced wait). */
+static void test_every_trace_table(void **state) {
     (void)state;
     char **files = NULL;
-    size_t n = 0;
+    size_t n = 0, checked = 0, failed = 0, excused = 0;
     char root[4096];
-    snprintf(root, sizeof root, "%s", sc_test_trace("hta-testdata"));
+    snprintf(root, sizeof root, "%s", sc_test_trace(""));
     list_traces(root, &files, &n);
     qsort(files, n, sizeof *files, cmp_str);
-    size_t checked = 0, failed = 0;
     for (size_t i = 0; i < n; i++) {
         const char *p = files[i];
-        sc_traceset *set = load(&p, 1);
-        if (!has_iteration(set)) {
-            printf("# %s: no iteration annotation, skipped\n", p + strlen(root) + 1);
+        /* PyTorch Execution Traces (host graphs) are not Kineto traces. */
+        if (!strstr(p, "/et/") && !strstr(p, "_et_")) {
+            sc_traceset *set = load(&p, 1);
+            table_row(p + strlen(root), set, &checked, &failed, &excused);
             sc_traceset_free(set);
-            free(files[i]);
-            continue;
         }
-        sc_replay *r = replay(set, true, NULL);
-        /* Every one within the bar, negative_queue_length_values_check
-         * included (it needs the graph-launch gaps of gpu_tasks.c and
-         * cross-stream rule 6: -38.6% without them). */
-        double e = fabs(rank_error(r, 0)), bound = 5.0;
-        printf("# %s: measured %.3f ms, simulated %.3f ms, error %.2f%% (bound %.0f%%)\n",
-               p + strlen(root) + 1, (double)r->ranks[0].measured_ns / 1e6,
-               (double)(r->ranks[0].sim_end - r->ranks[0].sim_start) / 1e6, rank_error(r, 0), bound);
-        failed += e > bound;
-        checked++;
-        sc_replay_free(r);
-        sc_traceset_free(set);
         free(files[i]);
     }
     free(files);
-    assert_true(checked >= 10);
+    const char *jobs[] = {"megatron-tp8-a100", "param-dlrm-8rank/kineto", "hta-testdata/trace_filter"};
+    for (size_t i = 0; i < sizeof jobs / sizeof *jobs; i++) {
+        const char *p = sc_test_trace(jobs[i]);
+        sc_traceset *set = load(&p, 1);
+        table_row(jobs[i], set, &checked, &failed, &excused);
+        sc_traceset_free(set);
+    }
+    printf("# %zu replays: %zu beyond 1%%, %zu with no error figure and why\n", checked, failed, excused);
+    assert_true(checked >= 45);
     assert_int_equal(failed, 0);
+    assert_int_equal(excused, 3); /* the three capture traces */
+
+    const char *misses[] = {"tracelens/inference__vllm_decode_full__graph_execution.json.gz",
+                            "tracelens/inference__vllm_prefilldecode_piecewise__graph_execution.json.gz",
+                            "tracelens/mi210__gpu_only_trace__gpu_only_trace.json.gz"};
+    for (size_t i = 0; i < 3; i++) {
+        const char *p = sc_test_trace(misses[i]);
+        sc_traceset *set = load(&p, 1);
+        sc_replay *r = replay(set, true, NULL);
+        assert_true(fabs(rank_error(r, 0)) <= 0.2);
+        assert_null(sc_replay_get_step(r).no_error_because);
+        if (i < 2) assert_non_null(edge_item(r, "stream_backlog")); /* the work the trace lacks */
+        sc_replay_free(r);
+        sc_traceset_free(set);
+    }
 }
 
 /* ns_resolution_trace is GPU-bound (its stream is never idle): doubling every
@@ -501,12 +537,391 @@ static void test_chrome_timeline(void **state) {
     sc_traceset_free(set);
 }
 
+/* What the measured step is measured from, per rank: Megatron's opens at
+ * ProfilerStep#3 on every rank and, on the ranks whose GPU runs past the
+ * annotation, closes on that GPU work (rank 1: a kernel on stream 7, 34 ms
+ * after the annotation ends); DLRM's GPU work ends inside ProfilerStep#10,
+ * so its steps close with the annotation's own CPU time. */
+static void check_measured_from(const char *dir, const char *step, size_t want_tail) {
+    const char *path = sc_test_trace(dir);
+    sc_traceset *set = load(&path, 1);
+    sc_replay *r = replay(set, true, NULL);
+    size_t tails = 0;
+    for (size_t k = 0; k < r->nranks; k++) {
+        sc_replay_rank rk;
+        sc_error err;
+        assert_int_equal(sc_replay_rank_at(r, k, &rk, &err), SC_OK);
+        assert_string_equal(rk.opens.event, step);
+        assert_string_equal(rk.opens.kind, "step_annotation");
+        assert_int_equal(rk.opens.on_stream, 0);
+        const sc__rank *gr = &SC__VEC_AT(&r->g->ranks, sc__rank, k);
+        const sc__task *last = &sc__graph_tasks(r->g)[gr->step_last_task];
+        assert_int_equal(last->ts + last->dur, gr->step_end); /* the closing event ends the step */
+        assert_int_equal(rk.measured_ns, gr->step_end - gr->step_start);
+        assert_true(rk.after_annotation_ns >= 0);
+        if (rk.after_annotation_ns > 0) {
+            tails++;
+            assert_int_equal(rk.closes.on_stream, 1); /* only GPU work outlives the annotation */
+        } else {
+            assert_string_equal(rk.closes.event, step);
+            assert_string_equal(rk.closes.kind, "cpu");
+        }
+        printf("# %s rank %lld: %s .. %s (%s %s %lld), +%.3f ms\n", dir, (long long)rk.rank, rk.opens.event,
+               rk.closes.event, rk.closes.kind, rk.closes.on_stream ? "stream" : "thread",
+               (long long)rk.closes.on, rk.after_annotation_ns / 1e6);
+    }
+    assert_int_equal(tails, want_tail);
+    sc_replay_free(r);
+    sc_traceset_free(set);
+}
+
+static void test_measured_from(void **state) {
+    (void)state;
+    check_measured_from("megatron-tp8-a100", "ProfilerStep#3", 7);
+    check_measured_from("param-dlrm-8rank/kineto", "ProfilerStep#10", 0);
+    /* Megatron's rank 1 closes on a kernel of stream 7, 34.327 ms late. */
+    const char *path = sc_test_trace("megatron-tp8-a100/megatron_kineto_1.json.gz");
+    sc_traceset *set = load(&path, 1);
+    sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
+    size_t n;
+    char *json = report(set, &o, 1, &n);
+    assert_non_null(strstr(json, "\"measured_from\":{\"opens\":{\"event\":\"ProfilerStep#3\","
+                                 "\"kind\":\"step_annotation\",\"thread\":"));
+    assert_non_null(strstr(json, "\"kind\":\"kernel\",\"stream\":7,\"after_annotation_us\":34327.000}"));
+    char *text = report(set, &o, 0, &n);
+    assert_non_null(strstr(text, "from the start of ProfilerStep#3 (step_annotation, thread "));
+    assert_non_null(strstr(text, "(kernel, stream 7), 34.327 ms after the annotation ends"));
+    free(json);
+    free(text);
+    sc_traceset_free(set);
+}
+
+/* A trace with no ProfilerStep is one window: its measured step opens at
+ * its earliest task, and so must the simulated one. The MI210 "GPU only"
+ * trace launches from two threads, the one with more launches (44149)
+ * starting 2.1 ms after the other (44077): the simulated step used to open
+ * on 44149's first task, 2 ms in, and came out 33.4% short; and 44149,
+ * whose first task had no gap, started 75 us early (-1.4%). */
+static void test_whole_trace_opens_at_its_first_task(void **state) {
+    (void)state;
+    const char *path = sc_test_trace("tracelens/mi210__gpu_only_trace__gpu_only_trace.json.gz");
+    sc_traceset *set = load(&path, 1);
+    sc_replay *r = replay(set, true, NULL);
+    const sc__rank *gr = &SC__VEC_AT(&r->g->ranks, sc__rank, 0);
+    const sc__task *first = &sc__graph_tasks(r->g)[gr->step_first_task];
+    assert_int_equal(first->ts - first->gap, gr->step_start);
+    assert_int_equal(gr->step_number, -1);
+    sc_replay_rank rk;
+    sc_error err;
+    assert_int_equal(sc_replay_rank_at(r, 0, &rk, &err), SC_OK);
+    assert_int_equal(rk.opens.on, 44077);
+    assert_int_equal(rk.after_annotation_ns, -1);
+    assert_int_equal(r->ranks[0].sim_start, r->sim.start[gr->step_first_task] - first->gap);
+    /* Each thread's first task keeps the thread's idle time since the
+     * window opened as its gap: thread 44149 does not start at 0 when
+     * simulated, nor 75 us early on the cross-thread edge from 44077. */
+    const sc__proc *procs = sc__graph_procs(r->g);
+    const sc__task *t = sc__graph_tasks(r->g);
+    for (size_t p = 0; p < r->g->procs.len; p++) {
+        if (procs[p].kind != SC_P_THREAD) continue;
+        const sc__task *f = &t[procs[p].first];
+        assert_int_equal(f->ts - f->gap, gr->step_start);
+        if (procs[p].id == 44149) assert_int_equal(r->sim.start[procs[p].first] - r->ranks[0].sim_start, f->gap);
+    }
+    sc_replay_free(r);
+    sc_traceset_free(set);
+}
+
+/* The critical path tells a rank's late start from a stream still busy
+ * with the previous step. negative_queue_length_values_check (one rank, no
+ * offset) opens ProfilerStep#554 with stream 7 running 161.9 ms of
+ * #553's kernels: that is stream_backlog, not rank_start_offset, as it
+ * used to be labelled. Megatron's ranks enter ProfilerStep#3 up to 30 ms
+ * apart: that stays rank_start_offset. */
+static void test_backlog_is_not_a_late_start(void **state) {
+    (void)state;
+    const char *path = sc_test_trace("hta-testdata/negative_queue_length_values_check/rank0.json.gz");
+    sc_traceset *set = load(&path, 1);
+    sc_replay *r = replay(set, true, NULL);
+    const sc_cp_item *backlog = edge_item(r, "stream_backlog"), *late = edge_item(r, "rank_start_offset");
+    assert_non_null(backlog);
+    printf("# negative_queue_length: stream_backlog %.3f ms on the critical path\n", backlog->ns / 1e6);
+    assert_int_equal(backlog->count, 1);
+    assert_true(backlog->ns > 160000000 && backlog->ns < 163000000);
+    assert_true(!late || late->ns == 0);
+    sc_replay_free(r);
+    sc_traceset_free(set);
+
+    path = sc_test_trace("megatron-tp8-a100");
+    set = load(&path, 1);
+    r = replay(set, true, NULL);
+    late = edge_item(r, "rank_start_offset");
+    assert_non_null(late);
+    assert_true(late->ns > 20000000);
+    assert_null(edge_item(r, "stream_backlog"));
+    sc_replay_free(r);
+    sc_traceset_free(set);
+}
+
+/* A one-rank trace (JSON text) written to a temporary file, loaded. */
+static sc_traceset *load_text(const char *json) {
+    const char *path = sc_test_tmpfile(json, strlen(json), ".json");
+    assert_non_null(path);
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", path);
+    const char *p = copy;
+    sc_traceset *set = load(&p, 1);
+    remove(copy);
+    return set;
+}
+
+#define EV_STEP "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":100,\"dur\":900},"
+#define EV_CALL(name, ts, corr) \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts ",\"dur\":10," \
+    "\"args\":{\"correlation\":" #corr "}},"
+#define EV_KERNEL(ts, corr) \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":" #ts ",\"dur\":50," \
+    "\"args\":{\"correlation\":" #corr ",\"stream\":7,\"device\":0}},"
+#define EV_TRACE(events) "{\"traceEvents\":[" events "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":0}]}"
+
+/* The replay of set, its JSON; its job step's reason (NULL: it has an error). */
+static const char *reason_of(const sc_traceset *set, char **json) {
+    sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
+    size_t n;
+    *json = report(set, &o, 1, &n);
+    sc_replay *r = replay(set, true, NULL);
+    sc_replay_step step = sc_replay_get_step(r);
+    static char why[512];
+    snprintf(why, sizeof why, "%s", step.no_error_because ? step.no_error_because : "");
+    sc_replay_rank rk;
+    sc_error err;
+    assert_int_equal(sc_replay_rank_at(r, 0, &rk, &err), SC_OK);
+    assert_true(!rk.no_error_because == !step.no_error_because);
+    sc_replay_free(r);
+    return why[0] ? why : NULL;
+}
+
+static void expect_reason(const sc_traceset *set, const char *want) {
+    char *json;
+    const char *why = reason_of(set, &json);
+    printf("# %s\n", why ? why : "(an error figure)");
+    if (!want) {
+        assert_null(why);
+        assert_null(strstr(json, "no_error_because"));
+    } else {
+        assert_non_null(why);
+        assert_non_null(strstr(why, want));
+        assert_non_null(strstr(json, "\"error_pct\":null,\"no_error_because\":"));
+    }
+    free(json);
+}
+
+/* Where the replay cannot be compared with the trace, the report says why
+ * and prints no error figure: a step whose last launch ran no GPU work
+ * (profiling stopped first); a launch lost in the middle is CUPTI dropping
+ * a record, and the step still closes; a trace with no CPU side; a stream
+ * capture that no graph launch replays (vLLM's and SGLang's capture
+ * traces); Chakra files, which carry no measured step. */
+static void test_no_error_reasons(void **state) {
+    (void)state;
+    sc_traceset *set = load_text(EV_TRACE(EV_STEP EV_CALL("cudaLaunchKernel", 110, 1) EV_KERNEL(130, 1)
+                                              EV_CALL("cudaLaunchKernel", 200, 2)));
+    expect_reason(set, "not closed in the trace: its last 1 kernel launch ran no GPU work");
+    sc_traceset_free(set);
+    set = load_text(EV_TRACE(EV_STEP EV_CALL("cudaLaunchKernel", 110, 1) EV_CALL("cudaLaunchKernel", 200, 2)
+                                 EV_KERNEL(230, 2)));
+    expect_reason(set, NULL);
+    sc_traceset_free(set);
+    set = load_text(EV_TRACE(EV_KERNEL(130, 1) EV_KERNEL(230, 2)));
+    expect_reason(set, "no CPU side");
+    sc_traceset_free(set);
+    set = load_text(EV_TRACE(EV_STEP EV_CALL("cudaStreamBeginCapture", 110, 1) EV_CALL("cudaLaunchKernel", 130, 2)
+                                 EV_CALL("cudaStreamEndCapture", 150, 3)));
+    expect_reason(set, "graph capture without replays: 1 kernel launch of the step was recorded");
+    sc_traceset_free(set);
+    /* Replayed: the capture is followed by a graph launch that runs it. */
+    set = load_text(EV_TRACE(EV_STEP EV_CALL("cudaStreamBeginCapture", 110, 1) EV_CALL("cudaLaunchKernel", 130, 2)
+                                 EV_CALL("cudaStreamEndCapture", 150, 3) EV_CALL("cudaGraphLaunch", 170, 4)
+                                     EV_KERNEL(190, 4)));
+    expect_reason(set, NULL);
+    sc_traceset_free(set);
+    const char *captures[] = {"tracelens/inference__vllm_decode_full__capture__graph_capture_rank_0.json.gz",
+                              "tracelens/inference__vllm_prefilldecode_piecewise__capture__graph_capture_rank_0.json.gz",
+                              "tracelens/inference__sglang_decode__capture__bs_32_rank0.json.gz"};
+    for (size_t i = 0; i < 3; i++) {
+        const char *path = sc_test_trace(captures[i]);
+        set = load(&path, 1);
+        expect_reason(set, "graph capture without replays");
+        sc_traceset_free(set);
+    }
+    /* Chakra: no measured step (the report said null before, now why too). */
+    const char *path = sc_test_trace("chakra-et/custom-ring-allreduce");
+    set = load(&path, 1);
+    sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
+    size_t n;
+    char *json = report(set, &o, 1, &n);
+    assert_non_null(strstr(json, "\"step\":{\"measured_us\":0.000,\"simulated_us\":207.354,\"error_pct\":null,"
+                                 "\"no_error_because\":\"rank 0: the input has no measured step"));
+    assert_non_null(strstr(json, "\"measured_from\":null"));
+    free(json);
+    sc_traceset_free(set);
+}
+
+/* A thread that calls no GPU runtime (a monitor, a loader) is simulated
+ * but neither opens nor closes the step. In the xDiT Flux capture trace,
+ * thread 0's one Python event spans the whole trace: it used to close the
+ * step, whose replay then echoed its traced length (0.00%, a critical path
+ * of that one task). Now the main thread (425) opens and closes it, and
+ * the replay is a real one. */
+static void test_quiet_threads(void **state) {
+    (void)state;
+    const char *path = sc_test_trace("tracelens/inference__xdit_flux.1__capture__capture_trace_rank_0.json.gz");
+    sc_traceset *set = load(&path, 1);
+    sc_replay *r = replay(set, true, NULL);
+    const sc__graph *g = r->g;
+    const sc__proc *procs = sc__graph_procs(g);
+    const sc__rank *gr = &SC__VEC_AT(&g->ranks, sc__rank, 0);
+    size_t quiet = 0;
+    for (size_t p = 0; p < g->procs.len; p++) quiet += procs[p].quiet;
+    assert_true(quiet >= 1);
+    assert_false(procs[sc__graph_tasks(g)[gr->step_last_task].proc].quiet);
+    assert_false(procs[sc__graph_tasks(g)[gr->step_first_task].proc].quiet);
+    sc_replay_rank rk;
+    sc_error err;
+    assert_int_equal(sc_replay_rank_at(r, 0, &rk, &err), SC_OK);
+    assert_int_equal(rk.closes.on, 425);
+    double e = rank_error(r, 0);
+    printf("# xDiT Flux capture: %llu tasks on the critical path, error %.3f%%\n",
+           (unsigned long long)r->cp.ntasks, e);
+    assert_true(r->cp.ntasks > 1000);
+    assert_true(fabs(e) < 1.0 && e != 0.0);
+    assert_false(sc_replay_get_critical_path(r).host_only); /* its GPU work is on the path */
+    sc_replay_free(r);
+    sc_traceset_free(set);
+}
+
+/* --all-iterations: the iterations every rank holds, one replay each, one
+ * row each. ns_resolution_trace holds ProfilerStep#101 to #105, every one
+ * within 1%; Megatron's ranks hold #3 only; a trace without annotations
+ * none (one row, the whole trace, as the CLI does). The JSON keeps each
+ * iteration's step, its ranks' errors and what their steps run from. */
+static void test_all_iterations(void **state) {
+    (void)state;
+    const char *path = sc_test_trace("hta-testdata/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
+    sc_traceset *set = load(&path, 1);
+    int64_t *numbers;
+    size_t n;
+    sc_error err;
+    assert_int_equal(sc_replay_iterations(set, &numbers, &n, &err), SC_OK);
+    assert_int_equal(n, 5);
+    assert_int_equal(numbers[0], 101);
+    assert_int_equal(numbers[4], 105);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sc_iterations_table table = {0};
+    for (size_t i = 0; i < n; i++) {
+        sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
+        o.graph.iteration = numbers[i];
+        sc_replay *r;
+        assert_int_equal(sc_replay_run(set, &o, &r, &err), SC_OK);
+        sc_replay_step step = sc_replay_get_step(r);
+        double e = sc__replay_error_pct(step.measured_ns, step.simulated_ns);
+        printf("# ns_resolution_trace ProfilerStep#%lld: error %.3f%%\n", (long long)numbers[i], e);
+        assert_true(fabs(e) <= 1.0);
+        assert_int_equal(sc_replay_write_iteration(r, numbers[i], &table, f, 1, &err), SC_OK);
+        sc_replay_free(r);
+    }
+    assert_int_equal(sc_replay_write_iterations_end(&table, f, 1, &err), SC_OK);
+    fclose(f);
+    assert_int_equal(table.rows, 5);
+    assert_int_equal(table.with_error, 5);
+    assert_true(table.max_abs_error_pct <= 1.0);
+    assert_non_null(strstr(buf, "{\"iterations\":[{\"iteration\":101,\"step\":{\"measured_us\":"));
+    assert_non_null(strstr(buf, ",{\"iteration\":105,"));
+    assert_non_null(strstr(buf, "\"measured_from\":{\"opens\":{\"event\":\"ProfilerStep#104\""));
+    assert_non_null(strstr(buf, "],\"summary\":{\"iterations\":5,\"with_error\":5,\"mean_abs_error_pct\":"));
+    free(buf);
+    free(numbers);
+    sc_traceset_free(set);
+
+    path = sc_test_trace("megatron-tp8-a100");
+    set = load(&path, 1);
+    assert_int_equal(sc_replay_iterations(set, &numbers, &n, &err), SC_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(numbers[0], 3);
+    free(numbers);
+    sc_traceset_free(set);
+    path = sc_test_trace("tracelens/mi210__gpu_only_trace__gpu_only_trace.json.gz");
+    set = load(&path, 1);
+    assert_int_equal(sc_replay_iterations(set, &numbers, &n, &err), SC_OK);
+    assert_int_equal(n, 0);
+    free(numbers);
+    sc_traceset_free(set);
+}
+
+/* A GPU event with no traced launch belongs to the window its place in
+ * stream order says. ResNet on MI300X: 11 orphan copies ran 13 ms after
+ * ProfilerStep#15's annotation closed, before #15's last kernels; taken by
+ * their time into #16, #16 replayed 43% short (and #15 27%). */
+static void test_orphans_by_stream_order(void **state) {
+    (void)state;
+    const char *path = sc_test_trace("tracelens/mi300__resnet_act_checkpoint.json.gz");
+    sc_traceset *set = load(&path, 1);
+    double e[2];
+    for (int k = 0; k < 2; k++) {
+        sc__build_options bo = {.iteration = 15 + k};
+        sc__graph *g;
+        sc_error err;
+        if (sc__graph_build_kineto(set, &bo, &g, &err) != SC_OK) fail_msg("build: %s", err.message);
+        sc_replay *r;
+        if (sc__replay_graph(g, set, true, NULL, 0, &r, &err) != SC_OK) fail_msg("replay: %s", err.message);
+        e[k] = rank_error(r, 0);
+        sc_replay_free(r);
+    }
+    printf("# ResNet ProfilerStep#15 %.2f%%, #16 %.2f%%\n", e[0], e[1]);
+    assert_true(fabs(e[1]) <= 1.0);
+    assert_true(fabs(e[0]) < 20.0);
+    sc_traceset_free(set);
+}
+
+/* A stream held long, the device idle, by something the trace does not
+ * hold gets that wait as an untraced gap (src/graph/stalls.c).
+ * negative_queue_length_values_check's ProfilerStep#550, the first
+ * profiled step, stalls this way and replayed 9.9% short; the critical
+ * path names the waits untraced_gap. */
+static void test_untraced_stalls(void **state) {
+    (void)state;
+    const char *path = sc_test_trace("hta-testdata/negative_queue_length_values_check/rank0.json.gz");
+    sc_traceset *set = load(&path, 1);
+    sc__build_options bo = {.iteration = 550};
+    sc__graph *g;
+    sc_error err;
+    if (sc__graph_build_kineto(set, &bo, &g, &err) != SC_OK) fail_msg("build: %s", err.message);
+    size_t stalls = 0;
+    const sc__task *t = sc__graph_tasks(g);
+    for (size_t i = 0; i < g->tasks.len; i++)
+        if (t[i].flags & SC__TF_UNTRACED_GAP) {
+            assert_true(t[i].gap >= 1000000);
+            stalls++;
+        }
+    sc_replay *r;
+    if (sc__replay_graph(g, set, true, NULL, 0, &r, &err) != SC_OK) fail_msg("replay: %s", err.message);
+    double e = rank_error(r, 0);
+    printf("# negative_queue_length ProfilerStep#550: %zu stalls, error %.2f%%\n", stalls, e);
+    assert_true(stalls > 0);
+    assert_true(fabs(e) < 6.0);
+    assert_non_null(edge_item(r, "untraced_gap"));
+    sc_replay_free(r);
+    sc_traceset_free(set);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_megatron_8_ranks),
         cmocka_unit_test(test_dlrm_8_ranks),
         cmocka_unit_test(test_traced_mode),
-        cmocka_unit_test(test_single_rank_traces),
+        cmocka_unit_test(test_every_trace_table),
         cmocka_unit_test(test_scaling_gpu_moves_the_step),
         cmocka_unit_test(test_output_is_deterministic),
         cmocka_unit_test(test_chrome_timeline),
@@ -514,6 +929,14 @@ int main(void) {
         cmocka_unit_test(test_timings),
         cmocka_unit_test(test_breakdown_and_critical_path),
         cmocka_unit_test(test_job_memory_budget),
+        cmocka_unit_test(test_measured_from),
+        cmocka_unit_test(test_whole_trace_opens_at_its_first_task),
+        cmocka_unit_test(test_backlog_is_not_a_late_start),
+        cmocka_unit_test(test_no_error_reasons),
+        cmocka_unit_test(test_quiet_threads),
+        cmocka_unit_test(test_all_iterations),
+        cmocka_unit_test(test_orphans_by_stream_order),
+        cmocka_unit_test(test_untraced_stalls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -146,6 +146,40 @@ static void test_graph_launch_gaps(void **state) {
     sc__graph_free(t.g);
 }
 
+/* The dispatch gap: k2, queued behind k1, starts the rank's gap (3) after
+ * k1 ends; k1, first on its stream, and g, a graph launch's task (whose own
+ * gap holds the dispatch), do not wait it. */
+static void test_dispatch_gap(void **state) {
+    (void)state;
+    tg t;
+    tg_init(&t, 1);
+    uint32_t th = tg_proc(&t, 0, SC_P_THREAD, 1);
+    uint32_t st = tg_proc(&t, 0, SC_P_STREAM, 7);
+    uint32_t l1 = tg_task(&t, th, SC_T_LAUNCH, 5, 0, "cudaLaunchKernel");
+    uint32_t l2 = tg_task(&t, th, SC_T_LAUNCH, 5, 0, "cudaLaunchKernel");
+    uint32_t lg = tg_task(&t, th, SC_T_LAUNCH, 5, 0, "cudaGraphLaunch");
+    uint32_t k1 = tg_task(&t, st, SC_T_KERNEL, 100, 0, "k1");
+    uint32_t k2 = tg_task(&t, st, SC_T_KERNEL, 50, 0, "k2");
+    uint32_t g = tg_task(&t, st, SC_T_KERNEL, 10, 0, "g");
+    sc__graph_tasks(t.g)[g].flags |= SC__TF_GRAPH_GAP;
+    tg_edge(&t, l1, k1, SC_E_LAUNCH);
+    tg_edge(&t, l2, k2, SC_E_LAUNCH);
+    tg_edge(&t, lg, g, SC_E_LAUNCH);
+    tg_finish(&t);
+    int64_t lat = 0, gap = 3;
+    sc__sim_params p = {.coupled = true, .launch_latency = &lat, .dispatch_gap = &gap};
+    sc__sim s;
+    sc_error err;
+    assert_int_equal(sc__sim_run(t.g, &p, &s, &err), SC_OK);
+    assert_int_equal(s.start[k1], 5);
+    assert_int_equal(s.start[k2], 105 + 3);
+    assert_int_equal(s.bound[k2], k1);
+    assert_int_equal(s.bound_fam[k2], SC_E_STREAM);
+    assert_int_equal(s.start[g], 158);
+    sc__sim_free(&s);
+    sc__graph_free(t.g);
+}
+
 /* L1 launches k1, then a stream sync, then L2 launches k2, then CPU work. */
 static void test_sync_waits_at_simulated_time(void **state) {
     (void)state;
@@ -173,6 +207,15 @@ static void test_sync_waits_at_simulated_time(void **state) {
     assert_int_equal(s.start[l2], 105);
     assert_int_equal(s.end[c], 120);
     assert_int_equal(s.end[k2], 1110); /* launched after the sync: not waited for */
+    sc__sim_free(&s);
+
+    /* With a wake of 4, the waiting sync returns 4 after k1 ends. */
+    int64_t zero = 0, wake = 4;
+    sc__sim_params pw = {.coupled = true, .launch_latency = &zero, .sync_wake = &wake};
+    sc_error werr;
+    assert_int_equal(sc__sim_run(t.g, &pw, &s, &werr), SC_OK);
+    assert_int_equal(s.end[sy], 109);
+    assert_int_equal(s.waited[sy], k1);
     sc__sim_free(&s);
 
     /* A sync with nothing to wait for costs its base (capped by its traced length). */
@@ -621,6 +664,7 @@ int main(void) {
         cmocka_unit_test(test_gaps_on_a_thread),
         cmocka_unit_test(test_launch_latency_and_stream_order),
         cmocka_unit_test(test_graph_launch_gaps),
+        cmocka_unit_test(test_dispatch_gap),
         cmocka_unit_test(test_sync_waits_at_simulated_time),
         cmocka_unit_test(test_device_sync),
         cmocka_unit_test(test_sync_sees_launches_of_other_threads),

@@ -135,28 +135,56 @@ static void ctx_free(sc__bctx *c) {
     sc__vec_free(&c->gpu_lts);
 }
 
+/* Flags the rank's quiet threads (graph.h): besides the main thread, those
+ * with no runtime call; none when every thread would be. */
+static void mark_quiet(sc__bctx *c, uint32_t first_proc) {
+    sc__proc *procs = sc__graph_procs(c->g);
+    const sc__task *tasks = sc__graph_tasks(c->g);
+    size_t np = c->g->procs.len;
+    for (size_t q = first_proc; q < np; q++) procs[q].quiet = procs[q].kind == SC_P_THREAD && q != c->main_proc;
+    for (size_t i = c->first_task; i < c->first_gpu_task; i++)
+        if (tasks[i].kind != SC_T_CPU) procs[tasks[i].proc].quiet = 0;
+    bool loud = false;
+    for (size_t q = first_proc; q < np; q++) loud |= procs[q].kind == SC_P_THREAD && !procs[q].quiet;
+    if (!loud)
+        for (size_t q = first_proc; q < np; q++) procs[q].quiet = 0;
+}
+
 /* Measured step of the rank: from the annotation's start to the end of the
- * last task the iteration caused (CPU or GPU). */
-static void set_step(sc__bctx *c) {
+ * last task the iteration caused (CPU or GPU), that task recorded as the
+ * one that closes it (graph.h). The simulated step opens with the task
+ * that opens the measured one: the annotation's first task, the main
+ * thread's first; with no annotation (the whole trace), the task that
+ * starts first, on any thread, since the measured step opens there too.
+ * Quiet threads open and close nothing: a thread's one Python event
+ * spanning the whole trace closed the vLLM and xDiT capture traces, a CPU
+ * task whose traced length covers everything, which any replay echoes. */
+static void set_step(sc__bctx *c, uint32_t first_proc) {
     sc__rank *r = &SC__VEC_AT(&c->g->ranks, sc__rank, c->rank);
     const sc__task *tasks = sc__graph_tasks(c->g);
+    const sc__proc *procs = sc__graph_procs(c->g);
     size_t end = c->g->tasks.len;
     r->ntasks = (uint32_t)(end - c->first_task);
+    mark_quiet(c, first_proc);
     int64_t lo = INT64_MAX, hi = INT64_MIN;
+    uint32_t earliest = SC__NONE;
     for (size_t i = c->first_task; i < end; i++) {
+        if (procs[tasks[i].proc].quiet) continue;
         if (tasks[i].ts - tasks[i].gap < lo) lo = tasks[i].ts - tasks[i].gap;
-        if (tasks[i].ts + tasks[i].dur > hi) hi = tasks[i].ts + tasks[i].dur;
+        if (earliest == SC__NONE || tasks[i].ts < tasks[earliest].ts) earliest = (uint32_t)i;
+        if (tasks[i].ts + tasks[i].dur > hi) {
+            hi = tasks[i].ts + tasks[i].dur;
+            r->step_last_task = (uint32_t)i;
+        }
     }
     r->step_start = c->win.whole ? (lo == INT64_MAX ? 0 : lo) : c->win.start;
     r->step_end = hi == INT64_MIN ? r->step_start : hi;
+    r->step_number = c->win.whole ? -1 : c->win.number;
+    r->annotation_end = c->win.whole ? r->step_end : c->win.end;
     /* The main thread's tasks come first, in seq order. */
-    r->step_first_task = c->main_proc != SC__NONE && r->ntasks ? c->first_task : SC__NONE;
-    if (r->step_first_task == SC__NONE && r->ntasks) {
-        uint32_t best = c->first_task;
-        for (size_t i = c->first_task; i < end; i++)
-            if (tasks[i].ts < tasks[best].ts) best = (uint32_t)i;
-        r->step_first_task = best;
-    }
+    bool main_first = !c->win.whole && c->main_proc != SC__NONE && r->ntasks;
+    r->step_first_task = main_first ? c->first_task : earliest;
+    sc__window_status(c, r);
 }
 
 static sc_status build_rank(sc__bctx *c, uint32_t trace_index, sc_error *err) {
@@ -174,8 +202,9 @@ static sc_status build_rank(sc__bctx *c, uint32_t trace_index, sc_error *err) {
     if ((st = sc__build_gpu(c, err)) != SC_OK) return st;
     if (!sc__streams_index(c)) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     if ((st = sc__build_cross_stream(c, err)) != SC_OK) return st;
+    if ((st = sc__build_stalls(c, err)) != SC_OK) return st;
     if ((st = sc__build_syncs(c, err)) != SC_OK) return st;
-    set_step(c);
+    set_step(c, first_proc);
     if (!sc__build_backlog(c, first_proc)) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     return SC_OK;
 }
@@ -373,6 +402,7 @@ static bool append_part(sc__graph *g, sc__vec *comms, rank_part *part) {
             gr[k] = pr[k];
             gr[k].first_task += toff;
             if (gr[k].step_first_task != SC__NONE) gr[k].step_first_task += toff;
+            if (gr[k].step_last_task != SC__NONE) gr[k].step_last_task += toff;
         }
         g->ranks.len += nr;
         const sc__proc *pp = (const sc__proc *)p->procs.data;

@@ -10,6 +10,7 @@
  *   cross_thread.c link the autograd thread (and any other) to the main one;
  *   gpu_tasks.c    GPU tasks on (device, stream) processors, launch edges;
  *   cross_stream.c cudaEventRecord / cudaStreamWaitEvent edges;
+ *   stalls.c       GPU waits that nothing traced explains;
  *   syncs.c        what each GPU->CPU sync task waits for;
  *   backlog.c      how long each stream is still busy from before the step;
  * then, across ranks, collectives.c matches collectives into groups.
@@ -132,11 +133,15 @@ static inline int64_t sc__op_key(uint32_t track, int64_t ts) {
 #define SC__SCRATCH(c, vec, type, task) SC__VEC_AT(&(c)->vec, type, SC__LOCAL(c, task))
 
 sc_status sc__build_window(sc__bctx *c, sc_error *err);
+/* Whether the rank's window can be compared with its replay (graph.h,
+ * sc__step_status), once its CPU and GPU tasks are built. */
+void sc__window_status(sc__bctx *c, sc__rank *r);
 sc_status sc__build_cpu(sc__bctx *c, sc_error *err);
 sc_status sc__build_cross_thread(sc__bctx *c, sc_error *err);
 sc_status sc__build_gpu(sc__bctx *c, sc_error *err);
 sc_status sc__build_cross_stream(sc__bctx *c, sc_error *err);
 sc_status sc__build_syncs(sc__bctx *c, sc_error *err);
+sc_status sc__build_stalls(sc__bctx *c, sc_error *err);
 /* The rank's stream backlog (backlog.c) into g->proc_backlog, while its
  * events are at hand: processors [first_proc, end) are the rank's. False
  * on out-of-memory. */

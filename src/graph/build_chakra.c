@@ -706,6 +706,14 @@ static void set_step(rank_build *rb) {
         uint32_t v = sc__idmap_get(&rb->ids, rn->meta.step_first);
         r->step_first_task = v == SC__NONE ? SC__NONE : rb->task_of[v];
     }
+    r->annotation_end = r->step_end;
+    r->step_status = r->step_end > r->step_start ? SC__STEP_MEASURED : SC__STEP_NONE;
+    /* The task that closes the step: the latest measured end, if any has one. */
+    const sc__task *tasks = sc__graph_tasks(g);
+    for (size_t i = rb->first_task; r->step_end > r->step_start && i < g->tasks.len; i++)
+        if (r->step_last_task == SC__NONE ||
+            tasks[i].ts + tasks[i].dur > tasks[r->step_last_task].ts + tasks[r->step_last_task].dur)
+            r->step_last_task = (uint32_t)i;
 }
 
 static sc_status add_rank(build_state *bs, const sc_trace *t, rank_nodes *rn, sc_error *err) {

@@ -10,9 +10,12 @@
  *     belong to it and only lend it their correlation ids;
  *   - time covered by an operator but by none of its children is CPU work:
  *     one SC_T_CPU task per maximal run with the same innermost operator;
- *   - time covered by no event is the next task's `gap`.
+ *   - time covered by no event is the next task's `gap`, from the window's
+ *     start for a thread's first task (a thread that wakes up later in the
+ *     step than the annotation opened).
  * So, per thread, the sum of gap + dur from the first task to the last is the
- * measured span, and a replay with unchanged durations reproduces it.
+ * span from the window's start, and a replay with unchanged durations
+ * reproduces it.
  *
  * Overlaps that are not nestings (clock rounding in integer-us traces) are
  * clamped: a child ends no later than its parent; on the main thread nothing
@@ -227,7 +230,10 @@ static bool open_call(sweep *s, uint32_t i, const sc__event *e, int64_t end) {
 static bool sweep_thread(sweep *s, const uint32_t *idx, size_t n, bool main_thread) {
     sc__bctx *c = s->c;
     const sc__event *ev = sc__trace_events(c->t);
+    /* From the window's start: a thread's idle time before its first event
+     * is its first task's gap, as between any two of its tasks. */
     s->cursor = n ? ev[idx[0]].ts : 0;
+    if (n && c->win.start < s->cursor) s->cursor = c->win.start;
     for (size_t k = 0; k < n; k++) {
         const sc__event *e = &ev[idx[k]];
         while (s->depth && s->stack[s->depth - 1].end <= e->ts)

@@ -103,10 +103,12 @@ sc__coll_type sc__coll_type_from_name(const char *name) {
 uint32_t sc__graph_add_rank(sc__graph *g, int64_t rank, uint32_t trace) {
     sc__rank *r = sc__vec_push(&g->ranks);
     if (!r) return SC__NONE;
-    r->rank = rank;
-    r->trace = trace;
-    r->first_task = (uint32_t)g->tasks.len;
-    r->step_first_task = SC__NONE;
+    *r = (sc__rank){.rank = rank,
+                    .trace = trace,
+                    .first_task = (uint32_t)g->tasks.len,
+                    .step_number = -1,
+                    .step_first_task = SC__NONE,
+                    .step_last_task = SC__NONE};
     return (uint32_t)g->ranks.len - 1;
 }
 
@@ -117,6 +119,7 @@ uint32_t sc__graph_add_proc(sc__graph *g, uint32_t rank, sc__proc_kind kind, int
     if (!p) return SC__NONE;
     p->rank = rank;
     p->kind = (uint8_t)kind;
+    p->quiet = 0;
     p->device = device;
     p->id = id;
     p->first = SC__NONE;

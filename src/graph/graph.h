@@ -26,8 +26,9 @@
  *     CUPTI did not record, dependencies inside the graph. The builder
  *     measures it as the task's start minus the latest measured end of its
  *     stream predecessor, its launch call and its cross-stream sources. It
- *     is not rescaled by --scale (what fills it is not traced); other GPU
- *     tasks have gap 0;
+ *     is not rescaled by --scale (what fills it is not traced); so is a
+ *     task flagged SC__TF_UNTRACED_GAP (a stall no traced event explains,
+ *     stalls.c); other GPU tasks have gap 0;
  *   - a SYNC task (cudaStreamSynchronize & co.) waits, at simulated time, for
  *     the last GPU task already launched on its target stream(s); its traced
  *     duration is not used;
@@ -45,6 +46,8 @@ typedef enum sc__proc_kind { SC_P_THREAD = 0, SC_P_STREAM = 1 } sc__proc_kind;
 typedef struct sc__proc {
     uint32_t rank;   /* index into the graph's ranks */
     uint8_t kind;    /* sc__proc_kind */
+    uint8_t quiet;   /* a thread beside the main one that calls no GPU runtime (a monitor,
+                        a data loader): simulated, but it neither opens nor closes the step */
     int16_t device;  /* GPU index for streams, -1 for threads */
     int64_t id;      /* OS tid or stream id */
     uint32_t first;  /* first task (lowest seq) on this processor, SC__NONE if none */
@@ -128,6 +131,10 @@ enum {
      * its `gap` is GPU time before it that no traced event covers (see the
      * rules above). */
     SC__TF_GRAPH_GAP = 1u << 1,
+    /* A GPU task held long, the device idle, by something the trace does
+     * not hold (stalls.c): its `gap` is that wait, placed as a graph
+     * launch's task's is. */
+    SC__TF_UNTRACED_GAP = 1u << 2,
 };
 
 /* An operator instance (cpu_op / user_annotation scope) for attribution. */
@@ -193,10 +200,30 @@ typedef struct sc__rank {
     int64_t rank;          /* the job rank */
     uint32_t trace;        /* index in the trace set, SC__NONE for imported graphs */
     uint32_t first_task, ntasks; /* tasks of a rank are contiguous */
-    int64_t step_start;    /* measured step window (ns), for measured-vs-simulated */
+    /* The measured step, for measured-vs-simulated: it opens at step_start,
+     * the start of the ProfilerStep#N annotation (or, with none, of the
+     * window's first task), and closes at step_end, the end of the last task
+     * the step caused, CPU or GPU (step_last_task): the GPU tail after the
+     * annotation counts. The simulated step opens at step_first_task. */
+    int64_t step_start;    /* ns */
     int64_t step_end;
+    int64_t step_number;   /* N of the ProfilerStep#N that opens the step, -1 when none */
+    int64_t annotation_end; /* ns: where that annotation ends (step_end may be later) */
     uint32_t step_first_task; /* task whose start opens the step (the annotation's first) */
+    uint32_t step_last_task;  /* task whose end closes it, SC__NONE when none */
+    uint32_t step_launches;   /* SC__STEP_CAPTURE: launches captured; SC__STEP_OPEN: lost */
+    uint8_t step_status;      /* sc__step_status: can the replay be compared with it */
 } sc__rank;
+
+/* Whether a rank's measured step can be compared with its replay, and if
+ * not, why (the builder decides, iteration.c). */
+typedef enum sc__step_status {
+    SC__STEP_MEASURED = 0, /* yes */
+    SC__STEP_NONE,         /* the input has no measured step (a Chakra file without times) */
+    SC__STEP_NO_HOST,      /* no CPU side: nothing on the host opens the step or waits for it */
+    SC__STEP_OPEN,         /* not closed in the trace: its last kernel launches ran no GPU work */
+    SC__STEP_CAPTURE,      /* a graph capture that no graph launch replays: its kernels never ran */
+} sc__step_status;
 
 typedef struct sc__graph {
     sc__intern strings;
@@ -313,6 +340,10 @@ typedef struct sc__build_options {
                              reads them no more): traces and graph are never all in memory */
     bool keep_spare;      /* the graph's keep_spare: a replay calibrates it next */
 } sc__build_options;
+
+/* The N of every ProfilerStep#N annotation of a Kineto trace, ascending,
+ * each once, appended to out (int64_t); false on out-of-memory. */
+bool sc__trace_step_numbers(const sc_trace *t, sc__vec *out);
 
 /* One graph for every rank of the set: the chosen iteration's tasks with all
  * edge families, cross-rank groups matched, finished (CSR, acyclic). */

@@ -12,6 +12,13 @@
  * The window is [annotation start, annotation end): CPU events starting in
  * it belong to the step; GPU work belongs to it when its launch does (even if
  * it ends after the annotation), see gpu_tasks.c.
+ *
+ * Once built, a window may still not be a step to measure a replay against
+ * (sc__window_status): a trace with no CPU side, a step whose last kernel
+ * launches ran no GPU work (profiling stopped first: when its GPU work ends
+ * is unknown; a launch lost in the middle is CUPTI dropping a record), or a
+ * stream capture (cudaStreamBeginCapture..EndCapture records launches into
+ * a CUDA/HIP graph: they run no GPU work) that no graph launch replays.
  */
 #include "build.h"
 
@@ -29,6 +36,32 @@ static bool is_step(const sc_trace *t, const sc__event *e, int64_t *number) {
         n = n * 10 + (*p - '0');
     }
     *number = n;
+    return true;
+}
+
+static int cmp_i64(const void *a, const void *b, void *ctx) {
+    (void)ctx;
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+bool sc__trace_step_numbers(const sc_trace *t, sc__vec *out) {
+    const sc__event *ev = sc__trace_events(t);
+    size_t first = out->len;
+    for (size_t i = 0; i < t->events.len; i++) {
+        int64_t n;
+        if (!is_step(t, &ev[i], &n)) continue;
+        int64_t *slot = sc__vec_push(out);
+        if (!slot) return false;
+        *slot = n;
+    }
+    size_t k = 0, n = out->len - first;
+    if (!n) return true; /* data may be NULL: no offset from it */
+    int64_t *v = (int64_t *)out->data + first;
+    sc__sort(v, n, sizeof *v, cmp_i64, NULL);
+    for (size_t i = 0; i < n; i++)
+        if (!k || v[i] != v[k - 1]) v[k++] = v[i];
+    out->len = first + k;
     return true;
 }
 
@@ -67,6 +100,26 @@ static bool complete(sc__bctx *c, const sc__idmap *gpu_corr, uint32_t track, int
     return launches > 0;
 }
 
+/* A whole trace's start: its earliest CPU event on a thread that calls the
+ * GPU runtime (a thread that calls none, a monitor or a loader, opens
+ * nothing: graph.h, sc__proc.quiet); INT64_MAX when no thread calls it.
+ * False on out-of-memory. */
+static bool whole_start(const sc_trace *t, int64_t *start) {
+    const sc__event *ev = sc__trace_events(t);
+    uint8_t *loud = calloc(t->tracks.len ? t->tracks.len : 1, 1);
+    if (!loud) return false;
+    for (size_t i = 0; i < t->events.len; i++)
+        if ((ev[i].kind == SC_K_RUNTIME || ev[i].kind == SC_K_DRIVER) && ev[i].track < t->tracks.len)
+            loud[ev[i].track] = 1;
+    *start = INT64_MAX;
+    for (size_t i = 0; i < t->events.len; i++)
+        if (is_cpu_kind(ev[i].kind) && ev[i].ph == 'X' && ev[i].track < t->tracks.len && loud[ev[i].track] &&
+            ev[i].ts < *start)
+            *start = ev[i].ts;
+    free(loud);
+    return true;
+}
+
 sc_status sc__build_window(sc__bctx *c, sc_error *err) {
     const sc_trace *t = c->t;
     const sc__event *ev = sc__trace_events(t);
@@ -91,8 +144,9 @@ sc_status sc__build_window(sc__bctx *c, sc_error *err) {
                             "no ProfilerStep#%lld in this trace (it has no ProfilerStep annotations)",
                             (long long)c->opts->iteration);
         w->whole = true;
-        w->start = lo == INT64_MAX ? 0 : lo;
         w->end = hi == INT64_MIN ? 0 : hi + 1;
+        if (!whole_start(t, &w->start)) return sc__fail(err, SC_E_NOMEM, t->path, SC_NO_OFFSET, "out of memory");
+        if (w->start == INT64_MAX) w->start = lo == INT64_MAX ? 0 : lo;
         /* GPU-only traces still get a window covering their GPU events. */
         for (size_t i = 0; i < t->events.len; i++)
             if (ev[i].flags & SC_EF_GPU) {
@@ -161,4 +215,61 @@ sc_status sc__build_window(sc__bctx *c, sc_error *err) {
     w->number = best_n;
     w->track = best->track;
     return SC_OK;
+}
+
+/* Kernel launches of the rank's CPU tasks that ran no GPU work, in a
+ * stream capture or not (lost after the last launch that ran: the tail);
+ * graph launches and captures begun; the start of the last launch that ran. */
+typedef struct launch_census {
+    uint32_t captured, lost_tail, graph_launches, captures;
+    int64_t last_ran;
+} launch_census;
+
+static bool name_has(const sc__bctx *c, const sc__task *t, const char *what) {
+    return strstr(sc__graph_str(c->g, t->name), what) != NULL;
+}
+
+/* One pass over the rank's CPU tasks (each thread's in seq order), a
+ * launch inside BeginCapture..EndCapture on its thread being captured. The
+ * tail counts lost launches after n->last_ran, which the first pass finds. */
+static void census_pass(sc__bctx *c, launch_census *n) {
+    const sc__task *t = sc__graph_tasks(c->g);
+    const sc__event *ev = sc__trace_events(c->t);
+    int64_t tail_after = n->last_ran;
+    uint32_t depth = 0, proc = SC__NONE;
+    *n = (launch_census){0, 0, 0, 0, INT64_MIN};
+    for (uint32_t i = c->first_task; i < c->first_gpu_task; i++) {
+        if (t[i].proc != proc) proc = t[i].proc, depth = 0;
+        if (t[i].kind == SC_T_CPU || t[i].event == SC__NONE) continue;
+        if (name_has(c, &t[i], "BeginCapture")) depth++, n->captures++;
+        else if (name_has(c, &t[i], "EndCapture") && depth) depth--;
+        if (name_has(c, &t[i], "GraphLaunch")) n->graph_launches++;
+        if (!sc__bctx_kernel_launch(c, ev[t[i].event].name) || ev[t[i].event].correlation < 0) continue;
+        if (SC__SCRATCH(c, gpu_first, uint32_t, i) != SC__NONE) {
+            if (t[i].ts > n->last_ran) n->last_ran = t[i].ts;
+        } else if (depth) {
+            n->captured++;
+        } else if (t[i].ts > tail_after) {
+            n->lost_tail++;
+        }
+    }
+}
+
+void sc__window_status(sc__bctx *c, sc__rank *r) {
+    r->step_status = SC__STEP_MEASURED;
+    r->step_launches = 0;
+    if (c->first_gpu_task == c->first_task) {
+        r->step_status = SC__STEP_NO_HOST;
+        return;
+    }
+    launch_census n = {.last_ran = INT64_MAX}; /* no tail on the first pass */
+    census_pass(c, &n);
+    census_pass(c, &n);
+    if (n.captures && !n.graph_launches) {
+        r->step_status = SC__STEP_CAPTURE;
+        r->step_launches = n.captured;
+    } else if (n.lost_tail) {
+        r->step_status = SC__STEP_OPEN;
+        r->step_launches = n.lost_tail;
+    }
 }

@@ -24,10 +24,13 @@ sc__call_class sc__call_classify(const char *n) {
      * hipLaunchKernel, hipExtModuleLaunchKernel, hipModuleLaunchKernel... */
     if (has(n, "Launch") && !has(n, "GetAttribute") && !has(n, "Occupancy")) return SC_CALL_LAUNCH;
     if (has(n, "Memcpy") || has(n, "Memset")) {
-        /* Async variants and hipMemcpyWithStream return at once; plain
-         * cudaMemcpy / hipMemcpy (and 2D/3D/ToSymbol...) block for the copy.
+        /* Async variants return at once; plain cudaMemcpy / hipMemcpy (and
+         * 2D/3D/ToSymbol...) block for the copy, and so does
+         * hipMemcpyWithStream ("akin to hipMemcpyAsync +
+         * hipStreamSynchronize", HIP's reference): PyTorch's blocking copies
+         * on ROCm, e.g. a result read back to the host at the end of a step.
          * cudaMemset on device memory does not block the host. */
-        if (has(n, "Async") || has(n, "WithStream") || has(n, "Memset")) return SC_CALL_LAUNCH;
+        if (has(n, "Async") || has(n, "Memset")) return SC_CALL_LAUNCH;
         if (has(n, "GetAttribute")) return SC_CALL_OTHER;
         return SC_CALL_SYNC_MEMCPY;
     }

@@ -13,6 +13,7 @@
  */
 #include "replay.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 typedef struct mark {
@@ -90,6 +91,91 @@ static bool rank_breakdown(const sc_replay *r, sc__replay_rank *rr, const uint32
     return true;
 }
 
+/* The ProfilerStep#N operator that encloses task t (interned), SC__NONE. */
+static uint32_t step_annotation(const sc__graph *g, uint32_t t) {
+    uint32_t op = sc__graph_tasks(g)[t].op;
+    for (size_t depth = 0; op != SC__NONE && op < g->ops.len && depth < g->ops.len; depth++) {
+        const sc__op *o = &SC__VEC_AT(&g->ops, sc__op, op);
+        if (sc__starts_with(sc__graph_str(g, o->name), "ProfilerStep#")) return o->name;
+        op = o->parent;
+    }
+    return SC__NONE;
+}
+
+static sc_step_mark task_mark(const sc__graph *g, uint32_t t) {
+    const sc__task *task = &sc__graph_tasks(g)[t];
+    const sc__proc *p = &sc__graph_procs(g)[task->proc];
+    return (sc_step_mark){sc__graph_str(g, task->name), sc__task_kind_name(task->kind),
+                          p->kind == SC_P_STREAM, p->id};
+}
+
+void sc__replay_measured_from(const sc_replay *r, size_t k, sc_step_mark *opens, sc_step_mark *closes,
+                              int64_t *after_annotation_ns) {
+    const sc__graph *g = r->g;
+    const sc__rank *gr = &SC__VEC_AT(&g->ranks, sc__rank, k);
+    size_t nt = g->tasks.len;
+    *opens = *closes = (sc_step_mark){NULL, NULL, 0, 0};
+    *after_annotation_ns = -1;
+    if (gr->step_end <= gr->step_start || gr->step_first_task >= nt || gr->step_last_task >= nt) return;
+    *opens = task_mark(g, gr->step_first_task);
+    *closes = task_mark(g, gr->step_last_task);
+    uint32_t step = gr->step_number >= 0 ? step_annotation(g, gr->step_first_task) : SC__NONE;
+    if (step == SC__NONE) return;
+    opens->event = sc__graph_str(g, step);
+    opens->kind = "step_annotation";
+    *after_annotation_ns = gr->step_end > gr->annotation_end ? gr->step_end - gr->annotation_end : 0;
+}
+
+/* Why rank gr's measured step cannot be compared with its replay, in
+ * words (graph.h, sc__step_status); NULL when it can. *oom on failure. */
+static char *no_error_text(const sc__rank *gr, int64_t measured_ns, bool *oom) {
+    char buf[384];
+    switch (gr->step_status) {
+    case SC__STEP_NO_HOST:
+        snprintf(buf, sizeof buf, "no CPU side: the trace holds only GPU work, so nothing on the host opens "
+                                  "the step, launches its work or waits for it");
+        break;
+    case SC__STEP_OPEN:
+        snprintf(buf, sizeof buf, "the step is not closed in the trace: its last %u kernel launch%s ran no GPU work "
+                                  "(profiling stopped first), so when its GPU work ends is unknown",
+                 gr->step_launches, gr->step_launches == 1 ? "" : "es");
+        break;
+    case SC__STEP_CAPTURE:
+        snprintf(buf, sizeof buf, "a graph capture without replays: %u kernel launch%s of the step %s recorded into a "
+                                  "CUDA/HIP graph (stream capture) and ran nothing, and no graph launch replays "
+                                  "%s; the measured step is host time only",
+                 gr->step_launches, gr->step_launches == 1 ? "" : "es", gr->step_launches == 1 ? "was" : "were",
+                 gr->step_launches == 1 ? "it" : "them");
+        break;
+    default:
+        if (gr->step_status == SC__STEP_MEASURED && measured_ns > 0) return NULL;
+        snprintf(buf, sizeof buf, "the input has no measured step (a Chakra file without measured times)");
+    }
+    char *s = sc__strdup(buf);
+    *oom = !s;
+    return s;
+}
+
+const char *sc__replay_no_error(const sc_replay *r, size_t k) {
+    if (!r) return NULL;
+    if (k == SIZE_MAX) return r->step_no_error;
+    return k < r->nranks ? r->ranks[k].no_error : NULL;
+}
+
+/* The job's step has an error when every rank's has one; else the first
+ * rank without says why. */
+static bool job_no_error(sc_replay *r) {
+    for (size_t k = 0; k < r->nranks; k++) {
+        if (!r->ranks[k].no_error) continue;
+        size_t n = strlen(r->ranks[k].no_error) + 32;
+        if (!(r->step_no_error = malloc(n))) return false;
+        if (r->nranks == 1) snprintf(r->step_no_error, n, "%s", r->ranks[k].no_error);
+        else snprintf(r->step_no_error, n, "rank %lld: %s", (long long)r->ranks[k].rank, r->ranks[k].no_error);
+        return true;
+    }
+    return true;
+}
+
 bool sc__replay_per_rank(sc_replay *r) {
     const sc__graph *g = r->g;
     const sc__task *tasks = sc__graph_tasks(g);
@@ -112,16 +198,27 @@ bool sc__replay_per_rank(sc_replay *r) {
         size_t n = off[k + 1] - off[k];
         rr->rank = gr->rank;
         rr->measured_ns = gr->step_end - gr->step_start;
+        bool oom = false;
+        rr->no_error = no_error_text(gr, rr->measured_ns, &oom);
         int64_t lo = INT64_MAX, hi = 0;
         for (size_t i = 0; i < n; i++) {
+            if (procs[tasks[mine[i]].proc].quiet) continue; /* as the measured step (graph.h) */
             if (r->sim.start[mine[i]] < lo) lo = r->sim.start[mine[i]];
             if (r->sim.end[mine[i]] > hi) hi = r->sim.end[mine[i]];
         }
-        rr->sim_start = gr->step_first_task < nt ? r->sim.start[gr->step_first_task] : (n ? lo : 0);
+        if (lo == INT64_MAX) lo = 0;
+        /* The step opens where its first task's gap begins (0 for the
+         * annotation's task, which opens the window). */
+        rr->sim_start = gr->step_first_task < nt
+                            ? r->sim.start[gr->step_first_task] - (tasks[gr->step_first_task].gap > 0
+                                                                       ? tasks[gr->step_first_task].gap
+                                                                       : 0)
+                            : (n ? lo : 0);
         rr->sim_end = n ? hi : rr->sim_start;
         if (rr->sim_end < rr->sim_start) rr->sim_end = rr->sim_start;
-        ok = rank_breakdown(r, rr, mine, n);
+        ok = !oom && rank_breakdown(r, rr, mine, n);
     }
+    ok = ok && job_no_error(r);
     for (size_t k = 1; ok && k < nr; k++) {
         const sc__replay_rank *a = &r->ranks[k], *b = &r->ranks[r->slowest];
         if (a->sim_end - a->sim_start > b->sim_end - b->sim_start) r->slowest = k;

@@ -3,12 +3,17 @@
  * task back along what bound each start (sim.h records it), summarised by
  * task class, operator and edge, so a user sees what to make faster.
  *
+ * A path with no GPU task on it (host_only) is a host-bound step: the
+ * simulated step follows the host's traced time, whatever the GPU model.
+ *
  * Each task on the path contributes its own time (from its start, or for a
  * collective member from the last arrival, to its end) to its class and
  * operator, and the slack before it (its start minus its binding
  * predecessor's end) to the edge that bound it: an edge family of graph.h,
- * or the simulator's own reasons (rank start offset, collective wait, sync
- * wait, the untraced time inside a CUDA graph).
+ * or the simulator's own reasons (the rank's late start, the backlog a
+ * stream still ran from before the step, collective wait, sync wait, the
+ * untraced time inside a CUDA graph, a stream held by what the trace does
+ * not hold).
  */
 #include "replay.h"
 
@@ -39,14 +44,17 @@ static int task_class(const sc__task *t, uint8_t cls) {
 }
 
 /* Edge buckets: the graph's families, then the simulator's own reasons. */
-enum { EDGE_ROOT = SC_E_FAMILY_COUNT, EDGE_GROUP_WAIT, EDGE_SYNC_WAIT, EDGE_GRAPH_GAP, EDGE_COUNT };
+enum { EDGE_ROOT = SC_E_FAMILY_COUNT, EDGE_BACKLOG, EDGE_GROUP_WAIT, EDGE_SYNC_WAIT, EDGE_GRAPH_GAP,
+       EDGE_UNTRACED, EDGE_COUNT };
 
 static const char *edge_name(int e) {
     switch (e) {
     case EDGE_ROOT: return "rank_start_offset"; /* the rank entered the step late */
+    case EDGE_BACKLOG: return "stream_backlog"; /* the stream still ran earlier work */
     case EDGE_GROUP_WAIT: return "collective_wait";
     case EDGE_SYNC_WAIT: return "sync_wait";
     case EDGE_GRAPH_GAP: return "graph_gap"; /* untraced GPU time in a CUDA graph (graph.h) */
+    case EDGE_UNTRACED: return "untraced_gap"; /* a stream held by what the trace lacks (stalls.c) */
     default: return sc__edge_family_name((uint8_t)e);
     }
 }
@@ -85,6 +93,29 @@ static const char *string_at(const void *ctx, size_t i) {
     return sc__graph_str((const sc__graph *)ctx, (uint32_t)i);
 }
 
+/* A task that nothing but its processor's initial condition held back
+ * (bound to no task) started `*slack` after time 0. What is not the rank's
+ * late start is told apart: a thread's idle time before its first traced
+ * event (its gap, on the thread) and the backlog its stream was still
+ * running from before the step (an initial condition of the simulator,
+ * src/graph/backlog.c). The rest stays with the rank's start offset. */
+static void root_parts(const sc_replay *r, uint32_t t, int64_t *slack, int64_t *edge_ns, uint64_t *edge_n) {
+    const sc__task *task = &sc__graph_tasks(r->g)[t];
+    const sc__proc *p = &sc__graph_procs(r->g)[task->proc];
+    int64_t part = 0;
+    int bucket = SC_E_THREAD;
+    if (p->kind == SC_P_THREAD && task->gap > 0) {
+        part = task->gap;
+    } else if (p->kind == SC_P_STREAM && r->backlog && r->backlog[task->proc] > 0) {
+        part = r->backlog[task->proc];
+        bucket = EDGE_BACKLOG;
+    }
+    if (part > *slack) part = *slack;
+    if (part <= 0) return;
+    edge_ns[bucket] += part, edge_n[bucket]++;
+    *slack -= part;
+}
+
 bool sc__replay_critical_path(sc_replay *r) {
     const sc__graph *g = r->g;
     const sc__task *tasks = sc__graph_tasks(g);
@@ -100,13 +131,15 @@ bool sc__replay_critical_path(sc_replay *r) {
         free(op_n);
         return false;
     }
-    /* The last task to end on the slowest rank (lowest index on ties). */
+    /* The last task to end on the slowest rank (lowest index on ties), on
+     * a processor that can close its step (graph.h: not a quiet thread). */
     uint32_t cur = SC__NONE;
     if (r->nranks) {
         const sc__proc *procs = sc__graph_procs(g);
         uint32_t want = (uint32_t)r->slowest;
         for (size_t i = 0; i < g->tasks.len; i++)
-            if (procs[tasks[i].proc].rank == want && (cur == SC__NONE || s->end[i] > s->end[cur]))
+            if (procs[tasks[i].proc].rank == want && !procs[tasks[i].proc].quiet &&
+                (cur == SC__NONE || s->end[i] > s->end[cur]))
                 cur = (uint32_t)i;
         cp->last_rank = want;
     }
@@ -140,13 +173,18 @@ bool sc__replay_critical_path(sc_replay *r) {
         int fam = s->bound_fam[from] == SC_SIM_ROOT ? EDGE_ROOT : s->bound_fam[from];
         int64_t slack = s->start[from] - (pred == SC__NONE ? 0 : s->end[pred]);
         const sc__task *f = &tasks[from];
-        if ((f->flags & SC__TF_GRAPH_GAP) && f->gap > 0 && slack >= f->gap) {
-            edge_ns[EDGE_GRAPH_GAP] += f->gap, edge_n[EDGE_GRAPH_GAP]++;
+        if ((f->flags & (SC__TF_GRAPH_GAP | SC__TF_UNTRACED_GAP)) && f->gap > 0 && slack >= f->gap) {
+            int bucket = f->flags & SC__TF_GRAPH_GAP ? EDGE_GRAPH_GAP : EDGE_UNTRACED;
+            edge_ns[bucket] += f->gap, edge_n[bucket]++;
             slack -= f->gap;
         }
+        if (fam == EDGE_ROOT) root_parts(r, from, &slack, edge_ns, edge_n);
         edge_ns[fam] += slack, edge_n[fam]++;
         cur = pred;
     }
+    cp->host_only = cp->ntasks > 0;
+    for (int c = CLS_GEMM; c < CLS_COUNT; c++) /* the GPU's classes */
+        if (cls_n[c]) cp->host_only = false;
     cp->by_class = collect(cls_ns, cls_n, CLS_COUNT, class_name_at, NULL, CLS_COUNT, &cp->nclass);
     cp->by_edge = collect(edge_ns, edge_n, EDGE_COUNT, edge_name_at, NULL, EDGE_COUNT, &cp->nedge);
     cp->by_op = collect(op_ns, op_n, nstr, string_at, g, 15, &cp->nop);

@@ -18,7 +18,9 @@ size_t sc__replay_memory(const sc_replay *r) {
     const sc__graph *g = r->g;
     size_t nt = g->tasks.len;
     return nt + (r->traced_dur ? nt * sizeof *r->traced_dur : 0) +
-           g->ranks.len * (sizeof *r->launch_latency + sizeof *r->sync_base + sizeof *r->rank_offset) +
+           g->ranks.len * (sizeof *r->launch_latency + sizeof *r->sync_base + sizeof *r->sync_wake +
+                           sizeof *r->rank_offset +
+                           sizeof *r->dispatch_gap) +
            g->procs.len * sizeof *r->backlog;
 }
 
@@ -28,15 +30,16 @@ static bool calibrate(sc_replay *r) {
     size_t nr = g->ranks.len ? g->ranks.len : 1;
     r->launch_latency = calloc(nr, sizeof *r->launch_latency);
     r->sync_base = calloc(nr, sizeof *r->sync_base);
+    r->sync_wake = calloc(nr, sizeof *r->sync_wake);
     r->rank_offset = calloc(nr, sizeof *r->rank_offset);
+    r->dispatch_gap = calloc(nr, sizeof *r->dispatch_gap);
     r->backlog = calloc(g->procs.len ? g->procs.len : 1, sizeof *r->backlog);
-    if (!r->launch_latency || !r->sync_base || !r->rank_offset || !r->backlog ||
-        !sc__calibrate_backlog(g, r->backlog) || !sc__calibrate_launch(g, r->launch_latency, &g->spare) ||
+    if (!r->launch_latency || !r->sync_base || !r->sync_wake || !r->rank_offset || !r->dispatch_gap || !r->backlog ||
+        !sc__calibrate_launch(g, r->launch_latency, r->dispatch_gap, &g->spare) || !sc__calibrate_backlog(g, r->launch_latency, r->backlog) ||
         !sc__calibrate_rank_offsets(g, r->rank_offset) || !sc__calibrate_transfers(g))
         return false;
     sc__spare_free(&g->spare); /* before the simulator takes its memory */
-    sc__calibrate_sync_base(g, r->sync_base);
-    return true;
+    return sc__calibrate_sync_base(g, r->sync_base, r->sync_wake);
 }
 
 /* Every task's class, its traced duration kept where it will change (for
@@ -94,8 +97,10 @@ sc__sim_params sc__replay_sim_params(const sc_replay *r, const sc_traceset *set)
     return (sc__sim_params){.coupled = r->coupled,
                             .launch_latency = r->launch_latency,
                             .sync_base = r->sync_base,
+                            .sync_wake = r->sync_wake,
                             .rank_offset = r->rank_offset,
                             .proc_backlog = r->backlog,
+                            .dispatch_gap = r->dispatch_gap,
                             .threads = set ? set->threads : 1};
 }
 
@@ -134,11 +139,17 @@ sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, c
 
 void sc_replay_free(sc_replay *r) {
     if (!r) return;
-    for (size_t k = 0; r->ranks && k < r->nranks; k++) free(r->ranks[k].sm_busy);
+    for (size_t k = 0; r->ranks && k < r->nranks; k++) {
+        free(r->ranks[k].sm_busy);
+        free(r->ranks[k].no_error);
+    }
+    free(r->step_no_error);
     free(r->ranks);
     free(r->launch_latency);
     free(r->sync_base);
+    free(r->sync_wake);
     free(r->rank_offset);
+    free(r->dispatch_gap);
     free(r->backlog);
     free(r->traced_dur);
     free(r->cls);
@@ -242,6 +253,42 @@ sc_status sc_replay_run(const sc_traceset *set, const sc_replay_options *opts, s
     return st;
 }
 
+/* Keeps in a[0 .. *n) the numbers also in b[0 .. m), both ascending. */
+static void intersect(int64_t *a, size_t *n, const int64_t *b, size_t m) {
+    size_t k = 0, j = 0;
+    for (size_t i = 0; i < *n; i++) {
+        while (j < m && b[j] < a[i]) j++;
+        if (j < m && b[j] == a[i]) a[k++] = a[i];
+    }
+    *n = k;
+}
+
+sc_status sc_replay_iterations(const sc_traceset *set, int64_t **numbers, size_t *count, sc_error *err) {
+    sc__error_clear(err);
+    *numbers = NULL;
+    *count = 0;
+    if (!set) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "replay: no traces");
+    sc__vec all, one;
+    sc__vec_init(&all, sizeof(int64_t));
+    sc__vec_init(&one, sizeof(int64_t));
+    bool ok = true, seen = false;
+    for (size_t i = 0; ok && i < set->count; i++) {
+        if (set->traces[i]->format != SC__FMT_KINETO) continue; /* a Chakra file is one window */
+        one.len = 0;
+        ok = sc__trace_step_numbers(set->traces[i], seen ? &one : &all);
+        if (ok && seen) intersect(all.data, &all.len, one.data, one.len);
+        seen = true;
+    }
+    sc__vec_free(&one);
+    if (!ok) {
+        sc__vec_free(&all);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory listing iterations");
+    }
+    *numbers = all.data; /* the caller frees it */
+    *count = all.len;
+    return SC_OK;
+}
+
 size_t sc_replay_rank_count(const sc_replay *r) { return r ? r->nranks : 0; }
 
 sc_status sc_replay_rank_at(const sc_replay *r, size_t i, sc_replay_rank *out, sc_error *err) {
@@ -252,6 +299,7 @@ sc_status sc_replay_rank_at(const sc_replay *r, size_t i, sc_replay_rank *out, s
                             .measured_ns = rr->measured_ns,
                             .simulated_ns = rr->sim_end - rr->sim_start,
                             .launch_latency_ns = r->launch_latency[i],
+                            .dispatch_gap_ns = r->dispatch_gap[i],
                             .start_offset_ns = r->rank_offset[i],
                             .exposed_compute_ns = rr->exposed_compute_ns,
                             .exposed_comm_ns = rr->exposed_comm_ns,
@@ -259,6 +307,8 @@ sc_status sc_replay_rank_at(const sc_replay *r, size_t i, sc_replay_rank *out, s
                             .idle_ns = rr->idle_ns,
                             .sm_busy = rr->sm_busy,
                             .sm_windows = rr->nwindows};
+    sc__replay_measured_from(r, i, &out->opens, &out->closes, &out->after_annotation_ns);
+    out->no_error_because = rr->no_error;
     return SC_OK;
 }
 
@@ -270,6 +320,7 @@ sc_replay_step sc_replay_get_step(const sc_replay *r) {
     s.simulated_ns = slow->sim_end - slow->sim_start;
     s.slowest_measured = r->slowest_measured;
     s.slowest_simulated = r->slowest;
+    s.no_error_because = r->step_no_error;
     return s;
 }
 
@@ -278,6 +329,7 @@ sc_critical_path sc_replay_get_critical_path(const sc_replay *r) {
     if (!r) return cp;
     cp.length_ns = r->cp.length_ns;
     cp.tasks = r->cp.ntasks;
+    cp.host_only = r->cp.host_only;
     if (r->nranks) cp.last_rank = r->ranks[r->cp.last_rank].rank;
     return cp;
 }

@@ -25,12 +25,14 @@ typedef struct sc__replay_rank {
     int64_t exposed_compute_ns, exposed_comm_ns, overlapped_ns, idle_ns;
     double *sm_busy;        /* per 1 ms window of the simulated step */
     size_t nwindows;
+    char *no_error;         /* why its error is not defined (owned), NULL when it is */
 } sc__replay_rank;
 
 typedef struct sc__cp_summary {
     int64_t length_ns; /* end of the last task of the slowest rank */
     uint64_t ntasks;   /* tasks on the path */
     uint32_t last_rank; /* graph rank index */
+    bool host_only;     /* no GPU task on it: the step follows the host's traced time */
     sc_cp_item *by_class, *by_op, *by_edge;
     size_t nclass, nop, nedge;
 } sc__cp_summary;
@@ -49,7 +51,7 @@ struct sc_replay {
     sc__sim sim;
     bool coupled;
     bool modelled; /* --comm model: every sized collective timed by the fitted model */
-    int64_t *launch_latency, *sync_base, *rank_offset; /* per graph rank */
+    int64_t *launch_latency, *sync_base, *sync_wake, *rank_offset, *dispatch_gap; /* per graph rank */
     int64_t *backlog; /* per processor */
     uint64_t pruned[SC_E_FAMILY_COUNT]; /* edges the trace contradicts, dropped (prune.h) */
     int64_t *traced_dur; /* durations before --scale (NULL when nothing was scaled) */
@@ -58,6 +60,7 @@ struct sc_replay {
     size_t nranks;
     size_t slowest; /* rank index with the longest simulated step */
     size_t slowest_measured;
+    char *step_no_error; /* why the job's step error is not defined (owned), NULL when it is */
     sc__cp_summary cp;
     sc_replay_timings timings; /* wall time of each stage */
     struct sc__prediction *prediction; /* what predict inferred and changed, NULL for a replay */
@@ -136,6 +139,10 @@ static inline const char *sc__replay_mode(const sc_replay *r) {
     return r->modelled ? "model" : r->coupled ? "coupled" : "traced";
 }
 
+/* Why rank k's, or (k = SIZE_MAX) the job's, step error is not defined; NULL
+ * when it is. */
+const char *sc__replay_no_error(const sc_replay *r, size_t k);
+
 static inline double sc__replay_error_pct(int64_t measured, int64_t simulated) {
     return measured > 0 ? 100.0 * (double)(simulated - measured) / (double)measured : 0.0;
 }
@@ -144,6 +151,11 @@ static inline double sc__replay_error_pct(int64_t measured, int64_t simulated) {
  * step and its SM-busy windows (breakdown.c); then the slowest ranks. False
  * on out-of-memory. */
 bool sc__replay_per_rank(sc_replay *r);
+/* What rank k's measured step is measured from (breakdown.c): the events
+ * that open and close it (event NULL when it has none), and how far past
+ * its annotation it closes (-1 without one). */
+void sc__replay_measured_from(const sc_replay *r, size_t k, sc_step_mark *opens, sc_step_mark *closes,
+                              int64_t *after_annotation_ns);
 /* The critical path from the slowest rank's last task back (critical_path.c).
  * False on out-of-memory. */
 bool sc__replay_critical_path(sc_replay *r);

@@ -50,6 +50,8 @@ static void task_event(sc__buf *b, const sc__graph *g, const sc__task *t, uint32
         sc__buf_printf(b, ",\"args\":{\"started_by\":\"%s\"", why);
         if ((t->flags & SC__TF_GRAPH_GAP) && t->gap > 0) /* after the untraced part of its CUDA graph */
             sc__buf_printf(b, ",\"graph_gap_us\":%.3f", (double)t->gap / 1000.0);
+        if ((t->flags & SC__TF_UNTRACED_GAP) && t->gap > 0) /* after a stall nothing traced explains */
+            sc__buf_printf(b, ",\"untraced_gap_us\":%.3f", (double)t->gap / 1000.0);
         if (waited) {
             sc__buf_puts(b, ",\"waited_for\":");
             sc__buf_json_str(b, waited, strlen(waited));

@@ -12,12 +12,17 @@
 
 static double us(int64_t ns) { return (double)ns / 1000.0; }
 
-/* The error as JSON: null when there is no measured step (e.g. Chakra
- * inputs carry no measured window). */
-static const char *error_json(int64_t measured, int64_t simulated, char *buf, size_t size) {
-    if (measured <= 0) return "null";
-    snprintf(buf, size, "%.3f", sc__replay_error_pct(measured, simulated));
-    return buf;
+/* The error as JSON: null, with why, when the measured step cannot be
+ * compared with the replay (Chakra inputs carry no measured window; a
+ * capture without replays, a step not closed in the trace...). */
+static void error_json(sc__buf *b, int64_t measured, int64_t simulated, const char *no_error) {
+    if (!no_error && measured > 0) {
+        sc__buf_printf(b, ",\"error_pct\":%.3f", sc__replay_error_pct(measured, simulated));
+        return;
+    }
+    sc__buf_puts(b, ",\"error_pct\":null,\"no_error_because\":");
+    const char *why = no_error ? no_error : "the input has no measured step";
+    sc__buf_json_str(b, why, strlen(why));
 }
 
 static void json_items(sc__buf *b, const char *key, const sc_cp_item *items, size_t n, bool last) {
@@ -29,6 +34,51 @@ static void json_items(sc__buf *b, const char *key, const sc_cp_item *items, siz
                        (unsigned long long)items[i].count);
     }
     sc__buf_puts(b, last ? "]" : "],");
+}
+
+/* ------------------------------------------------------------ measured step */
+
+static void mark_json(sc__buf *b, const char *key, const sc_step_mark *m) {
+    sc__buf_printf(b, "\"%s\":{\"event\":", key);
+    sc__buf_json_str(b, m->event, strlen(m->event));
+    sc__buf_printf(b, ",\"kind\":\"%s\",\"%s\":%lld", m->kind, m->on_stream ? "stream" : "thread",
+                   (long long)m->on);
+}
+
+/* "measured_from":{"opens":{...},"closes":{...,"after_annotation_us":x}},
+ * or null when the rank has no measured step. */
+static void measured_from_json(sc__buf *b, const sc_replay *r, size_t k) {
+    sc_step_mark opens, closes;
+    int64_t after;
+    sc__replay_measured_from(r, k, &opens, &closes, &after);
+    if (!opens.event) {
+        sc__buf_puts(b, ",\"measured_from\":null");
+        return;
+    }
+    sc__buf_puts(b, ",\"measured_from\":{");
+    mark_json(b, "opens", &opens);
+    sc__buf_puts(b, "},");
+    mark_json(b, "closes", &closes);
+    if (after >= 0) sc__buf_printf(b, ",\"after_annotation_us\":%.3f}}", us(after));
+    else sc__buf_puts(b, ",\"after_annotation_us\":null}}");
+}
+
+/* One line per rank: what its measured step runs from and to. */
+static void measured_from_text(sc__buf *b, const sc_replay *r) {
+    bool any = false;
+    for (size_t k = 0; k < r->nranks; k++) {
+        sc_step_mark o, c;
+        int64_t after;
+        sc__replay_measured_from(r, k, &o, &c, &after);
+        if (!o.event) continue;
+        if (!any) sc__buf_puts(b, "\nmeasured step, per rank:\n");
+        any = true;
+        sc__buf_printf(b, "%4lld  from the start of %.40s (%s, %s %lld) to the end of %.50s (%s, %s %lld)",
+                       (long long)r->ranks[k].rank, o.event, o.kind, o.on_stream ? "stream" : "thread",
+                       (long long)o.on, c.event, c.kind, c.on_stream ? "stream" : "thread", (long long)c.on);
+        if (after > 0) sc__buf_printf(b, ", %.3f ms after the annotation ends", us(after) / 1000.0);
+        sc__buf_puts(b, "\n");
+    }
 }
 
 /* ------------------------------------------------------------ prediction */
@@ -189,30 +239,32 @@ static void write_json(const sc_replay *r, sc__buf *b) {
             first = 0;
         }
     sc__buf_puts(b, "},\"ranks\":[");
-    char ebuf[32];
     for (size_t k = 0; k < r->nranks; k++) {
         const sc__replay_rank *rr = &r->ranks[k];
         int64_t sim = rr->sim_end - rr->sim_start;
         sc__buf_printf(b,
-                       "%s{\"rank\":%lld,\"measured_us\":%.3f,\"simulated_us\":%.3f,\"error_pct\":%s,"
-                       "\"launch_latency_us\":%.3f,\"start_offset_us\":%.3f,\"breakdown\":{\"exposed_compute_us\":%.3f,"
+                       "%s{\"rank\":%lld,\"measured_us\":%.3f,\"simulated_us\":%.3f",
+                       k ? "," : "", (long long)rr->rank, us(rr->measured_ns), us(sim));
+        error_json(b, rr->measured_ns, sim, rr->no_error);
+        measured_from_json(b, r, k);
+        sc__buf_printf(b,
+                       ",\"launch_latency_us\":%.3f,\"dispatch_gap_us\":%.3f,\"start_offset_us\":%.3f,"
+                       "\"breakdown\":{\"exposed_compute_us\":%.3f,"
                        "\"exposed_comm_us\":%.3f,\"overlapped_us\":%.3f,\"idle_us\":%.3f,\"sm_busy\":[",
-                       k ? "," : "", (long long)rr->rank, us(rr->measured_ns), us(sim),
-                       error_json(rr->measured_ns, sim, ebuf, sizeof ebuf), us(r->launch_latency[k]),
-                       us(r->rank_offset[k]),
-                       us(rr->exposed_compute_ns), us(rr->exposed_comm_ns), us(rr->overlapped_ns),
-                       us(rr->idle_ns));
+                       us(r->launch_latency[k]), us(r->dispatch_gap[k]), us(r->rank_offset[k]), us(rr->exposed_compute_ns),
+                       us(rr->exposed_comm_ns), us(rr->overlapped_ns), us(rr->idle_ns));
         for (size_t w = 0; w < rr->nwindows; w++) sc__buf_printf(b, "%s%.4f", w ? "," : "", rr->sm_busy[w]);
         sc__buf_puts(b, "]}}");
     }
     int64_t meas = r->nranks ? r->ranks[r->slowest_measured].measured_ns : 0;
     int64_t sim = r->nranks ? r->ranks[r->slowest].sim_end - r->ranks[r->slowest].sim_start : 0;
-    sc__buf_printf(b, "],\"step\":{\"measured_us\":%.3f,\"simulated_us\":%.3f,\"error_pct\":%s},",
-                   us(meas), us(sim), error_json(meas, sim, ebuf, sizeof ebuf));
+    sc__buf_printf(b, "],\"step\":{\"measured_us\":%.3f,\"simulated_us\":%.3f", us(meas), us(sim));
+    error_json(b, meas, sim, sc__replay_no_error(r, SIZE_MAX));
+    sc__buf_puts(b, "},");
     const sc__cp_summary *cp = &r->cp;
-    sc__buf_printf(b, "\"critical_path\":{\"length_us\":%.3f,\"tasks\":%llu,\"last_rank\":%lld,",
+    sc__buf_printf(b, "\"critical_path\":{\"length_us\":%.3f,\"tasks\":%llu,\"last_rank\":%lld,\"host_only\":%s,",
                    us(cp->length_ns), (unsigned long long)cp->ntasks,
-                   r->nranks ? (long long)r->ranks[cp->last_rank].rank : -1LL);
+                   r->nranks ? (long long)r->ranks[cp->last_rank].rank : -1LL, cp->host_only ? "true" : "false");
     json_items(b, "by_class", cp->by_class, cp->nclass, false);
     json_items(b, "by_operator", cp->by_op, cp->nop, false);
     json_items(b, "by_edge", cp->by_edge, cp->nedge, true);
@@ -259,7 +311,7 @@ static void write_text(const sc_replay *r, sc__buf *b) {
         double busy = 0;
         for (size_t w = 0; w < rr->nwindows; w++) busy += rr->sm_busy[w];
         char etext[32] = "       -";
-        if (rr->measured_ns > 0) {
+        if (rr->measured_ns > 0 && !rr->no_error) {
             snprintf(etext, sizeof etext, "%8.2f", e);
             sum_abs += e < 0 ? -e : e;
             if ((e < 0 ? -e : e) > max_abs) max_abs = e < 0 ? -e : e;
@@ -274,16 +326,29 @@ static void write_text(const sc_replay *r, sc__buf *b) {
     if (r->nranks) {
         int64_t meas = r->ranks[r->slowest_measured].measured_ns;
         int64_t sim = r->ranks[r->slowest].sim_end - r->ranks[r->slowest].sim_start;
-        if (nmeasured) {
+        /* A rank whose traced step cannot be compared says why, and the
+         * job's step then has no error figure either. */
+        bool said = false;
+        for (size_t k = 0; k < r->nranks; k++)
+            if (r->ranks[k].no_error && r->ranks[k].measured_ns > 0) {
+                sc__buf_printf(b, "rank %lld: no error figure: %s\n", (long long)r->ranks[k].rank, r->ranks[k].no_error);
+                said = true;
+            }
+        if (said) {
+            sc__buf_printf(b, "\nstep (slowest rank): measured %.3f ms, simulated %.3f ms, no error figure (see above)\n",
+                           us(meas) / 1000.0, us(sim) / 1000.0);
+        } else if (nmeasured) {
             sc__buf_printf(b, "\nstep (slowest rank): measured %.3f ms, simulated %.3f ms, error %.2f%%\n",
                            us(meas) / 1000.0, us(sim) / 1000.0, sc__replay_error_pct(meas, sim));
-            sc__buf_printf(b, "per-rank |error|: mean %.2f%%, max %.2f%% (%zu rank%s with a measured step)\n",
-                           sum_abs / (double)nmeasured, max_abs, nmeasured, nmeasured == 1 ? "" : "s");
         } else {
             sc__buf_printf(b, "\nstep (slowest rank): simulated %.3f ms (the inputs carry no measured step)\n",
                            us(sim) / 1000.0);
         }
+        if (nmeasured)
+            sc__buf_printf(b, "per-rank |error|: mean %.2f%%, max %.2f%% (%zu rank%s with a measured step)\n",
+                           sum_abs / (double)nmeasured, max_abs, nmeasured, nmeasured == 1 ? "" : "s");
     }
+    measured_from_text(b, r);
     sc_replay_sensitivity sens = sc_replay_get_sensitivity(r);
     sensitivity_text(b, &sens);
     if (r->hta_asked) hta_text(r, b);
@@ -291,6 +356,9 @@ static void write_text(const sc_replay *r, sc__buf *b) {
     sc__buf_printf(b, "\ncritical path: %.3f ms over %llu tasks, ending on rank %lld\n",
                    us(cp->length_ns) / 1000.0, (unsigned long long)cp->ntasks,
                    r->nranks ? (long long)r->ranks[cp->last_rank].rank : -1LL);
+    if (cp->host_only)
+        sc__buf_puts(b, "  host work only, no GPU task on it: the simulated step follows the host's traced "
+                        "time, and its error says nothing of the GPU model\n");
     text_items(b, "by class (time, share, tasks)", cp->by_class, cp->nclass, cp->length_ns);
     text_items(b, "top operators", cp->by_op, cp->nop, cp->length_ns);
     text_items(b, "by edge (latency or gap on the edge, share, edges)", cp->by_edge, cp->nedge,
@@ -302,5 +370,108 @@ sc_status sc_replay_write(const sc_replay *r, FILE *out, int json, sc_error *err
     sc__buf_init(&b);
     if (json) write_json(r, &b);
     else write_text(r, &b);
+    return sc__buf_write(&b, out, err);
+}
+
+/* ------------------------------------------------------------ --all-iterations */
+
+/* The slowest rank's error figure, or NULL with why not. */
+static const char *step_error(const sc_replay *r, int64_t *meas, int64_t *sim, double *e) {
+    *meas = r->nranks ? r->ranks[r->slowest_measured].measured_ns : 0;
+    *sim = r->nranks ? r->ranks[r->slowest].sim_end - r->ranks[r->slowest].sim_start : 0;
+    *e = sc__replay_error_pct(*meas, *sim);
+    const char *why = sc__replay_no_error(r, SIZE_MAX);
+    if (!why && *meas <= 0) why = "the input has no measured step";
+    return why;
+}
+
+static void iteration_json(const sc_replay *r, int64_t iteration, size_t row, sc__buf *b) {
+    int64_t meas, sim;
+    double e;
+    step_error(r, &meas, &sim, &e);
+    sc__buf_printf(b, "%s{\"iteration\":", row ? "," : "{\"iterations\":[");
+    if (iteration >= 0) sc__buf_printf(b, "%lld", (long long)iteration);
+    else sc__buf_puts(b, "null");
+    sc__buf_printf(b, ",\"step\":{\"measured_us\":%.3f,\"simulated_us\":%.3f", us(meas), us(sim));
+    error_json(b, meas, sim, sc__replay_no_error(r, SIZE_MAX));
+    sc__buf_puts(b, "},\"ranks\":[");
+    for (size_t k = 0; k < r->nranks; k++) {
+        const sc__replay_rank *rr = &r->ranks[k];
+        int64_t s = rr->sim_end - rr->sim_start;
+        sc__buf_printf(b, "%s{\"rank\":%lld,\"measured_us\":%.3f,\"simulated_us\":%.3f", k ? "," : "",
+                       (long long)rr->rank, us(rr->measured_ns), us(s));
+        error_json(b, rr->measured_ns, s, rr->no_error);
+        measured_from_json(b, r, k);
+        sc__buf_puts(b, "}");
+    }
+    sc__buf_puts(b, "]}");
+}
+
+static void iteration_text(const sc_replay *r, int64_t iteration, size_t row, sc__buf *b) {
+    int64_t meas, sim;
+    double e;
+    const char *why = step_error(r, &meas, &sim, &e);
+    if (!row)
+        sc__buf_printf(b, "replay of each iteration: %zu rank%s, %s collectives\n\n"
+                          "iteration   measured ms  simulated ms   error %%  the slowest rank's step closes at the end of\n",
+                       r->nranks, r->nranks == 1 ? "" : "s", sc__replay_mode(r));
+    char it[32] = "    whole", etext[32] = "       -";
+    if (iteration >= 0) snprintf(it, sizeof it, "%9lld", (long long)iteration);
+    if (!why) snprintf(etext, sizeof etext, "%8.2f", e);
+    sc__buf_printf(b, "%s  %12.3f  %12.3f  %s  ", it, us(meas) / 1000.0, us(sim) / 1000.0, etext);
+    if (why) {
+        sc__buf_printf(b, "no error figure: %s\n", why);
+        return;
+    }
+    sc_step_mark o, c;
+    int64_t after;
+    sc__replay_measured_from(r, r->slowest_measured, &o, &c, &after);
+    if (!c.event) {
+        sc__buf_puts(b, "-\n");
+        return;
+    }
+    sc__buf_printf(b, "%.50s (%s, %s %lld)", c.event, c.kind, c.on_stream ? "stream" : "thread", (long long)c.on);
+    if (after > 0) sc__buf_printf(b, ", %.3f ms after the annotation ends", us(after) / 1000.0);
+    sc__buf_puts(b, "\n");
+}
+
+sc_status sc_replay_write_iteration(const sc_replay *r, int64_t iteration, sc_iterations_table *table, FILE *out,
+                                    int json, sc_error *err) {
+    int64_t meas, sim;
+    double e;
+    if (!step_error(r, &meas, &sim, &e)) {
+        double a = e < 0 ? -e : e;
+        table->with_error++;
+        table->sum_abs_error_pct += a;
+        if (a > table->max_abs_error_pct) table->max_abs_error_pct = a;
+    }
+    sc__buf b;
+    sc__buf_init(&b);
+    if (json) iteration_json(r, iteration, table->rows, &b);
+    else iteration_text(r, iteration, table->rows, &b);
+    table->rows++;
+    return sc__buf_write(&b, out, err);
+}
+
+sc_status sc_replay_write_iterations_end(const sc_iterations_table *t, FILE *out, int json, sc_error *err) {
+    sc__buf b;
+    sc__buf_init(&b);
+    double mean = t->with_error ? t->sum_abs_error_pct / (double)t->with_error : 0;
+    if (json) {
+        sc__buf_printf(&b, "%s],\"summary\":{\"iterations\":%zu,\"with_error\":%zu", t->rows ? "" : "{\"iterations\":[",
+                       t->rows, t->with_error);
+        if (t->with_error)
+            sc__buf_printf(&b, ",\"mean_abs_error_pct\":%.3f,\"max_abs_error_pct\":%.3f}}\n", mean,
+                           t->max_abs_error_pct);
+        else
+            sc__buf_puts(&b, ",\"mean_abs_error_pct\":null,\"max_abs_error_pct\":null}}\n");
+    } else {
+        sc__buf_printf(&b, "\n%zu iteration%s", t->rows, t->rows == 1 ? "" : "s");
+        if (t->with_error)
+            sc__buf_printf(&b, ", %zu with an error figure: |error| mean %.2f%%, max %.2f%%\n", t->with_error, mean,
+                           t->max_abs_error_pct);
+        else
+            sc__buf_puts(&b, ", none with an error figure\n");
+    }
     return sc__buf_write(&b, out, err);
 }

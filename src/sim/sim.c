@@ -83,7 +83,7 @@ typedef struct node {
 
 enum {
     NB_GAP = 1,       /* gap > 0 */
-    NB_GRAPH_GAP = 2, /* SC__TF_GRAPH_GAP */
+    NB_GRAPH_GAP = 2, /* SC__TF_GRAPH_GAP or SC__TF_UNTRACED_GAP: the gap after ready and stream free */
     NB_GROUP = 4,     /* group != SC__NONE */
     NB_BOUND = 8,     /* a predecessor's end has set out->bound */
 };
@@ -228,6 +228,8 @@ static void try_place(sim_state *s, uint32_t p) {
     int64_t gap = n->bits & NB_GAP ? s->tasks[t].gap : 0;
     int64_t from_proc = s->free_at[p];
     if (s->procs[p].kind == SC_P_THREAD) from_proc += gap;
+    else if (!(n->bits & NB_GRAPH_GAP) && s->prev[p] != SC__NONE)
+        from_proc += rank_param(s->p->dispatch_gap, s->procs[p].rank);
     int64_t start = n->ready;
     if (!(n->bits & NB_BOUND) || from_proc > start) {
         /* The processor (previous task + gap) binds, or nothing else does. */
@@ -281,8 +283,10 @@ static void sync_done(sim_state *s, uint32_t t) {
     if (base > n->dur) base = n->dur;
     if (base < 0) base = 0;
     int64_t end = s->out->start[t] + base;
-    if (s->out->waited[t] != SC__NONE && n->ready > end) {
-        end = n->ready;
+    int64_t wake = rank_param(s->p->sync_wake, s->procs[n->proc].rank);
+    if (wake < 0) wake = 0;
+    if (s->out->waited[t] != SC__NONE && n->ready + wake > end) {
+        end = n->ready + wake;
         s->out->wait_kind[t] = SC_SIM_W_SYNC;
     } else {
         s->out->waited[t] = SC__NONE;
@@ -431,7 +435,8 @@ static inline node node_of(const sc__task *t, uint32_t indeg) {
         .whead = SC__NONE,
         .proc = t->proc,
         .kind = t->kind,
-        .bits = (uint8_t)((t->gap > 0 ? NB_GAP : 0) | (t->flags & SC__TF_GRAPH_GAP ? NB_GRAPH_GAP : 0) |
+        .bits = (uint8_t)((t->gap > 0 ? NB_GAP : 0) |
+                          (t->flags & (SC__TF_GRAPH_GAP | SC__TF_UNTRACED_GAP) ? NB_GRAPH_GAP : 0) |
                           (t->group != SC__NONE ? NB_GROUP : 0)),
     };
 }
@@ -502,7 +507,7 @@ bool sc__proc_order(const sc__graph *g, uint32_t **off_out, uint32_t **order_out
 }
 
 /* Every simulated time is a sum of durations, gaps, launch latencies, sync
- * costs, transfer times and one start offset along some path. When the total
+ * costs, dispatch gaps, transfer times and one start offset along some path. When the total
  * of all of them over the graph stays below 2^62 ns (146 years), no addition
  * in the simulation can overflow; durations near the int64 limit (a corrupt
  * or hostile trace) used to overflow start + dur, which is undefined
@@ -520,6 +525,8 @@ static bool times_fit(const sc__graph *g, const sc__sim_params *p, const uint32_
         if (r < nr) {
             if (p->launch_latency) total += (u128)ntasks * magnitude(p->launch_latency[r]);
             if (p->sync_base) total += (u128)ntasks * magnitude(p->sync_base[r]);
+            if (p->sync_wake) total += (u128)ntasks * magnitude(p->sync_wake[r]);
+            if (p->dispatch_gap) total += (u128)ntasks * magnitude(p->dispatch_gap[r]);
         }
         u128 o = 0;
         if (p->rank_offset && r < nr) o += magnitude(p->rank_offset[r]);

@@ -5,9 +5,12 @@
  * tasks one at a time in `seq` order. A task starts at
  *     max(processor free [+ gap for CPU tasks],
  *         every predecessor's end [+ launch latency on LAUNCH edges])
+ * (a stream's task that is not a graph launch's also waits the rank's
+ * dispatch gap after the previous task on its stream: the GPU's front end)
  * and ends `dur` later, except:
  *   - SYNC tasks wait, at simulated time, for the last GPU task already
  *     launched on their target stream(s) and last as long as they must wait
+ *     plus the rank's wake, or the rank's sync base when they need not wait
  *     (never their traced length), see sim.c;
  *   - in coupled mode, members of a cross-rank group (collective, send/recv
  *     pair) each arrive when their own dependencies allow and all end at
@@ -29,8 +32,11 @@ typedef struct sc__sim_params {
     bool coupled;                  /* groups couple across ranks; false = traced durations */
     const int64_t *launch_latency; /* ns added after a LAUNCH task's end; NULL = 0 */
     const int64_t *sync_base;      /* ns a sync costs when it need not wait; NULL = 0 */
+    const int64_t *sync_wake;      /* ns a waiting sync returns after its work ends; NULL = 0 */
     const int64_t *rank_offset;    /* ns at which the rank's processors become free; NULL = 0 */
     const int64_t *proc_backlog;   /* per processor: busy this long after the offset; NULL = 0 */
+    const int64_t *dispatch_gap;   /* ns between two tasks of a stream, the second queued
+                                      (not a graph launch's: those have their gap); NULL = 0 */
     unsigned threads;              /* 2+: a helper may fault the outputs in (no effect on them) */
 } sc__sim_params;
 
