@@ -51,7 +51,7 @@ static uint32_t main_after(const sc__task *t, main_range m, int64_t at) {
 }
 
 static bool burst_edges(sc__bctx *c, main_range m) {
-    const sc__task *t = sc__graph_tasks(c->g);
+    sc__task *t = sc__graph_tasks(c->g);
     uint32_t end = (uint32_t)c->g->tasks.len;
     for (uint32_t i = m.hi; i < end;) {
         /* A thread's tasks are contiguous; walk its bursts. */
@@ -63,6 +63,13 @@ static bool burst_edges(sc__bctx *c, main_range m) {
             /* burst [k, b) */
             uint32_t from = sc__bctx_main_before(c, t[k].ts);
             if (from != SC__NONE && !sc__graph_add_edge(c->g, from, k, SC_E_CROSS_THREAD)) return false;
+            /* The thread's first burst, triggered by the main thread: it
+             * starts when its trigger lets it, not at its measured idle
+             * time since the step opened (cpu_tasks.c), which would pin it
+             * there when what comes before it gets faster (a prediction
+             * that drops communication). A thread nothing triggers keeps
+             * that idle time. */
+            if (k == i && from != SC__NONE) t[k].gap = 0;
             uint32_t to = main_after(t, m, t[b - 1].ts + t[b - 1].dur);
             if (to != SC__NONE && !sc__graph_add_edge(c->g, b - 1, to, SC_E_CROSS_THREAD)) return false;
             k = b;
