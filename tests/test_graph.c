@@ -641,6 +641,56 @@ static void test_sync_inference_streams(void **state) {
     }
 }
 
+/* The edge of a task on a stream (SC__NONE when none) from another stream. */
+static uint32_t cross_stream_source(const sc__graph *g, uint32_t to) {
+    for (uint32_t i = 0; i < g->tasks.len; i++)
+        for (uint32_t k = g->succ_off[i]; k < g->succ_off[i + 1]; k++)
+            if (g->succ[k] == to && g->succ_family[k] == SC_E_CROSS_STREAM) return i;
+    return SC__NONE;
+}
+
+/* A wait whose public-rule source (the last launch before it, on the NCCL
+ * stream) ends after the destination started was for an earlier event: the
+ * destination C, ready at 55 us, started at 405 us, 5 us after A, launched
+ * before the wait on the other stream, ended; so A -> C (rule 5). The
+ * trace_diff/test DLRM waited this way for an all_to_all while a later
+ * all-reduce was queued behind it, and its steps replayed up to 2.8% short
+ * without the edge. */
+static void test_wait_for_an_earlier_event(void **state) {
+    (void)state;
+    sc_traceset *set = load_text(
+        "{\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+        "\"ts\":10,\"dur\":5,\"args\":{\"correlation\":1}},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+        "\"ts\":20,\"dur\":5,\"args\":{\"correlation\":2}},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+        "\"ts\":30,\"dur\":5,\"args\":{\"correlation\":3}},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaStreamWaitEvent\",\"pid\":1,\"tid\":1,"
+        "\"ts\":40,\"dur\":2,\"args\":{\"correlation\":4}},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+        "\"ts\":50,\"dur\":5,\"args\":{\"correlation\":5}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k0\",\"pid\":0,\"tid\":7,\"ts\":20,\"dur\":10,"
+        "\"args\":{\"correlation\":1,\"stream\":7,\"device\":0}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"A\",\"pid\":0,\"tid\":9,\"ts\":40,\"dur\":360,"
+        "\"args\":{\"correlation\":2,\"stream\":9,\"device\":0}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"B\",\"pid\":0,\"tid\":9,\"ts\":410,\"dur\":190,"
+        "\"args\":{\"correlation\":3,\"stream\":9,\"device\":0}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"C\",\"pid\":0,\"tid\":7,\"ts\":405,\"dur\":15,"
+        "\"args\":{\"correlation\":5,\"stream\":7,\"device\":0}}]}");
+    sc__graph *g = build(set, -1, false, NULL);
+    const sc__task *t = sc__graph_tasks(g);
+    uint32_t c = SC__NONE;
+    for (uint32_t i = 0; i < g->tasks.len; i++)
+        if (strcmp(sc__graph_str(g, t[i].name), "C") == 0) c = i;
+    assert_int_not_equal(c, SC__NONE);
+    uint32_t src = cross_stream_source(g, c);
+    assert_int_not_equal(src, SC__NONE);
+    assert_string_equal(sc__graph_str(g, t[src].name), "A");
+    sc__graph_free(g);
+    sc_traceset_free(set);
+}
+
 /* negative_queue_length_values_check (torch.compile with CUDA graphs, DDP):
  * the tasks of its cudaGraphLaunch calls carry the untraced GPU time before
  * them as gaps (about 146 ms of the 374 ms step; gpu_tasks.c), no other GPU
@@ -1138,6 +1188,7 @@ int main(void) {
         cmocka_unit_test(test_sync_inference_streams), cmocka_unit_test(test_common_iteration),
         cmocka_unit_test(test_dot), cmocka_unit_test(test_sync_targets_consistent),
         cmocka_unit_test(test_graph_launch_gaps_and_ddp_wait),
+        cmocka_unit_test(test_wait_for_an_earlier_event),
         cmocka_unit_test(test_build_threads_from_options),
         cmocka_unit_test(test_message_sizes),
         cmocka_unit_test(test_message_sizes_from_args),

@@ -170,8 +170,10 @@ bool sc__streams_index(sc__bctx *c);
 /* Last task on proc launched before `before` / first launched after `after`. */
 uint32_t sc__stream_last_launched(const sc__bctx *c, uint32_t proc, int64_t before);
 uint32_t sc__stream_first_launched(const sc__bctx *c, uint32_t proc, int64_t after);
-/* Over all the rank's streams: the task launched before `launched_before`
- * whose end is the latest one <= end_limit; SC__NONE if none. */
+/* On one stream (proc), then over all the rank's streams: the task launched
+ * before `launched_before` whose end is the latest one <= end_limit;
+ * SC__NONE if none. */
+uint32_t sc__stream_latest_end(const sc__bctx *c, uint32_t proc, int64_t launched_before, int64_t end_limit);
 uint32_t sc__latest_end(const sc__bctx *c, int64_t launched_before, int64_t end_limit);
 /* Over all the rank's streams whose work launched before `launched_before`
  * had all ended by end_limit: the last task of the one that finished last

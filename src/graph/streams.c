@@ -126,6 +126,11 @@ static uint32_t stream_latest_end(const sc__bctx *c, const sc__stream_span *s, i
     return best;
 }
 
+uint32_t sc__stream_latest_end(const sc__bctx *c, uint32_t proc, int64_t launched_before, int64_t end_limit) {
+    const sc__stream_span *s = span_of(c, proc);
+    return s ? stream_latest_end(c, s, launched_before, end_limit) : SC__NONE;
+}
+
 uint32_t sc__latest_end(const sc__bctx *c, int64_t launched_before, int64_t end_limit) {
     const sc__task *t = sc__graph_tasks(c->g);
     const sc__stream_span *s = c->streams.data;
