@@ -65,6 +65,20 @@
  * With the cuda_sync events present (and not hidden) the recorded edges are
  * used. On such traces the inference also runs, hidden from the graph, and
  * the two edge sets are compared: recorded, matched, missed, extra.
+ *
+ * Untraced (rule 7, with or without cuda_sync events): work launched before
+ * profiling began - a GPU task whose correlation is no traced call's - also
+ * waited for other streams, through calls the trace does not hold. The
+ * first profiled step's streams can run such work for tens of ms when the
+ * GPU lags the CPU. Such a task that started more than 50 us after its
+ * stream was free (its predecessor there ended) waited for the task of
+ * another stream, launched before it (a lower correlation id: ids follow
+ * call order), that ended last within 50 us before its start; that task is
+ * the source. ResNet on MI300X (ProfilerStep#15: the compute stream's
+ * copies wait for the bucket all-reduces; ROCm's trace has
+ * hipStreamWaitEvent calls but no hipEventRecord and no cuda_sync events)
+ * and negative_queue_length's #550 (the optimizer waits for an
+ * all_to_all) replayed 12.8% and 5.1% short without these edges.
  */
 #include "build.h"
 
@@ -264,6 +278,70 @@ static bool inferred_edges(sc__bctx *c, sc__vec *out) {
     return true;
 }
 
+/* The correlation id of GPU task i's event: launch order across the
+ * process's calls; -1 when unknown. */
+static int64_t corr_of(const sc__bctx *c, uint32_t i) {
+    uint32_t e = sc__graph_tasks(c->g)[i].event;
+    return e != SC__NONE ? sc__trace_events(c->t)[e].correlation : -1;
+}
+
+static int64_t end_of(const sc__task *t, uint32_t i) { return t[i].ts + t[i].dur; }
+
+/* On one stream: the task launched before correlation `corr` whose end is
+ * the latest in [at - EXPLAIN_NS, at + SLACK_NS]; SC__NONE when none. */
+static uint32_t ended_just_before(const sc__bctx *c, const sc__stream_span *s, int64_t at, int64_t corr) {
+    const sc__task *t = sc__graph_tasks(c->g);
+    int64_t lo_end = at - EXPLAIN_NS, hi_end = at + SLACK_NS;
+    if (s->end_sorted) {
+        uint32_t lo = s->lo, hi = s->hi;
+        while (lo < hi) { /* first task ending after hi_end */
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (end_of(t, mid) <= hi_end) lo = mid + 1;
+            else hi = mid;
+        }
+        for (uint32_t j = lo; j-- > s->lo && end_of(t, j) >= lo_end;) {
+            int64_t cj = corr_of(c, j);
+            if (cj >= 0 && cj < corr) return j;
+        }
+        return SC__NONE;
+    }
+    uint32_t best = SC__NONE;
+    for (uint32_t j = s->lo; j < s->hi; j++) {
+        int64_t e = end_of(t, j), cj = corr_of(c, j);
+        if (e < lo_end || e > hi_end || cj < 0 || cj >= corr) continue;
+        if (best == SC__NONE || e > end_of(t, best)) best = j;
+    }
+    return best;
+}
+
+/* Rule 7: what GPU task v, launched before profiling began (no traced
+ * launch), waited for on another stream; SC__NONE when its start is not
+ * explained that way (top comment). */
+static uint32_t untraced_wait_source(const sc__bctx *c, uint32_t v) {
+    const sc__task *t = sc__graph_tasks(c->g);
+    if (SC__SCRATCH(c, launch_of, uint32_t, v) != SC__NONE) return SC__NONE;
+    if (v == c->first_gpu_task || t[v - 1].proc != t[v].proc) return SC__NONE;
+    int64_t corr = corr_of(c, v);
+    if (corr < 0 || t[v].ts - end_of(t, v - 1) <= EXPLAIN_NS) return SC__NONE;
+    const sc__stream_span *sp = c->streams.data;
+    uint32_t best = SC__NONE;
+    for (size_t k = 0; k < c->streams.len; k++) {
+        if (sp[k].proc == t[v].proc) continue;
+        uint32_t s = ended_just_before(c, &sp[k], t[v].ts, corr);
+        if (s != SC__NONE && (best == SC__NONE || end_of(t, s) > end_of(t, best))) best = s;
+    }
+    return best;
+}
+
+static bool untraced_wait_edges(sc__bctx *c) {
+    uint32_t end = (uint32_t)c->g->tasks.len;
+    for (uint32_t v = c->first_gpu_task; v < end; v++) {
+        uint32_t s = untraced_wait_source(c, v);
+        if (s != SC__NONE && !sc__graph_add_edge(c->g, s, v, SC_E_CROSS_STREAM)) return false;
+    }
+    return true;
+}
+
 static size_t dedup(sc__vec *v) {
     sc__pair *p = v->data;
     if (v->len) qsort(p, v->len, sizeof *p, cmp_pair);
@@ -316,6 +394,7 @@ sc_status sc__build_cross_stream(sc__bctx *c, sc_error *err) {
     }
     sc__vec_free(&rec);
     sc__vec_free(&inf);
+    ok = ok && untraced_wait_edges(c);
     if (!ok) return sc__fail(err, SC_E_NOMEM, c->t->path, SC_NO_OFFSET, "out of memory (cross-stream edges)");
     return SC_OK;
 }

@@ -13,10 +13,14 @@
  * starts it that long after the later of its ready time and its stream's
  * previous task, as it does a graph launch's task.
  * negative_queue_length_values_check's ProfilerStep#550, the first
- * profiled step, has 11 such stalls and replayed 9.9% short without them
- * (5.2% with). A wait while the device runs traced work elsewhere is left
- * alone: a kernel of another stream, or an NCCL kernel waiting for peer
- * ranks inside it, may be what the stream waited for.
+ * profiled step, has 10 such stalls. A wait while the device runs traced
+ * work elsewhere is left alone: a kernel of another stream, or an NCCL
+ * kernel waiting for peer ranks inside it, may be what the stream waited
+ * for; a wait that ends as another stream's task ends is that task's
+ * cross-stream edge (cross_stream.c, rules 5 and 7), which the stall is
+ * measured after. (#550's long waits were mostly such edges of work
+ * launched before profiling: as stalls they replayed it 5.2% short, as
+ * edges within 0.1%.)
  *
  * The stream's first task is left to the calibration's untraced backlog
  * (it has no predecessor on its stream in the window), graph launches'
