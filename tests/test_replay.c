@@ -975,6 +975,56 @@ static void test_untraced_waits(void **state) {
     sc_traceset_free(set);
 }
 
+/* Whether r's graph has an edge of `family` into task v. */
+static bool has_edge_into(const sc_replay *r, uint32_t v, uint8_t family) {
+    const sc__graph *g = r->g;
+    for (uint32_t i = 0; i < g->tasks.len; i++)
+        for (uint32_t k = g->succ_off[i]; k < g->succ_off[i + 1]; k++)
+            if (g->succ[k] == v && g->succ_family[k] == family) return true;
+    return false;
+}
+
+/* GPU work whose correlation is below every traced call's was launched
+ * before profiling began: it is queued (SC__TF_QUEUED), not anchored on the
+ * host's measured progress as work whose launch CUPTI lost is (k4, id 150,
+ * after the first traced call's 100). So k2 moves with k1: k1 half as long
+ * starts k2 about 100 us earlier, where the anchor on B (ends at 205 us)
+ * held it at its measured start, 210 us. */
+static void test_queued_before_profiling(void **state) {
+    (void)state;
+    sc_traceset *set = load_text(
+        "{\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"A\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"B\",\"pid\":1,\"tid\":1,\"ts\":100,\"dur\":105},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"C\",\"pid\":1,\"tid\":1,\"ts\":205,\"dur\":85},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+        "\"ts\":300,\"dur\":5,\"args\":{\"correlation\":100}},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"D\",\"pid\":1,\"tid\":1,\"ts\":310,\"dur\":80},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":5,\"dur\":200,"
+        "\"args\":{\"correlation\":50,\"stream\":7,\"device\":0}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2\",\"pid\":0,\"tid\":7,\"ts\":210,\"dur\":80,"
+        "\"args\":{\"correlation\":51,\"stream\":7,\"device\":0}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k3\",\"pid\":0,\"tid\":7,\"ts\":310,\"dur\":10,"
+        "\"args\":{\"correlation\":100,\"stream\":7,\"device\":0}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k4\",\"pid\":0,\"tid\":7,\"ts\":400,\"dur\":10,"
+        "\"args\":{\"correlation\":150,\"stream\":7,\"device\":0}}]}");
+    sc_replay *base = replay(set, true, NULL), *fast = replay(set, true, "k1=0.5");
+    const sc__task *t = sc__graph_tasks(base->g);
+    uint32_t k1 = task_named(base, "k1"), k2 = task_named(base, "k2"), k4 = task_named(base, "k4");
+    assert_true(k1 != SC__NONE && k2 != SC__NONE && k4 != SC__NONE);
+    assert_true(t[k1].flags & SC__TF_QUEUED);
+    assert_true(t[k2].flags & SC__TF_QUEUED);
+    assert_false(t[k4].flags & SC__TF_QUEUED);
+    assert_false(has_edge_into(base, k2, SC_E_LAUNCH));
+    assert_true(has_edge_into(base, k4, SC_E_LAUNCH)); /* lost by CUPTI: anchored */
+    int64_t moved = base->sim.start[k2] - fast->sim.start[k2];
+    printf("# queued before profiling: k1 x0.5 starts k2 %.3f us earlier\n", moved / 1e3);
+    assert_true(moved >= 90000);
+    sc_replay_free(base);
+    sc_replay_free(fast);
+    sc_traceset_free(set);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_megatron_8_ranks),
@@ -997,6 +1047,7 @@ int main(void) {
         cmocka_unit_test(test_orphans_by_stream_order),
         cmocka_unit_test(test_untraced_stalls),
         cmocka_unit_test(test_untraced_waits),
+        cmocka_unit_test(test_queued_before_profiling),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,8 +11,15 @@
  * with no traced launch at all (no runtime call in the whole trace has their
  * correlation) whose place in their stream's order puts them between the
  * work earlier and later steps launched (orphan_in_window). Work launched
- * before the window is the previous step's. A task with no traced launch gets an inferred
- * LAUNCH edge from the last main-thread task that ended before it started.
+ * before the window is the previous step's. A task with no traced launch
+ * gets an inferred LAUNCH edge from the last main-thread task that ended
+ * before it started (CUPTI lost the call), unless it was launched before
+ * profiling began (its correlation is below every traced call's: ids
+ * follow call order): then nothing traced launched it, it is flagged
+ * SC__TF_QUEUED, and its stream order, stalls and cross-stream waits place
+ * it. The anchor pinned such work to the CPU's measured progress: a
+ * GPU-bound first step's queue (trace_diff/test's #1009: 600 kernels over
+ * 39 ms) could not run faster than the host had, whatever its kernels did.
  *
  * NCCL / RCCL kernels are communication tasks: SC_T_COLL, or SC_T_SEND /
  * SC_T_RECV when the metadata or the launching operator says point-to-point.
@@ -217,7 +224,20 @@ static bool select_events(sc__bctx *c, sc__vec *out) {
     return ok;
 }
 
-static bool add_gpu_task(sc__bctx *c, const gpu_ev *g, uint32_t seq) {
+/* The lowest correlation id of the rank's traced runtime and driver calls
+ * (INT64_MAX when none): ids follow call order, so GPU work with a lower
+ * one was launched before profiling began. */
+static int64_t first_call(const sc_trace *t) {
+    const sc__event *ev = sc__trace_events(t);
+    int64_t lo = INT64_MAX;
+    for (size_t i = 0; i < t->events.len; i++)
+        if ((ev[i].kind == SC_K_RUNTIME || ev[i].kind == SC_K_DRIVER) && ev[i].correlation >= 0 &&
+            ev[i].correlation < lo)
+            lo = ev[i].correlation;
+    return lo;
+}
+
+static bool add_gpu_task(sc__bctx *c, const gpu_ev *g, uint32_t seq, int64_t first_corr) {
     const sc_trace *t = c->t;
     const sc__event *e = &sc__trace_events(t)[g->event];
     sc__task task;
@@ -251,11 +271,15 @@ static bool add_gpu_task(sc__bctx *c, const gpu_ev *g, uint32_t seq) {
         if (*last == SC__NONE || tasks[id].ts >= tasks[*last].ts) *last = id;
         if (!sc__graph_add_edge(c->g, g->launch, id, SC_E_LAUNCH)) return false;
     }
-    if (g->launch == SC__NONE) {
+    bool before_profiling = g->launch == SC__NONE && e->correlation >= 0 && e->correlation < first_corr;
+    if (before_profiling) sc__graph_tasks(c->g)[id].flags |= SC__TF_QUEUED;
+    if (g->launch == SC__NONE && !before_profiling) {
         /* No traced launch (CUPTI lost it): the launcher ran on the main
          * thread before the task started; anchor the task on the last
          * main-thread task that ended by then, as an inferred launch edge,
-         * so the replay does not start it at time zero. */
+         * so the replay does not start it at time zero. Work launched
+         * before profiling began has no such launcher in the trace: its
+         * stream order, stalls and cross-stream waits place it. */
         uint32_t from = sc__bctx_main_before(c, e->ts);
         if (from != SC__NONE && !sc__graph_add_edge(c->g, from, id, SC_E_LAUNCH)) return false;
     }
@@ -310,9 +334,10 @@ sc_status sc__build_gpu(sc__bctx *c, sc_error *err) {
         sc__sort(sel.data, sel.len, sizeof(gpu_ev), cmp_gpu, sc__trace_events(c->t));
         const gpu_ev *gs = sel.data;
         uint32_t seq = 0;
+        int64_t first_corr = first_call(c->t);
         for (size_t i = 0; i < sel.len && ok; i++) {
             seq = i && gs[i].proc == gs[i - 1].proc ? seq + 1 : 0;
-            ok = add_gpu_task(c, &gs[i], seq);
+            ok = add_gpu_task(c, &gs[i], seq, first_corr);
         }
     }
     sc__vec_free(&sel);

@@ -135,6 +135,10 @@ enum {
      * not hold (stalls.c): its `gap` is that wait, placed as a graph
      * launch's task's is. */
     SC__TF_UNTRACED_GAP = 1u << 2,
+    /* A GPU task launched before profiling began (its correlation is below
+     * every traced call's): already queued on its stream when the trace
+     * opened, with no launch call in the graph. */
+    SC__TF_QUEUED = 1u << 3,
 };
 
 /* An operator instance (cpu_op / user_annotation scope) for attribution. */

@@ -17,12 +17,16 @@
  * start a little apart (the GPU's front end: 1-3 us on NVIDIA, more after a
  * cross-stream wait; ~0 in the AMD traces). For each GPU task that was
  * queued and ready before its stream became free (its launch call, plus
- * the latency, had returned by the time its last other predecessor ended),
- * the sample is its start minus that end; the rank's gap is the mean of
+ * the latency, had returned by the time its last other predecessor ended;
+ * or it was launched before profiling began, SC__TF_QUEUED), the sample
+ * is its start minus that end; the rank's gap is the mean of
  * its samples up to 4 x their median + 5 us (longer waits are stalls with
  * another cause), so that the step's thousands of gaps add up: without
  * it, a GPU-bound step ran 1.2% short (negative_queue_length: 1,072 gaps of
- * 1-10 us, 3.4 ms in all). A graph launch's tasks give no sample and wait
+ * 1-10 us, 3.4 ms in all; trace_diff/test's first step starts with 600
+ * kernels queued before profiling, 5-30 us apart: 1.2% short with them
+ * left out of the samples, 0.6% with them in). A graph launch's tasks give
+ * no sample and wait
  * no dispatch gap in the simulation: their measured gaps hold it. A rank
  * without samples takes the lowest gap of the others.
  *
@@ -215,8 +219,9 @@ static size_t latency_samples(const sc__graph *g, const int64_t *pred_end, const
 /* Dispatch-gap samples: a GPU task that was queued and ready before its
  * stream became free - its launch call had returned (plus the rank's
  * latency, when positive) by the time its last other predecessor, the
- * previous task on the stream or a cross-stream source, ended - so that
- * nothing but the GPU's front end stood between that end and its start.
+ * previous task on the stream or a cross-stream source, ended, or it was
+ * launched before profiling began - so that nothing but the GPU's front
+ * end stood between that end and its start.
  * A graph launch's tasks are left out: their measured gaps hold it. */
 static size_t dispatch_samples(const sc__graph *g, const int64_t *pred_end, const uint32_t *launch,
                                const int64_t *latency, sample *samples) {
@@ -224,14 +229,17 @@ static size_t dispatch_samples(const sc__graph *g, const int64_t *pred_end, cons
     const sc__proc *procs = sc__graph_procs(g);
     size_t ns = 0;
     for (size_t v = 0; v < g->tasks.len; v++) {
-        if (!sc__task_on_gpu(tasks[v].kind) || launch[v] == SC__NONE ||
+        bool queued = tasks[v].flags & SC__TF_QUEUED;
+        if (!sc__task_on_gpu(tasks[v].kind) || (launch[v] == SC__NONE && !queued) ||
             (tasks[v].flags & (SC__TF_GRAPH_GAP | SC__TF_UNTRACED_GAP)))
             continue;
         if (pred_end[v] == INT64_MIN || pred_end[v] == INT64_MAX) continue;
-        const sc__task *l = &tasks[launch[v]];
         uint32_t r = procs[tasks[v].proc].rank;
         int64_t lat = r < g->ranks.len && latency[r] > 0 ? latency[r] : 0;
-        if (l->ts + l->dur + lat > pred_end[v]) continue;
+        if (!queued) {
+            const sc__task *l = &tasks[launch[v]];
+            if (l->ts + l->dur + lat > pred_end[v]) continue;
+        }
         samples[ns++] = (sample){r, tasks[v].ts - pred_end[v]};
     }
     qsort(samples, ns, sizeof *samples, cmp_sample);
@@ -259,7 +267,10 @@ bool sc__calibrate_launch(const sc__graph *g, int64_t *latency, int64_t *dispatc
         for (size_t p = 0; p < g->procs.len; p++)
             if (procs[p].kind == SC_P_STREAM && procs[p].first != SC__NONE)
                 pred_end[procs[p].first] = INT64_MAX;
-        ok = (samples = sc__alloc_array(nl ? nl : 1, sizeof *samples)) != NULL; /* one per launched task at most */
+        /* One sample per launched or queued GPU task at most. */
+        const sc__task *tasks = sc__graph_tasks(g);
+        for (size_t v = 0; v < nt; v++) nl += launch[v] == SC__NONE && (tasks[v].flags & SC__TF_QUEUED);
+        ok = (samples = sc__alloc_array(nl ? nl : 1, sizeof *samples)) != NULL;
     }
     if (ok) ok = per_rank_median(samples, latency_samples(g, pred_end, launch, samples), nr, latency);
     if (ok && dispatch) per_rank_trimmed_mean(samples, dispatch_samples(g, pred_end, launch, latency, samples), nr, dispatch);
