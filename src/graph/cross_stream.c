@@ -333,11 +333,21 @@ static uint32_t untraced_wait_source(const sc__bctx *c, uint32_t v) {
     return best;
 }
 
+/* Adds the edge from -> to. A graph task's gap is time nothing traced
+ * covers: what the edge explains is not part of it (gpu_tasks.c). */
+static bool add_cross_edge(sc__bctx *c, uint32_t from, uint32_t to) {
+    if (!sc__graph_add_edge(c->g, from, to, SC_E_CROSS_STREAM)) return false;
+    sc__task *t = sc__graph_tasks(c->g);
+    int64_t explained = t[to].ts - end_of(t, from);
+    if ((t[to].flags & SC__TF_GRAPH_GAP) && explained < t[to].gap) t[to].gap = explained > 0 ? explained : 0;
+    return true;
+}
+
 static bool untraced_wait_edges(sc__bctx *c) {
     uint32_t end = (uint32_t)c->g->tasks.len;
     for (uint32_t v = c->first_gpu_task; v < end; v++) {
         uint32_t s = untraced_wait_source(c, v);
-        if (s != SC__NONE && !sc__graph_add_edge(c->g, s, v, SC_E_CROSS_STREAM)) return false;
+        if (s != SC__NONE && !add_cross_edge(c, s, v)) return false;
     }
     return true;
 }
@@ -383,15 +393,7 @@ sc_status sc__build_cross_stream(sc__bctx *c, sc_error *err) {
     if (ok && present) compare(c, &rec, &inf);
     const sc__vec *use = present && !c->opts->hide_cuda_sync ? &rec : &inf;
     const sc__pair *p = use->data;
-    sc__task *t = sc__graph_tasks(c->g);
-    for (size_t i = 0; ok && i < use->len; i++) {
-        ok = sc__graph_add_edge(c->g, p[i].from, p[i].to, SC_E_CROSS_STREAM);
-        /* A graph task's gap is time nothing traced covers: what this edge
-         * explains is not part of it (gpu_tasks.c). */
-        sc__task *dst = &t[p[i].to];
-        int64_t explained = dst->ts - (t[p[i].from].ts + t[p[i].from].dur);
-        if ((dst->flags & SC__TF_GRAPH_GAP) && explained < dst->gap) dst->gap = explained > 0 ? explained : 0;
-    }
+    for (size_t i = 0; ok && i < use->len; i++) ok = add_cross_edge(c, p[i].from, p[i].to);
     sc__vec_free(&rec);
     sc__vec_free(&inf);
     ok = ok && untraced_wait_edges(c);
