@@ -1025,6 +1025,37 @@ static void test_queued_before_profiling(void **state) {
     sc_traceset_free(set);
 }
 
+/* Queued tasks of one correlation are the nodes of one graph launch made
+ * before profiling: the GPU time between them, which no traced event
+ * covers, is the captured graph's (gb: 300 us after ga), kept as a graph
+ * launch's tasks keep it, after what precedes the node: ga twice as long
+ * moves gb by ga's 50 us. negative_queue_length's #550 opens with such a
+ * graph, 7 nodes over 4.3 ms. */
+static void test_queued_graph_nodes(void **state) {
+    (void)state;
+    sc_traceset *set = load_text(
+        "{\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+        "\"ts\":500,\"dur\":5,\"args\":{\"correlation\":100}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ga\",\"pid\":0,\"tid\":7,\"ts\":10,\"dur\":50,"
+        "\"args\":{\"correlation\":40,\"stream\":7,\"device\":0}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gb\",\"pid\":0,\"tid\":7,\"ts\":360,\"dur\":20,"
+        "\"args\":{\"correlation\":40,\"stream\":7,\"device\":0}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":510,\"dur\":10,"
+        "\"args\":{\"correlation\":100,\"stream\":7,\"device\":0}}]}");
+    sc_replay *base = replay(set, true, NULL), *slow = replay(set, true, "ga=2");
+    const sc__task *t = sc__graph_tasks(base->g);
+    uint32_t ga = task_named(base, "ga"), gb = task_named(base, "gb");
+    assert_true(ga != SC__NONE && gb != SC__NONE);
+    assert_true(t[gb].flags & SC__TF_GRAPH_GAP);
+    assert_int_equal(t[gb].gap, 300000);
+    assert_int_equal(base->sim.start[gb] - base->sim.end[ga], 300000);
+    assert_int_equal(slow->sim.start[gb] - base->sim.start[gb], 50000);
+    sc_replay_free(base);
+    sc_replay_free(slow);
+    sc_traceset_free(set);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_megatron_8_ranks),
@@ -1048,6 +1079,7 @@ int main(void) {
         cmocka_unit_test(test_untraced_stalls),
         cmocka_unit_test(test_untraced_waits),
         cmocka_unit_test(test_queued_before_profiling),
+        cmocka_unit_test(test_queued_graph_nodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
