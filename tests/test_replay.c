@@ -928,13 +928,24 @@ static void test_untraced_stalls(void **state) {
     sc_traceset_free(set);
 }
 
+/* Whether r's graph has an edge of `family` into task v. */
+static bool has_edge_into(const sc_replay *r, uint32_t v, uint8_t family) {
+    const sc__graph *g = r->g;
+    for (uint32_t i = 0; i < g->tasks.len; i++)
+        for (uint32_t k = g->succ_off[i]; k < g->succ_off[i + 1]; k++)
+            if (g->succ[k] == v && g->succ_family[k] == family) return true;
+    return false;
+}
+
 /* GPU work launched before profiling began (no traced launch) waited for
  * other streams through calls the trace does not hold (cross_stream.c, rule
  * 7). Stream 7's k2, ready at 70 us, started at 410 us, 10 us after
  * `producer` (stream 9, launched before it: a lower correlation) ended:
  * producer -> k2. k3 waited too, but only `late`, launched after it, ended
- * just before it: no edge. The edge is a dependency, not a start time:
- * producer twice as long moves k2 by as much. ResNet's (MI300X)
+ * just before it: no edge. `first`, stream 11's first task, free since
+ * the trace opened, waited for producer too. The edges are dependencies,
+ * not start times: producer twice as long moves k2 and first by as much.
+ * ResNet's (MI300X)
  * ProfilerStep#15 and negative_queue_length's #550, the first steps
  * profiled, ran such work for 30 and 155 ms, its compute stream waiting
  * for NCCL, and replayed 12.8% and 5.1% short without these edges. */
@@ -943,6 +954,8 @@ static void test_untraced_waits(void **state) {
     static const char json[] =
         "{\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":["
         "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"A\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1000},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaEventQuery\",\"pid\":1,\"tid\":1,"
+        "\"ts\":900,\"dur\":1,\"args\":{\"correlation\":1000}},"
         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"pid\":0,\"tid\":7,\"ts\":50,\"dur\":20,"
         "\"args\":{\"correlation\":5,\"stream\":7,\"device\":0}},"
         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"producer\",\"pid\":0,\"tid\":9,\"ts\":100,\"dur\":300,"
@@ -952,36 +965,32 @@ static void test_untraced_waits(void **state) {
         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"late\",\"pid\":0,\"tid\":9,\"ts\":405,\"dur\":180,"
         "\"args\":{\"correlation\":20,\"stream\":9,\"device\":0}},"
         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k3\",\"pid\":0,\"tid\":7,\"ts\":600,\"dur\":10,"
-        "\"args\":{\"correlation\":13,\"stream\":7,\"device\":0}}]}";
+        "\"args\":{\"correlation\":13,\"stream\":7,\"device\":0}},"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"first\",\"pid\":0,\"tid\":11,\"ts\":404,\"dur\":5,"
+        "\"args\":{\"correlation\":14,\"stream\":11,\"device\":0}}]}";
     sc_traceset *set = load_text(json);
     sc_replay *base = replay(set, true, NULL), *slow = replay(set, true, "producer=2");
     const sc__graph *g = base->g;
     uint32_t prod = task_named(base, "producer"), k2 = task_named(base, "k2"), k3 = task_named(base, "k3");
-    assert_true(prod != SC__NONE && k2 != SC__NONE && k3 != SC__NONE);
-    int into_k2 = 0, into_k3 = 0;
-    for (uint32_t k = g->succ_off[prod]; k < g->succ_off[prod + 1]; k++)
+    uint32_t first = task_named(base, "first");
+    assert_true(prod != SC__NONE && k2 != SC__NONE && k3 != SC__NONE && first != SC__NONE);
+    int into_k2 = 0, into_first = 0;
+    for (uint32_t k = g->succ_off[prod]; k < g->succ_off[prod + 1]; k++) {
         into_k2 += g->succ[k] == k2 && g->succ_family[k] == SC_E_CROSS_STREAM;
-    for (uint32_t i = 0; i < g->tasks.len; i++)
-        for (uint32_t k = g->succ_off[i]; k < g->succ_off[i + 1]; k++)
-            into_k3 += g->succ[k] == k3 && g->succ_family[k] == SC_E_CROSS_STREAM;
+        into_first += g->succ[k] == first && g->succ_family[k] == SC_E_CROSS_STREAM;
+    }
     assert_int_equal(into_k2, 1);
-    assert_int_equal(into_k3, 0);
+    assert_int_equal(into_first, 1);
+    assert_false(has_edge_into(base, k3, SC_E_CROSS_STREAM));
     assert_true(base->sim.start[k2] >= base->sim.end[prod]);
     int64_t moved = slow->sim.start[k2] - base->sim.start[k2];
-    printf("# untraced wait: producer x2 moves k2 by %.3f us\n", moved / 1e3);
+    int64_t moved_first = slow->sim.start[first] - base->sim.start[first];
+    printf("# untraced wait: producer x2 moves k2 by %.3f us, first by %.3f us\n", moved / 1e3, moved_first / 1e3);
     assert_true(moved >= 290000);
+    assert_true(moved_first >= 290000);
     sc_replay_free(base);
     sc_replay_free(slow);
     sc_traceset_free(set);
-}
-
-/* Whether r's graph has an edge of `family` into task v. */
-static bool has_edge_into(const sc_replay *r, uint32_t v, uint8_t family) {
-    const sc__graph *g = r->g;
-    for (uint32_t i = 0; i < g->tasks.len; i++)
-        for (uint32_t k = g->succ_off[i]; k < g->succ_off[i + 1]; k++)
-            if (g->succ[k] == v && g->succ_family[k] == family) return true;
-    return false;
 }
 
 /* GPU work whose correlation is below every traced call's was launched

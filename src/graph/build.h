@@ -179,6 +179,10 @@ uint32_t sc__latest_end(const sc__bctx *c, int64_t launched_before, int64_t end_
  * had all ended by end_limit: the last task of the one that finished last
  * (the stream a stream sync most likely waited for); SC__NONE if none. */
 uint32_t sc__stream_drained(const sc__bctx *c, int64_t launched_before, int64_t end_limit);
+/* The measured end of the last GPU event of the trace on task i's stream
+ * that started before it (in the window or before it); INT64_MIN when none.
+ * A scan of the rank's events: for a few tasks per stream. */
+int64_t sc__stream_end_before(const sc__bctx *c, uint32_t i);
 
 sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_options *opts,
                                        sc__graph **out, sc__build_stats *stats, sc_error *err);

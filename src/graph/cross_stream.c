@@ -71,14 +71,19 @@
  * waited for other streams, through calls the trace does not hold. The
  * first profiled step's streams can run such work for tens of ms when the
  * GPU lags the CPU. Such a task that started more than 50 us after its
- * stream was free (its predecessor there ended) waited for the task of
+ * stream was free (its predecessor there ended; for the stream's first
+ * task in the window, the window opened or the stream's last traced work
+ * before it ended, whichever came later) waited for the task of
  * another stream, launched before it (a lower correlation id: ids follow
  * call order), that ended last within 50 us before its start; that task is
  * the source. ResNet on MI300X (ProfilerStep#15: the compute stream's
  * copies wait for the bucket all-reduces; ROCm's trace has
  * hipStreamWaitEvent calls but no hipEventRecord and no cuda_sync events)
  * and negative_queue_length's #550 (the optimizer waits for an
- * all_to_all) replayed 12.8% and 5.1% short without these edges.
+ * all_to_all) replayed 12.8% and 5.1% short without these edges. #550's
+ * all_to_all, first on its stream, waits 122 ms for the compute stream's
+ * queue: without its edge the calibration took that wait for an untraced
+ * backlog, an initial condition that held it at its measured start.
  */
 #include "build.h"
 
@@ -320,9 +325,16 @@ static uint32_t ended_just_before(const sc__bctx *c, const sc__stream_span *s, i
 static uint32_t untraced_wait_source(const sc__bctx *c, uint32_t v) {
     const sc__task *t = sc__graph_tasks(c->g);
     if (SC__SCRATCH(c, launch_of, uint32_t, v) != SC__NONE) return SC__NONE;
-    if (v == c->first_gpu_task || t[v - 1].proc != t[v].proc) return SC__NONE;
-    int64_t corr = corr_of(c, v);
-    if (corr < 0 || t[v].ts - end_of(t, v - 1) <= EXPLAIN_NS) return SC__NONE;
+    int64_t corr = corr_of(c, v), free_at;
+    if (corr < 0) return SC__NONE;
+    if (v > c->first_gpu_task && t[v - 1].proc == t[v].proc) {
+        free_at = end_of(t, v - 1);
+    } else { /* its stream's first in the window: free since that opened,
+                or since the stream's last traced work before it ended */
+        free_at = sc__stream_end_before(c, v);
+        if (free_at < c->win.start) free_at = c->win.start;
+    }
+    if (t[v].ts - free_at <= EXPLAIN_NS) return SC__NONE;
     const sc__stream_span *sp = c->streams.data;
     uint32_t best = SC__NONE;
     for (size_t k = 0; k < c->streams.len; k++) {

@@ -293,22 +293,6 @@ static bool add_gpu_task(sc__bctx *c, const gpu_ev *g, uint32_t seq, int64_t fir
     return true;
 }
 
-/* The measured end of the last GPU event on task i's stream that started
- * before it (work from before the window); INT64_MIN when none. */
-static int64_t stream_end_before(const sc__bctx *c, uint32_t i) {
-    const sc__task *t = sc__graph_tasks(c->g);
-    const sc__event *ev = sc__trace_events(c->t);
-    const sc__proc *p = &sc__graph_procs(c->g)[t[i].proc];
-    int64_t end = INT64_MIN;
-    for (size_t k = 0; k < c->t->events.len; k++) {
-        const sc__event *e = &ev[k];
-        if (!(e->flags & SC_EF_GPU) || e->ph != 'X' || e->ts >= t[i].ts) continue;
-        if (sc__event_stream(c->t, e) != p->id || sc__event_device(c->t, e) != p->device) continue;
-        if (e->ts + e->dur > end) end = e->ts + e->dur;
-    }
-    return end;
-}
-
 /* Whether queued task i (launched before profiling) is a node of a graph
  * launch: its correlation, the call's, is that of a task beside it on its
  * stream too. One call, several GPU tasks: among traced calls only graph
@@ -339,7 +323,7 @@ static void graph_gaps(sc__bctx *c) {
         if (l != SC__NONE && !graph) continue;
         int64_t ready = l != SC__NONE ? t[l].ts + t[l].dur : INT64_MIN;
         int64_t prev = i > c->first_gpu_task && t[i - 1].proc == t[i].proc ? t[i - 1].ts + t[i - 1].dur
-                                                                           : stream_end_before(c, i);
+                                                                           : sc__stream_end_before(c, i);
         if (prev > ready) ready = prev;
         t[i].flags |= SC__TF_GRAPH_GAP;
         /* A queued node with nothing before it on its stream: not measured. */

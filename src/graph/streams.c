@@ -168,3 +168,17 @@ uint32_t sc__stream_drained(const sc__bctx *c, int64_t launched_before, int64_t 
     }
     return best;
 }
+
+int64_t sc__stream_end_before(const sc__bctx *c, uint32_t i) {
+    const sc__task *t = sc__graph_tasks(c->g);
+    const sc__event *ev = sc__trace_events(c->t);
+    const sc__proc *p = &sc__graph_procs(c->g)[t[i].proc];
+    int64_t end = INT64_MIN;
+    for (size_t k = 0; k < c->t->events.len; k++) {
+        const sc__event *e = &ev[k];
+        if (!(e->flags & SC_EF_GPU) || e->ph != 'X' || e->ts >= t[i].ts) continue;
+        if (sc__event_stream(c->t, e) != p->id || sc__event_device(c->t, e) != p->device) continue;
+        if (e->ts + e->dur > end) end = e->ts + e->dur;
+    }
+    return end;
+}
