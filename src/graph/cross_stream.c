@@ -66,9 +66,10 @@
  * used. On such traces the inference also runs, hidden from the graph, and
  * the two edge sets are compared: recorded, matched, missed, extra.
  *
- * Untraced (rule 7, with or without cuda_sync events): work launched before
- * profiling began - a GPU task whose correlation is no traced call's - also
- * waited for other streams, through calls the trace does not hold. The
+ * Untraced (rule 7, with or without cuda_sync events): a GPU task whose
+ * correlation is no traced call's - launched before profiling began, or a
+ * call CUPTI lost - also waited for other streams, through calls the trace
+ * does not hold. The
  * first profiled step's streams can run such work for tens of ms when the
  * GPU lags the CPU. Such a task that started more than 50 us after its
  * stream was free (its predecessor there ended; for the stream's first
@@ -319,9 +320,9 @@ static uint32_t ended_just_before(const sc__bctx *c, const sc__stream_span *s, i
     return best;
 }
 
-/* Rule 7: what GPU task v, launched before profiling began (no traced
- * launch), waited for on another stream; SC__NONE when its start is not
- * explained that way (top comment). */
+/* Rule 7: what GPU task v, with no traced launch (launched before
+ * profiling began, or CUPTI lost the call), waited for on another stream;
+ * SC__NONE when its start is not explained that way (top comment). */
 static uint32_t untraced_wait_source(const sc__bctx *c, uint32_t v) {
     const sc__task *t = sc__graph_tasks(c->g);
     if (SC__SCRATCH(c, launch_of, uint32_t, v) != SC__NONE) return SC__NONE;
