@@ -721,6 +721,15 @@ SC_API sc_structure_summary sc_structure_get(const sc_structure *s);
  * null and a reason; deterministic. */
 SC_API sc_status sc_structure_write(const sc_structure *s, FILE *out, int json, sc_error *err);
 
+/* The layers of a replayed (or predicted) graph and one layer's simulated
+ * time: per rank the span of its layers' GPU tasks over their count,
+ * averaged over ranks. count 0: none found (or a graph too large to look). */
+typedef struct sc_replay_layers {
+    uint32_t count, backward_count;
+    double forward_us, backward_us;
+} sc_replay_layers;
+SC_API sc_replay_layers sc_replay_get_layers(const sc_replay *replay);
+
 #ifdef __cplusplus
 }
 #endif

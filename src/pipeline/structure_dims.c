@@ -95,11 +95,16 @@ static void vote(seen *w, int64_t h) {
     }
 }
 
+/* The widest normalized dimension with at least half the votes of the
+ * commonest: a layer's per-head norms (q/k norms over the head dimension)
+ * are as many as its hidden-size norms, and narrower. */
 static int64_t hidden_of(const seen *w) {
-    int best = -1;
+    int64_t most = 0, best = 0;
     for (int k = 0; k < 4; k++)
-        if (w->hidden_votes[k] && (best < 0 || w->hidden_votes[k] > w->hidden_votes[best])) best = k;
-    return best < 0 ? 0 : w->hidden_vals[best];
+        if (w->hidden_votes[k] > most) most = w->hidden_votes[k];
+    for (int k = 0; k < 4; k++)
+        if (w->hidden_votes[k] && 2 * w->hidden_votes[k] >= most && w->hidden_vals[k] > best) best = w->hidden_vals[k];
+    return best;
 }
 
 /* GEMM (K, N) of an op: mm [M,K]x[K,N], addmm [N][M,K]x[K,N], matmul
