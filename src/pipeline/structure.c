@@ -7,9 +7,8 @@
  * optimizer under an "Optimizer.step" / "Optimizer.zero_grad" scope, else
  * forward; a CPU task takes its operator's phase, a GPU task its launch's.
  *
- * Layers: per rank and phase, the GPU tasks in launch order (a launch's
- * measured start orders the host's calls; the simulator never sees it) as
- * a string of kernel names. Candidate periods are the commonest distances
+ * Layers: per rank and phase, the GPU tasks in launch order (the launching
+ * thread's program order) as a string of kernel names. Candidate periods are the commonest distances
  * between two occurrences of one name; each candidate's longest run of
  * blocks that repeat name for name is scored by the GPU time it covers,
  * and the smallest period within 5% of the best wins (a period of two
@@ -96,19 +95,17 @@ typedef struct seq_ctx {
     const uint32_t *launcher;
 } seq_ctx;
 
-/* Launch order: the launch's measured start, then its index; a GPU task
- * without a launch by its own start. */
-static int64_t launch_key(const seq_ctx *c, uint32_t t, uint32_t *tie) {
-    uint32_t l = c->launcher[t];
-    *tie = l != SC__NONE ? l : t;
-    return c->tasks[*tie].ts;
-}
-
+/* Launch order: the launching thread's program order (processor, then
+ * seq), a GPU task without a launch by its own place; never measured time,
+ * so a rewritten graph's copies (which keep their source's times) are in
+ * their place. */
 static int cmp_launch(const void *a, const void *b, void *ctx) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b, tx, ty;
-    int64_t kx = launch_key(ctx, x, &tx), ky = launch_key(ctx, y, &ty);
-    if (kx != ky) return kx < ky ? -1 : 1;
-    if (tx != ty) return tx < ty ? -1 : 1;
+    const seq_ctx *c = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint32_t lx = c->launcher[x] != SC__NONE ? c->launcher[x] : x, ly = c->launcher[y] != SC__NONE ? c->launcher[y] : y;
+    const sc__task *tx = &c->tasks[lx], *ty = &c->tasks[ly];
+    if (tx->proc != ty->proc) return tx->proc < ty->proc ? -1 : 1;
+    if (tx->seq != ty->seq) return tx->seq < ty->seq ? -1 : 1;
     return x < y ? -1 : x > y;
 }
 

@@ -6,26 +6,32 @@
  *
  * The caller labels tasks: inst[t] is the instance (0 .. n-1) task t
  * belongs to, SC__NONE for tasks outside every instance; part[t] splits an
- * instance into parts that run apart (a layer's forward and backward): the
- * copies of a part go, on each processor, right after the template's last
- * task of that part. Growing to `want` instances copies instance n-1 (the
- * template) want - n times; shrinking removes instances want .. n-1.
+ * instance into parts that run apart (a layer's forward and backward).
+ * Growing to `want` instances adds want - n copies; copy c (1 ..) copies
+ * instance (c - 1) mod n, so the added instances carry the traced ones'
+ * differences in turn rather than one instance's. On each processor the
+ * copies of a part go, in order, right after the last task of that part of
+ * any instance there (the end of the repeated region). Shrinking removes
+ * instances want .. n-1.
  *
- * A copy keeps the template's durations, gaps, kinds, operators and names;
+ * A copy keeps its source's durations, gaps, kinds, operators and names;
  * its measured event is none (it is modelled, not traced). Edges:
- *   - inside the template: copied inside each copy;
- *   - into the template from another instance (the previous layer): into
- *     copy c from the matching task of the instance before it (copy c - 1,
- *     the template for the first copy), matched by processor, part and
- *     place among the instance's tasks there;
- *   - into the template from outside every instance: kept, and copied;
- *   - out of the template to a task outside it: from every copy too.
+ *   - inside the copied instance: copied inside the copy;
+ *   - into it from another instance (the previous layer): into copy c from
+ *     the matching task of the one before it in the chain (copy c - 1, or
+ *     for the first copy the instance that ends the region), matched by
+ *     processor, part and place among the instance's tasks there;
+ *   - into it from outside every instance: kept, and copied;
+ *   - out of it to a task outside every instance that started after the
+ *     region of its part: from every copy too (what follows the layers
+ *     waits for the copies); edges to tasks that ran alongside the region
+ *     (a helper thread) are not copied, as they may lead back into it.
  * A removed task's out-edges move to the matching task of the last kept
  * instance. A group (a collective, a send/recv pair) must lie wholly inside
- * the template or wholly outside it (likewise for the removed instances):
- * copied once per copy, or removed; one that straddles is an error naming
- * it. Processor order is renumbered and re-derived (sc__graph_finish).
- * With want == n the result is the same graph, task for task.
+ * one instance or wholly outside them: copied with it, or removed with it;
+ * one that straddles is an error naming it. Processor order is renumbered
+ * and re-derived (sc__graph_finish). With want == n the result is the same
+ * graph, task for task.
  */
 #ifndef SC_TRANSFORMS_REWRITE_H
 #define SC_TRANSFORMS_REWRITE_H
@@ -43,7 +49,7 @@ typedef struct sc__rewrite_spec {
 
 /* A new finished graph *out from g (finished; not changed), and origin[t]
  * (malloc'ed; the caller frees) for each new task: the old task it is, or
- * the template task it copies. SC_E_USAGE for a group that straddles the
+ * the task it copies. SC_E_USAGE for a group that straddles the
  * instances; SC_E_NOMEM. */
 sc_status sc__rewrite_repeat(const sc__graph *g, const sc__rewrite_spec *spec, sc__graph **out, uint32_t **origin,
                              sc_error *err);
