@@ -2,7 +2,7 @@
  * cmd_predict.c - `stepcast predict [--json] [--chrome FILE] [--force]
  * [--iteration N] [--comm coupled|traced|model] [--scale CLASS=FACTOR]...
  * [--dp N] [--nodes N] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X]
- * [--gpu NAME|--profile FILE] TRACE...`: the traced iteration edited into
+ * [--gpu NAME|--profile FILE] [--layers L] TRACE...`: the traced iteration edited into
  * another job's (sc_predict_run, src/pipeline/predict.c) and simulated; the
  * report is replay's with what was inferred and changed.
  */
@@ -28,7 +28,7 @@ static bool parse_rate(const char *name, const char *text, double *out) {
 int sc_cmd_predict(int argc, char **argv) {
     static sc_cli_replay_args ra;
     const char *net = NULL, *nvlink = NULL;
-    uint64_t dp = 0, nodes = 0, gpn = 0;
+    uint64_t dp = 0, nodes = 0, gpn = 0, layers = 0;
     sc_predict_options o = SC_PREDICT_OPTIONS_INIT;
     const sc_cli_opt own[] = {
         {.name = "--dp", .kind = SC_CLI_UINT, .dest = &dp, .min = 1, .max = 1u << 24,
@@ -42,6 +42,8 @@ int sc_cmd_predict(int argc, char **argv) {
          .what = "a bandwidth in GB/s per GPU and direction"},
         {.name = "--gpu", .kind = SC_CLI_STRING, .dest = &o.gpu, .what = "a GPU name (`stepcast comm --gpu` takes the same)"},
         {.name = "--profile", .kind = SC_CLI_STRING, .dest = &o.profile_path, .what = "a profile file"},
+        {.name = "--layers", .kind = SC_CLI_UINT, .dest = &layers, .min = 1, .max = 1u << 16,
+         .what = "a layer count from 1 to 65536"},
     };
     sc_cli_opt opts[SC_CLI_REPLAY_NOPTS + SC_CLI_NOPTS(own)];
     sc_cli_replay_opts(&ra, opts);
@@ -60,6 +62,7 @@ int sc_cmd_predict(int argc, char **argv) {
     o.dp = (uint32_t)dp;
     o.nodes = (uint32_t)nodes;
     o.gpus_per_node = (uint32_t)gpn;
+    o.layers = (uint32_t)layers;
     sc_traceset *set;
     if ((rc = sc_cli_load("predict", &a, &set)) != SC_EXIT_OK) return rc;
     sc_error err;

@@ -467,6 +467,8 @@ typedef struct sc_predict_options {
     double nvlink_gbps;        /* intra-node link per GPU and direction, GB/s */
     const char *gpu;           /* another GPU, by profile name ("h100", "a100-80gb") */
     const char *profile_path;  /* or by a profile file (JSON, the fields of `stepcast comm`) */
+    uint32_t layers;           /* the model's layers: whole layers (forward and backward, with
+                                  their collectives) copied or removed (sc_structure) */
 } sc_predict_options;
 #define SC_PREDICT_OPTIONS_INIT {.replay = SC_REPLAY_OPTIONS_INIT}
 
@@ -487,6 +489,7 @@ typedef struct sc_prediction {
     uint64_t gpu_tasks_retimed;
     double ranks_per_traced_rank; /* predicted ranks each simulated traced rank stands for */
     size_t shapes;             /* distinct rank shapes among the traced ranks */
+    uint32_t traced_layers, predicted_layers; /* 0: the structure is unknown */
 } sc_prediction;
 
 SC_API sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts, sc_replay **out,
@@ -670,6 +673,62 @@ SC_API const char *sc_comm_warning(const sc_comm *comm, size_t i);
  * "profile" or "fitted", "model", "rows": [{"op", "ranks", "bytes", "us",
  * "busbw_gbps", ...}]}); deterministic. */
 SC_API sc_status sc_comm_write(const sc_comm *comm, FILE *out, int json, sc_error *err);
+
+/* ------------------------------------------------------ 11 model structure */
+
+/* `stepcast structure`: the traced iteration's phases (forward, backward,
+ * optimizer), its repeated layers (from the period of each rank's GPU work,
+ * so it works without module names), the role of each collective, and the
+ * model's dimensions read off the operators' recorded shapes. */
+typedef struct sc_structure sc_structure;
+
+typedef struct sc_structure_options {
+    int64_t iteration; /* ProfilerStep#N; -1: the last complete one */
+} sc_structure_options;
+#define SC_STRUCTURE_OPTIONS_INIT {.iteration = -1}
+
+SC_API sc_status sc_structure_run(const sc_traceset *set, const sc_structure_options *opts, sc_structure **out,
+                                  sc_error *err);
+SC_API void sc_structure_free(sc_structure *s);
+
+/* One dimension of the model: its value, or -1 and why it is unknown. */
+typedef struct sc_model_dim {
+    int64_t value;           /* -1: unknown */
+    const char *from;        /* what it was read from; NULL when unknown */
+    const char *why_unknown; /* NULL when known */
+} sc_model_dim;
+
+typedef struct sc_structure_summary {
+    size_t ranks;
+    uint32_t layers;           /* 0: none found (why_no_layers says why) */
+    uint32_t backward_layers;  /* layers found in a backward (0: forward-only, or none repeat) */
+    const char *layers_from;   /* "period"; NULL when none */
+    const char *why_no_layers; /* NULL when found */
+    uint32_t first_task;       /* the graph task that opens rank 0's first layer */
+    uint32_t layer_gpu_tasks;  /* GPU tasks per forward layer (rank 0) */
+    double per_layer_forward_us, per_layer_backward_us; /* traced, averaged over ranks; 0: none */
+    sc_model_dim hidden, ffn, heads, seq, micro_batch, tp;
+    int64_t head_dim;          /* 0: unknown */
+    const char *dtype;         /* "fp16", "bf16", "fp32"...; NULL: unknown */
+    const char *why_no_dtype;
+    double seconds;            /* wall time of the analysis after the load */
+} sc_structure_summary;
+
+SC_API sc_structure_summary sc_structure_get(const sc_structure *s);
+/* Text, or JSON {"layers": {"count", "first_task", "per_layer_us":
+ * {"forward", "backward"}, ...}, "phases", "collectives", "model": {"hidden",
+ * "ffn", "heads", "seq", "micro_batch", "tp", "dtype"}} with unknowns as
+ * null and a reason; deterministic. */
+SC_API sc_status sc_structure_write(const sc_structure *s, FILE *out, int json, sc_error *err);
+
+/* The layers of a replayed (or predicted) graph and one layer's simulated
+ * time: per rank the span of its layers' GPU tasks over their count,
+ * averaged over ranks. count 0: none found (or a graph too large to look). */
+typedef struct sc_replay_layers {
+    uint32_t count, backward_count;
+    double forward_us, backward_us;
+} sc_replay_layers;
+SC_API sc_replay_layers sc_replay_get_layers(const sc_replay *replay);
 
 #ifdef __cplusplus
 }

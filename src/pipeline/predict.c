@@ -16,6 +16,10 @@
  *                and are re-timed for N ranks (N = 1: no communication);
  *   --nodes, --gpus-per-node, --net-gbps, --nvlink-gbps
  *                the fabric: every sized collective is re-timed for it;
+ *   --layers L   the model's layers (structure.c finds them): whole layers,
+ *                forward and backward with their collectives, copied from
+ *                the last one or removed from the end (transforms/rewrite.c);
+ *                applied first, so the other edits see the new graph;
  *   --gpu, --profile
  *                another GPU: GEMM and attention kernels by the ratio of
  *                dense tensor TFLOP/s, other GPU work by the ratio of HBM
@@ -42,6 +46,8 @@
 #include "../models/hardware.h"
 #include "../trace/trace.h"
 #include "../transforms/retime.h"
+#include "../transforms/rewrite.h"
+#include "structure.h"
 #include "symmetry.h"
 
 #include <math.h>
@@ -306,6 +312,56 @@ static sc_status edit(sc_replay *r, const sc_traceset *set, const sc_predict_opt
     return SC_OK;
 }
 
+/* --layers: the graph rewritten to o->layers layers; the per-task arrays
+ * of the replay follow the tasks. */
+static sc_status edit_layers(sc_replay *r, const sc_predict_options *o, struct sc__prediction *pd, sc_error *err) {
+    sc__structure s;
+    sc_status st = sc__structure_find(r->g, &s, err);
+    if (st != SC_OK) return st;
+    pd->pub.traced_layers = s.nlayers;
+    bool backward = false;
+    for (size_t i = 0; i < r->g->tasks.len && !backward; i++)
+        backward = s.task_phase[i] == SC__PHASE_BACKWARD && sc__task_on_gpu(sc__graph_tasks(r->g)[i].kind);
+    if (!s.nlayers)
+        st = sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "--layers: no repeated layers found in the trace (%s)",
+                      s.why_no_layers);
+    else if (backward && s.nbackward != s.nlayers)
+        st = sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
+                      "--layers: the trace's backward does not repeat its %u forward layers, so its layers "
+                      "cannot be copied whole",
+                      s.nlayers);
+    sc__graph *ng = NULL;
+    uint32_t *origin = NULL;
+    if (st == SC_OK) {
+        sc__rewrite_spec spec = {s.task_layer, s.task_phase, s.nlayers, o->layers};
+        st = sc__rewrite_repeat(r->g, &spec, &ng, &origin, err);
+    }
+    sc__structure_free(&s);
+    if (st != SC_OK) return st;
+    size_t n = ng->tasks.len ? ng->tasks.len : 1;
+    uint8_t *cls = sc__alloc_array(n, 1);
+    int64_t *dur = r->traced_dur ? sc__alloc_array(n, sizeof *dur) : NULL;
+    if (!cls || (r->traced_dur && !dur)) {
+        free(cls);
+        free(origin);
+        sc__graph_free(ng);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    }
+    for (size_t i = 0; i < ng->tasks.len; i++) {
+        cls[i] = r->cls[origin[i]];
+        if (dur) dur[i] = r->traced_dur[origin[i]];
+    }
+    free(origin);
+    free(r->cls);
+    free(r->traced_dur);
+    sc__graph_free(r->g);
+    r->cls = cls;
+    r->traced_dur = dur;
+    r->g = ng;
+    pd->pub.predicted_layers = o->layers;
+    return SC_OK;
+}
+
 static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_predict_options *o,
                                const sc__scale_rule *rules, sc_replay **out, sc_error *err) {
     struct sc__prediction *pd = calloc(1, sizeof *pd);
@@ -323,6 +379,7 @@ static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_pr
     pd->pub.shapes = cls ? sc__rank_classes((*out)->g, cls) : 0;
     free(cls);
     if (!pd->pub.shapes) st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    if (st == SC_OK && o->layers) st = edit_layers(*out, o, pd, err);
     if (st == SC_OK) st = edit(*out, set, o, pd, err);
     if (st == SC_OK) st = sc__replay_sensitivity(*out, set, &o->replay, err);
     if (st == SC_OK) st = sc__replay_finish(*out, set, err);

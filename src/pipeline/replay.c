@@ -11,6 +11,7 @@
 
 #include "../models/calibrate.h"
 #include "../trace/trace.h"
+#include "structure.h"
 
 #include <stdlib.h>
 
@@ -104,6 +105,24 @@ sc__sim_params sc__replay_sim_params(const sc_replay *r, const sc_traceset *set)
                             .threads = set ? set->threads : 1};
 }
 
+/* The model's layers in the simulated graph and one layer's simulated
+ * time, forward and backward (none above SC__LAYERS_MAX_TASKS tasks). */
+static sc_status simulated_layers(sc_replay *r, sc_error *err) {
+    if (r->g->tasks.len > SC__LAYERS_MAX_TASKS) return SC_OK;
+    sc__structure s;
+    sc_status st = sc__structure_find(r->g, &s, err);
+    if (st != SC_OK) return st;
+    r->layers = (sc_replay_layers){
+        .count = s.nlayers,
+        .backward_count = s.nbackward,
+        .forward_us = sc__structure_layer_us(r->g, &s, SC__PHASE_FORWARD, r->sim.start, r->sim.end),
+        .backward_us = sc__structure_layer_us(r->g, &s, SC__PHASE_BACKWARD, r->sim.start, r->sim.end)};
+    sc__structure_free(&s);
+    return SC_OK;
+}
+
+sc_replay_layers sc_replay_get_layers(const sc_replay *r) { return r ? r->layers : (sc_replay_layers){0}; }
+
 sc_status sc__replay_finish(sc_replay *r, const sc_traceset *set, sc_error *err) {
     sc__graph *g = r->g;
     sc__sim_params p = sc__replay_sim_params(r, set);
@@ -121,6 +140,7 @@ sc_status sc__replay_finish(sc_replay *r, const sc_traceset *set, sc_error *err)
     r->timings.tasks = g->tasks.len;
     if (st == SC_OK) st = check_span(r, err);
     if (st != SC_OK) return st;
+    if ((st = simulated_layers(r, err)) != SC_OK) return st;
     if (!sc__replay_per_rank(r) || !sc__replay_critical_path(r))
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory summarising the replay");
     r->timings.summarise = sc__now() - t2;

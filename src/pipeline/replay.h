@@ -16,6 +16,9 @@
 #include "../transforms/scale.h"
 
 #define SC__SM_WINDOW_NS 1000000 /* SM-busy windows of 1 ms */
+/* Graphs up to this many tasks have their layers found after the
+ * simulation (a sort of each rank's GPU tasks: ~1 s per 4 M tasks). */
+#define SC__LAYERS_MAX_TASKS ((size_t)8 << 20)
 #define SC__SM_MAX_WINDOWS ((size_t)1 << 24) /* 4.7 h of step; longer is refused */
 
 typedef struct sc__replay_rank {
@@ -65,6 +68,7 @@ struct sc_replay {
     sc_replay_timings timings; /* wall time of each stage */
     struct sc__prediction *prediction; /* what predict inferred and changed, NULL for a replay */
     sc__sensitivity sens;
+    sc_replay_layers layers; /* the model's layers and one layer's simulated time (structure.h) */
     sc_hta_breakdown *hta; /* HTA's breakdown per Kineto trace (hta_breakdown.c), NULL unless asked */
     size_t nhta;
     bool hta_asked;

@@ -97,10 +97,22 @@ static void prediction_json(sc__buf *b, const sc_prediction *p) {
     shape_json(b, "new", &p->predicted);
     sc__buf_printf(b,
                    ",\"comm_model\":\"%s\",\"collectives_retimed\":%llu,\"collectives_unsized\":%llu,"
-                   "\"gpu_tasks_retimed\":%llu,\"ranks_per_traced_rank\":%.4f,\"rank_shapes\":%zu}",
+                   "\"gpu_tasks_retimed\":%llu,\"ranks_per_traced_rank\":%.4f,\"rank_shapes\":%zu",
                    p->comm_model, (unsigned long long)p->collectives_retimed,
                    (unsigned long long)p->collectives_unsized, (unsigned long long)p->gpu_tasks_retimed,
                    p->ranks_per_traced_rank, p->shapes);
+    if (p->predicted_layers)
+        sc__buf_printf(b, ",\"layers\":{\"traced\":%u,\"new\":%u}", p->traced_layers, p->predicted_layers);
+    sc__buf_puts(b, "}");
+}
+
+/* One layer's simulated time, when the graph's layers were found. */
+static void layers_json(sc__buf *b, const sc_replay_layers *l) {
+    if (!l->count) return;
+    sc__buf_printf(b, ",\"layers\":{\"count\":%u,\"per_layer_us\":{\"forward\":%.3f,\"backward\":", l->count,
+                   l->forward_us);
+    if (l->backward_count) sc__buf_printf(b, "%.3f}}", l->backward_us);
+    else sc__buf_puts(b, "null}}");
 }
 
 static void shape_text(sc__buf *b, const sc_job_shape *s) {
@@ -123,6 +135,9 @@ static void prediction_text(sc__buf *b, const sc_prediction *p) {
     if (p->gpu_tasks_retimed)
         sc__buf_printf(b, "  GPU tasks re-timed for %s: %llu\n", p->predicted.gpu,
                        (unsigned long long)p->gpu_tasks_retimed);
+    if (p->predicted_layers)
+        sc__buf_printf(b, "  layers: %u traced -> %u simulated (copies of the last layer, or the last removed)\n",
+                       p->traced_layers, p->predicted_layers);
     sc__buf_puts(b, "\n");
 }
 
@@ -270,6 +285,8 @@ static void write_json(const sc_replay *r, sc__buf *b) {
     json_items(b, "by_edge", cp->by_edge, cp->nedge, true);
     sc__buf_puts(b, "}");
     if (sc_replay_prediction(r)) prediction_json(b, sc_replay_prediction(r));
+    sc_replay_layers layers = sc_replay_get_layers(r);
+    layers_json(b, &layers);
     sc_replay_sensitivity sens = sc_replay_get_sensitivity(r);
     sensitivity_json(b, &sens);
     conventions_json(r, b);
@@ -352,6 +369,12 @@ static void write_text(const sc_replay *r, sc__buf *b) {
     sc_replay_sensitivity sens = sc_replay_get_sensitivity(r);
     sensitivity_text(b, &sens);
     if (r->hta_asked) hta_text(r, b);
+    sc_replay_layers layers = sc_replay_get_layers(r);
+    if (layers.count) {
+        sc__buf_printf(b, "\nlayers: %u, one layer simulated: forward %.3f ms", layers.count, layers.forward_us / 1e3);
+        if (layers.backward_count) sc__buf_printf(b, ", backward %.3f ms", layers.backward_us / 1e3);
+        sc__buf_puts(b, "\n");
+    }
     const sc__cp_summary *cp = &r->cp;
     sc__buf_printf(b, "\ncritical path: %.3f ms over %llu tasks, ending on rank %lld\n",
                    us(cp->length_ns) / 1000.0, (unsigned long long)cp->ntasks,
