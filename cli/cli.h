@@ -118,5 +118,6 @@ int sc_cmd_graph(int argc, char **argv);
 int sc_cmd_predict(int argc, char **argv);
 int sc_cmd_comm(int argc, char **argv);
 int sc_cmd_structure(int argc, char **argv);
+int sc_cmd_model(int argc, char **argv);
 
 #endif

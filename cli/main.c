@@ -30,6 +30,14 @@ static const sc_cli_command commands[] = {
      "[--scale CLASS=FACTOR]... [--sensitivity|--no-sensitivity] [--breakdown stepcast|hta] [--dp N] [--nodes N] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "
      "[--gpu NAME|--profile FILE] [--layers L] TRACE|DIR...",
      sc_cmd_predict},
+    {"model", "predict a training step from its configuration alone (model, parallelism, GPU): step, MFU, memory",
+     "stepcast model [--json] [--chrome FILE [--force]] [--config FILE] [--preset NAME] [--sweep] [--layers N] [--hidden N] "
+     "[--ffn N] [--heads N] [--kv-heads N] [--vocab N] [--seq N] [--dtype bf16|fp16|fp8] [--experts N] [--topk N] "
+     "[--tp N] [--sp true|false] [--pp N] [--vp N] [--dp N] [--cp N] [--ep N] [--fsdp true|false] [--mbs N] [--gbs N] "
+     "[--recompute none|selective|full] [--gpu NAME] [--nodes N] [--gpus-per-node N] [--net-gbps X] [--gated B] "
+     "[--tied B] [--attention flash|unfused] [--distributed-optimizer B] [--overlap-grad-reduce B] "
+     "[--overlap-param-gather B] [--tp-comm-overlap B] [--host-us X]",
+     sc_cmd_model},
     {"comm", "model collectives on a GPU's nodes (nccl-tests-like table), or a trace's against the model",
      "stepcast comm [--json] [--gpu NAME|--profile FILE] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "
      "([--op OP] [--ranks N] [--sizes LIST] | [--iteration N] TRACE|DIR...)",

@@ -729,6 +729,61 @@ typedef struct sc_replay_layers {
     double forward_us, backward_us;
 } sc_replay_layers;
 SC_API sc_replay_layers sc_replay_get_layers(const sc_replay *replay);
+/* ------------------------------------------------------------ 12 model */
+
+/* `stepcast model`: a decoder-only transformer training step built from its
+ * configuration alone (layers, hidden, ffn, heads, kv-heads, vocab, seq,
+ * dtype, experts, topk; tp, sp, pp, vp, dp, cp, ep, fsdp, mbs, gbs,
+ * recompute; gpu, nodes, gpus-per-node, net-gbps), simulated with the
+ * replay's simulator: step time, throughput, MFU, pipeline bubble, memory
+ * per GPU, breakdown per pipeline stage and the critical path. */
+typedef struct sc_model_config sc_model_config;
+typedef struct sc_model sc_model;
+
+SC_API sc_status sc_model_config_new(sc_model_config **out, sc_error *err);
+SC_API sc_model_config *sc_model_config_copy(const sc_model_config *c);
+SC_API void sc_model_config_free(sc_model_config *c);
+/* A preset ("gpt3-175b", "llama3-8b", ...; sc_model_preset_name lists them):
+ * every field it names is set. SC_E_USAGE for an unknown name. */
+SC_API sc_status sc_model_config_preset(sc_model_config *c, const char *name, sc_error *err);
+SC_API size_t sc_model_preset_count(void);
+SC_API const char *sc_model_preset_name(size_t i);
+/* One field by its flag name, with '-' or '_' ("kv-heads", "kv_heads"), from
+ * its text ("8", "bf16", "selective", "true"). SC_E_USAGE naming the field. */
+SC_API sc_status sc_model_config_set(sc_model_config *c, const char *key, const char *value, sc_error *err);
+/* A JSON object whose members are fields (numbers, strings or booleans). */
+SC_API sc_status sc_model_config_load(sc_model_config *c, const char *path, sc_error *err);
+
+typedef struct sc_model_summary {
+    int64_t step_ns;
+    uint64_t gpus, micro_batches, tasks;
+    double tokens_per_s_per_gpu;
+    double model_tflops_per_gpu; /* model FLOPs (Megatron convention) / step / GPUs */
+    double mfu;                  /* model_tflops_per_gpu / the GPU's dense bf16 peak */
+    double bubble;               /* pipeline bubble: idle share of the compute stream, worst stage */
+    double memory_gb, gpu_memory_gb; /* peak memory of the fullest GPU; the GPU's */
+    int fits;                    /* 1: memory_gb <= gpu_memory_gb */
+    double simulate_s;           /* wall seconds to build and simulate */
+} sc_model_summary;
+
+/* Checks the configuration (one clear line on a bad one: heads % tp, layers
+ * % (pp x vp), gbs % (dp x mbs), ...), builds the graph and simulates it. */
+SC_API sc_status sc_model_run(const sc_model_config *c, sc_model **out, sc_error *err);
+SC_API sc_model_summary sc_model_get_summary(const sc_model *m);
+/* The replay behind it (per-stage breakdown, critical path, Chrome timeline). */
+SC_API const sc_replay *sc_model_replay(const sc_model *m);
+SC_API void sc_model_free(sc_model *m);
+/* Text or JSON report; deterministic. */
+SC_API sc_status sc_model_write(const sc_model *m, FILE *out, int json, sc_error *err);
+
+/* `stepcast model --sweep`: every combination of the comma lists given per
+ * key (keys[i] takes lists[i], e.g. "tp" "2,4,8"), run on top of base; rows
+ * sorted by step time, those that do not fit or are invalid counted apart. */
+typedef struct sc_model_sweep sc_model_sweep;
+SC_API sc_status sc_model_sweep_run(const sc_model_config *base, const char *const *keys,
+                                    const char *const *lists, size_t n, sc_model_sweep **out, sc_error *err);
+SC_API void sc_model_sweep_free(sc_model_sweep *s);
+SC_API sc_status sc_model_sweep_write(const sc_model_sweep *s, FILE *out, int json, sc_error *err);
 
 #ifdef __cplusplus
 }

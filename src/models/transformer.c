@@ -1,0 +1,422 @@
+/*
+ * transformer.c - the work of a decoder-only transformer training step on
+ * one GPU (transformer.h): per-layer kernel programs for the forward, the
+ * backward and the recomputation, the embedding, head and optimizer, the
+ * parameter and model-FLOP counts and memory per GPU.
+ *
+ * Conventions: activations are 2-byte (bf16/fp16; fp8 runs only the GEMMs
+ * in fp8), a layer's program follows Megatron-LM's (pre-norm, fused QKV,
+ * bias-dropout-add fused, gelu or SwiGLU), tensor parallelism needs two
+ * all-reduces per layer per pass, or with sequence parallelism an
+ * all-gather before each column-parallel GEMM and a reduce-scatter after
+ * each row-parallel one. Memory-bound kernels count the bytes they read
+ * and write once each.
+ */
+#include "transformer.h"
+
+#include "../graph/graph.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define ACT 2.0 /* bytes per activation element */
+
+void sc__tf_defaults(sc__tf_config *c) {
+    memset(c, 0, sizeof *c);
+    c->tp = c->pp = c->vp = c->cp = c->ep = 1;
+    c->mbs = 1;
+    c->dtype = SC__DT_BF16;
+    c->attention = SC__ATTN_FLASH;
+    c->dist_opt = 1;
+    snprintf(c->gpu, sizeof c->gpu, "h100");
+    c->host_us = 4.0;
+}
+
+const char *sc__tf_recompute_name(uint8_t r) {
+    return r == SC__RC_FULL ? "full" : r == SC__RC_SELECTIVE ? "selective" : "none";
+}
+
+const char *sc__dtype_name(uint8_t d) {
+    static const char *const n[] = {"bf16", "fp16", "fp8", "fp32"};
+    return d < SC__DT_COUNT ? n[d] : "?";
+}
+
+static bool fail(char *why, size_t n, const char *fmt, uint64_t a, uint64_t b) {
+    snprintf(why, n, fmt, (unsigned long long)a, (unsigned long long)b);
+    return false;
+}
+
+bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
+    if (!c->layers || !c->hidden || !c->heads || !c->seq || !c->vocab) {
+        snprintf(why, nwhy, "the model is not described: give --preset, or --layers, --hidden, --heads, --seq and --vocab");
+        return false;
+    }
+    if (!c->ffn) c->ffn = 4 * c->hidden;
+    if (!c->kv_heads) c->kv_heads = c->heads;
+    if (c->experts && !c->topk) c->topk = 1;
+    if (!c->experts) c->topk = 0;
+    if (c->hidden % c->heads) return fail(why, nwhy, "hidden %llu is not divisible by heads %llu", c->hidden, c->heads);
+    if (c->heads % c->kv_heads) return fail(why, nwhy, "heads %llu are not divisible by kv-heads %llu", c->heads, c->kv_heads);
+    if (c->heads % c->tp) return fail(why, nwhy, "heads %llu are not divisible by tp %llu", c->heads, c->tp);
+    if (c->ffn % c->tp) return fail(why, nwhy, "ffn %llu is not divisible by tp %llu", c->ffn, c->tp);
+    if (c->vp > 1 && c->pp < 2) return fail(why, nwhy, "virtual stages (vp %llu) need pp > 1, got pp %llu", c->vp, c->pp);
+    if (c->layers % (c->pp * c->vp))
+        return fail(why, nwhy, "layers %llu are not divisible by pp x vp = %llu (uneven partitioning is not supported)",
+                    c->layers, (uint64_t)c->pp * c->vp);
+    if (c->seq % (c->cp * (c->sp ? c->tp : 1)))
+        return fail(why, nwhy, "seq %llu is not divisible by cp (x tp with sp) = %llu", c->seq,
+                    (uint64_t)c->cp * (c->sp ? c->tp : 1));
+    if (c->experts && c->experts % c->ep) return fail(why, nwhy, "experts %llu are not divisible by ep %llu", c->experts, c->ep);
+    if (!c->experts && c->ep > 1) return fail(why, nwhy, "ep %llu needs experts (got %llu)", c->ep, c->experts);
+    if (c->topk > c->experts) return fail(why, nwhy, "topk %llu exceeds experts %llu", c->topk, c->experts);
+    if (!c->gpus_per_node) c->gpus_per_node = 8;
+    uint64_t mp = (uint64_t)c->tp * c->pp * c->cp;
+    if (c->nodes && !c->dp) {
+        uint64_t gpus = (uint64_t)c->nodes * c->gpus_per_node;
+        if (gpus % mp) return fail(why, nwhy, "%llu GPUs are not divisible by tp x pp x cp = %llu", gpus, mp);
+        c->dp = (uint32_t)(gpus / mp);
+    }
+    if (!c->dp) c->dp = 1;
+    if (c->nodes && (uint64_t)c->nodes * c->gpus_per_node != mp * c->dp)
+        return fail(why, nwhy, "nodes x gpus-per-node = %llu GPUs, but tp x pp x cp x dp = %llu",
+                    (uint64_t)c->nodes * c->gpus_per_node, mp * c->dp);
+    if (c->ep > 1 && ((uint64_t)c->dp * c->cp) % c->ep)
+        return fail(why, nwhy, "ep %llu must divide dp x cp = %llu", c->ep, (uint64_t)c->dp * c->cp);
+    if (!c->gbs) c->gbs = c->dp * c->mbs;
+    if (c->gbs % ((uint64_t)c->dp * c->mbs))
+        return fail(why, nwhy, "gbs %llu is not divisible by dp x mbs = %llu", c->gbs, (uint64_t)c->dp * c->mbs);
+    uint32_t m = sc__tf_micro(c);
+    if (c->vp > 1 && m % c->pp)
+        return fail(why, nwhy, "the interleaved schedule needs micro-batches (%llu) divisible by pp %llu", m, c->pp);
+    if (c->sp && c->tp < 2) c->sp = 0;
+    if (sc__tf_gpus(c) > (1u << 24)) return fail(why, nwhy, "%llu GPUs: more than %llu", sc__tf_gpus(c), 1u << 24);
+    return true;
+}
+
+/* ------------------------------------------------------------ op programs */
+
+typedef struct dims {
+    double T, Tn;   /* tokens of this GPU; tokens its norms and dropouts see */
+    double h, q, kvd, f, g, t, s_kv, b, heads_t, hd;
+} dims;
+
+static dims dims_of(const sc__tf_config *c) {
+    dims d;
+    d.b = c->mbs;
+    d.T = (double)c->mbs * c->seq / c->cp;
+    d.t = c->tp;
+    d.Tn = c->sp ? d.T / d.t : d.T;
+    d.h = c->hidden;
+    d.hd = (double)c->hidden / c->heads;
+    d.q = d.h;
+    d.kvd = d.hd * c->kv_heads;
+    d.f = c->ffn;
+    d.g = c->gated ? 2 : 1;
+    d.s_kv = c->seq;
+    d.heads_t = (double)c->heads / c->tp;
+    return d;
+}
+
+static bool push(sc__vec *out, const sc__tf_op *op) { return SC__VEC_APPEND(out, op); }
+
+static bool gemm(sc__vec *out, const sc__tf_config *c, const char *name, double m, double n, double k, double batch) {
+    sc__tf_op op = {.name = name, .coll = SC__TF_KERNEL};
+    op.k = (sc__kernel_shape){.cls = SC__K_GEMM, .dtype = c->dtype, .batch = (uint32_t)batch,
+                              .m = (uint64_t)m, .n = (uint64_t)n, .k = (uint64_t)k,
+                              .flops = 2.0 * batch * m * n * k,
+                              .bytes = batch * (m * k + k * n + m * n) * (c->dtype == SC__DT_FP8 ? 1 : ACT)};
+    return push(out, &op);
+}
+
+static bool mem(sc__vec *out, const char *name, double bytes) {
+    sc__tf_op op = {.name = name, .coll = SC__TF_KERNEL};
+    op.k = (sc__kernel_shape){.cls = SC__K_MEM, .batch = 1, .bytes = bytes};
+    return push(out, &op);
+}
+
+static bool attn(sc__vec *out, const char *name, double flops, double bytes) {
+    sc__tf_op op = {.name = name, .coll = SC__TF_KERNEL};
+    op.k = (sc__kernel_shape){.cls = SC__K_ATTN, .dtype = SC__DT_BF16, .batch = 1, .flops = flops, .bytes = bytes};
+    return push(out, &op);
+}
+
+/* A collective of `bytes` (nccl-tests size) in communicator comm; side: run
+ * beside compute, joined that many ops later (0: on the compute stream). */
+static bool coll(sc__vec *out, const char *name, uint8_t type, uint8_t comm, double bytes, uint8_t side) {
+    sc__tf_op op = {.name = name, .coll = type, .comm = comm, .side = side, .bytes = (int64_t)bytes};
+    return push(out, &op);
+}
+
+/* The attention core, forward (bwd false) or backward. */
+static bool attn_core(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *out) {
+    bool ok = true;
+    if (c->attention == SC__ATTN_FLASH) {
+        /* causal: half the s x s products are computed; backward 2.5 x forward
+         * (five products against two). */
+        double fwd = 4.0 * d->T * d->s_kv * d->q / d->t * 0.5;
+        double io = d->T * (2 * d->q + 2 * d->kvd) / d->t * ACT;
+        return bwd ? attn(out, "flash_attn_bwd", 2.5 * fwd, 2 * io) : attn(out, "flash_attn_fwd", fwd, io);
+    }
+    double batch = d->b * d->heads_t, s = (double)c->seq / c->cp, sk = d->s_kv;
+    double elems = batch * s * sk;
+    if (!bwd) {
+        ok = ok && gemm(out, c, "attn_qk", s, sk, d->hd, batch);
+        ok = ok && mem(out, "scale_mask_softmax", elems * ACT * 2);
+        ok = ok && mem(out, "attn_dropout", elems * (ACT * 2 + 1));
+        ok = ok && gemm(out, c, "attn_av", s, d->hd, sk, batch);
+    } else {
+        ok = ok && gemm(out, c, "attn_av_dgrad", s, sk, d->hd, batch);
+        ok = ok && gemm(out, c, "attn_av_wgrad", sk, d->hd, s, batch);
+        ok = ok && mem(out, "attn_dropout_bwd", elems * (ACT * 2 + 1));
+        ok = ok && mem(out, "softmax_bwd", elems * ACT * 3);
+        ok = ok && gemm(out, c, "attn_qk_dgrad", s, d->hd, sk, batch);
+        ok = ok && gemm(out, c, "attn_qk_wgrad", sk, d->hd, s, batch);
+    }
+    return ok;
+}
+
+/* Tensor-parallel communication at the entry of a column-parallel GEMM
+ * (forward: all-gather with sp; backward: all-reduce without, reduce-scatter
+ * with) and at the exit of a row-parallel one. */
+static bool tp_in(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *out) {
+    if (c->tp < 2) return true;
+    double bytes = d->T * d->h * ACT;
+    uint8_t side = c->tp_overlap ? 2 : 0;
+    if (!bwd) return !c->sp || coll(out, "tp_all_gather", SC_C_ALL_GATHER, SC__COMM_TP, bytes, side);
+    return c->sp ? coll(out, "tp_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_TP, bytes, side)
+                 : coll(out, "tp_all_reduce", SC_C_ALL_REDUCE, SC__COMM_TP, bytes, side);
+}
+
+static bool tp_out(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *out) {
+    if (c->tp < 2) return true;
+    double bytes = d->T * d->h * ACT;
+    uint8_t side = c->tp_overlap ? 2 : 0;
+    if (bwd) return !c->sp || coll(out, "tp_all_gather", SC_C_ALL_GATHER, SC__COMM_TP, bytes, side);
+    return c->sp ? coll(out, "tp_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_TP, bytes, side)
+                 : coll(out, "tp_all_reduce", SC_C_ALL_REDUCE, SC__COMM_TP, bytes, side);
+}
+
+static bool mlp_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
+    bool ok = tp_in(c, d, false, out);
+    double T = d->T, k = 1;
+    if (c->experts) {
+        k = c->topk;
+        ok = ok && gemm(out, c, "moe_router", T, c->experts, d->h, 1);
+        ok = ok && mem(out, "moe_permute", T * k * d->h * ACT * 2);
+        if (c->ep > 1) ok = ok && coll(out, "ep_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, T * k * d->h * ACT / d->t, 0);
+    }
+    ok = ok && gemm(out, c, c->experts ? "expert_fc1" : "mlp_fc1", T * k, d->f * d->g / d->t, d->h, 1);
+    ok = ok && mem(out, c->gated ? "swiglu" : "bias_gelu", T * k * d->f / d->t * ACT * (d->g + 1));
+    ok = ok && gemm(out, c, c->experts ? "expert_fc2" : "mlp_fc2", T * k, d->h, d->f / d->t, 1);
+    if (c->experts) {
+        if (c->ep > 1) ok = ok && coll(out, "ep_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, T * k * d->h * ACT / d->t, 0);
+        ok = ok && mem(out, "moe_unpermute", T * k * d->h * ACT * 2);
+    }
+    return ok && tp_out(c, d, false, out);
+}
+
+static bool mlp_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
+    bool ok = tp_out(c, d, true, out);
+    double T = d->T, k = c->experts ? c->topk : 1;
+    if (c->experts) {
+        ok = ok && mem(out, "moe_unpermute_bwd", T * k * d->h * ACT * 2);
+        if (c->ep > 1) ok = ok && coll(out, "ep_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, T * k * d->h * ACT / d->t, 0);
+    }
+    ok = ok && gemm(out, c, "mlp_fc2_dgrad", T * k, d->f / d->t, d->h, 1);
+    ok = ok && gemm(out, c, "mlp_fc2_wgrad", d->f / d->t, d->h, T * k, 1);
+    ok = ok && mem(out, c->gated ? "swiglu_bwd" : "bias_gelu_bwd", T * k * d->f / d->t * ACT * (d->g + 2));
+    ok = ok && gemm(out, c, "mlp_fc1_dgrad", T * k, d->h, d->f * d->g / d->t, 1);
+    ok = ok && gemm(out, c, "mlp_fc1_wgrad", d->f * d->g / d->t, d->h, T * k, 1);
+    if (c->experts) {
+        if (c->ep > 1) ok = ok && coll(out, "ep_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, T * k * d->h * ACT / d->t, 0);
+        ok = ok && mem(out, "moe_permute_bwd", T * k * d->h * ACT * 2);
+        ok = ok && gemm(out, c, "moe_router_bwd", T, d->h, c->experts, 2);
+    }
+    return ok && tp_in(c, d, true, out);
+}
+
+static bool fsdp_gather(const sc__tf_config *c, sc__vec *out) {
+    if (!c->fsdp || c->dp * c->cp < 2) return true;
+    double bytes = sc__tf_layer_params(c) / c->tp * ACT;
+    return coll(out, "fsdp_all_gather", SC_C_ALL_GATHER, SC__COMM_DP, bytes, 1);
+}
+
+static bool layer_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
+    double norm = d->Tn * d->h * ACT * 2;
+    bool ok = fsdp_gather(c, out);
+    ok = ok && mem(out, "layernorm", norm);
+    ok = ok && tp_in(c, d, false, out);
+    ok = ok && gemm(out, c, "qkv", d->T, (d->q + 2 * d->kvd) / d->t, d->h, 1);
+    if (c->cp > 1)
+        ok = ok && coll(out, "cp_kv_all_gather", SC_C_ALL_GATHER, SC__COMM_CP, (double)c->mbs * c->seq * 2 * d->kvd / d->t * ACT, 2);
+    ok = ok && attn_core(c, d, false, out);
+    ok = ok && gemm(out, c, "attn_proj", d->T, d->h, d->q / d->t, 1);
+    ok = ok && tp_out(c, d, false, out);
+    ok = ok && mem(out, "bias_dropout_add", d->Tn * d->h * (ACT * 3 + 1));
+    ok = ok && mem(out, "layernorm", norm);
+    ok = ok && mlp_fwd(c, d, out);
+    return ok && mem(out, "bias_dropout_add", d->Tn * d->h * (ACT * 3 + 1));
+}
+
+static bool layer_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
+    double norm = d->Tn * d->h * ACT * 3;
+    bool ok = fsdp_gather(c, out);
+    ok = ok && mem(out, "bias_dropout_add_bwd", d->Tn * d->h * (ACT * 3 + 1));
+    ok = ok && mlp_bwd(c, d, out);
+    ok = ok && mem(out, "layernorm_bwd", norm);
+    ok = ok && mem(out, "bias_dropout_add_bwd", d->Tn * d->h * (ACT * 3 + 1));
+    ok = ok && tp_out(c, d, true, out);
+    ok = ok && gemm(out, c, "attn_proj_dgrad", d->T, d->q / d->t, d->h, 1);
+    ok = ok && gemm(out, c, "attn_proj_wgrad", d->q / d->t, d->h, d->T, 1);
+    if (c->cp > 1)
+        ok = ok && coll(out, "cp_dkv_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_CP,
+                        (double)c->mbs * c->seq * 2 * d->kvd / d->t * ACT, 2);
+    ok = ok && attn_core(c, d, true, out);
+    ok = ok && gemm(out, c, "qkv_dgrad", d->T, d->h, (d->q + 2 * d->kvd) / d->t, 1);
+    ok = ok && gemm(out, c, "qkv_wgrad", (d->q + 2 * d->kvd) / d->t, d->h, d->T, 1);
+    ok = ok && tp_in(c, d, true, out);
+    ok = ok && mem(out, "layernorm_bwd", norm);
+    if (c->fsdp && c->dp * c->cp > 1)
+        ok = ok && coll(out, "fsdp_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_DP, sc__tf_layer_params(c) / c->tp * 4, 255);
+    return ok;
+}
+
+bool sc__tf_layer_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
+    dims d = dims_of(c);
+    switch (ph) {
+    case SC__PH_FWD: return layer_fwd(c, &d, out);
+    case SC__PH_BWD: return layer_bwd(c, &d, out);
+    case SC__PH_RECOMPUTE:
+        if (c->recompute == SC__RC_FULL) return layer_fwd(c, &d, out);
+        if (c->recompute == SC__RC_SELECTIVE && c->attention == SC__ATTN_UNFUSED) return attn_core(c, &d, false, out);
+        return true;
+    }
+    return true;
+}
+
+bool sc__tf_embed_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
+    dims d = dims_of(c);
+    if (ph == SC__PH_FWD) return mem(out, "embedding", d.Tn * d.h * ACT * 2);
+    if (ph == SC__PH_BWD) return mem(out, "embedding_bwd", d.Tn * d.h * (ACT + 4) * 2);
+    return true;
+}
+
+bool sc__tf_head_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
+    dims d = dims_of(c);
+    double V = c->vocab;
+    bool ok = true;
+    if (ph == SC__PH_FWD) {
+        ok = ok && mem(out, "final_layernorm", d.Tn * d.h * ACT * 2);
+        ok = ok && tp_in(c, &d, false, out);
+        ok = ok && gemm(out, c, "output_head", d.T, V / d.t, d.h, 1);
+        ok = ok && mem(out, "cross_entropy", d.T * V / d.t * (ACT + 4 + 4));
+        if (c->tp > 1) ok = ok && coll(out, "tp_loss_all_reduce", SC_C_ALL_REDUCE, SC__COMM_TP, d.T * 4 * 3, 0);
+    } else if (ph == SC__PH_BWD) {
+        ok = ok && mem(out, "cross_entropy_bwd", d.T * V / d.t * (4 + ACT));
+        ok = ok && gemm(out, c, "output_head_dgrad", d.T, d.h, V / d.t, 1);
+        ok = ok && gemm(out, c, "output_head_wgrad", V / d.t, d.h, d.T, 1);
+        ok = ok && tp_in(c, &d, true, out);
+        ok = ok && mem(out, "final_layernorm_bwd", d.Tn * d.h * ACT * 3);
+    }
+    return ok;
+}
+
+bool sc__tf_optimizer_ops(const sc__tf_config *c, double params, sc__vec *out) {
+    /* Adam on fp32 master weights: read master, grad, m, v (16 bytes), write
+     * master, m, v (12) and the 2-byte model copy: 30 bytes a parameter. */
+    double shard = (c->dist_opt || c->fsdp) ? (double)c->dp * c->cp : 1;
+    return mem(out, "adam", params / shard * 30);
+}
+
+/* ------------------------------------------------------------ counts */
+
+/* Parameters of a layer: attention (QKV, projection, biases), MLP (dense,
+ * or experts + router), two norms. */
+static double attn_params(const sc__tf_config *c) {
+    double h = c->hidden, kvd = (double)c->hidden / c->heads * c->kv_heads;
+    return h * (h + 2 * kvd) + (h + 2 * kvd) + h * h + h;
+}
+
+static double mlp_params_one(const sc__tf_config *c) {
+    double h = c->hidden, f = c->ffn, g = c->gated ? 2 : 1;
+    return h * f * g + f * g + f * h + h;
+}
+
+double sc__tf_layer_params(const sc__tf_config *c) {
+    double mlp = c->experts ? mlp_params_one(c) * c->experts + (double)c->hidden * c->experts : mlp_params_one(c);
+    return attn_params(c) + mlp + 4.0 * c->hidden;
+}
+
+double sc__tf_model_params(const sc__tf_config *c) {
+    double emb = (double)c->vocab * c->hidden;
+    return c->layers * sc__tf_layer_params(c) + emb * (c->tied ? 1 : 2) + 2.0 * c->hidden;
+}
+
+double sc__tf_layer_params_gpu(const sc__tf_config *c) {
+    double per_layer = attn_params(c) / c->tp + 4.0 * c->hidden;
+    if (c->experts)
+        per_layer += mlp_params_one(c) * c->experts / c->ep / c->tp + (double)c->hidden * c->experts;
+    else
+        per_layer += mlp_params_one(c) / c->tp;
+    return per_layer;
+}
+
+double sc__tf_stage_params(const sc__tf_config *c, uint32_t stage) {
+    double p = sc__tf_layer_params_gpu(c) * c->layers / c->pp;
+    double emb = (double)c->vocab * c->hidden / c->tp;
+    if (stage == 0) p += emb;
+    if (stage == c->pp - 1 && (!c->tied || c->pp > 1)) p += emb;
+    return p;
+}
+
+double sc__tf_model_flops(const sc__tf_config *c) {
+    double h = c->hidden, s = c->seq, f = c->ffn, g = c->gated ? 2 : 1;
+    double kvd = h / c->heads * c->kv_heads;
+    double k = c->experts ? c->topk : 1;
+    double per_layer = 2 * h * (h + 2 * kvd) + 2 * h * h + 4 * s * h + 2 * h * f * (g + 1) * k;
+    double tokens = (double)c->gbs * s;
+    return 3.0 * tokens * (c->layers * per_layer + 2 * h * c->vocab);
+}
+
+/* Activation bytes one layer keeps for one micro-batch (Korthikanti et al.
+ * sec. 4, generalised to GQA, any FFN and gated MLPs): 34 s b h + 5 a s^2 b
+ * for MHA with f = 4 h, divided by t where tensor (and sequence)
+ * parallelism splits it. */
+static double layer_activations(const sc__tf_config *c) {
+    dims d = dims_of(c);
+    double sbh = d.T * d.h, split = c->sp ? d.t : 1;
+    if (c->recompute == SC__RC_FULL) return sbh * ACT / split;
+    double k = c->experts ? c->topk : 1;
+    double replicated = (4 + 2 + 1 + 2 + 1) * sbh / split; /* norm inputs, QKV and FC1 inputs, dropout masks */
+    double attn = d.T * (d.q + 2 * d.kvd) * ACT / d.t + 2 * sbh / d.t;
+    double mlp = d.T * k * d.f * (d.g + 1) * ACT / d.t;
+    double quad = 0;
+    if (c->attention == SC__ATTN_UNFUSED && c->recompute == SC__RC_NONE)
+        quad = 5.0 * c->heads * d.b * (double)c->seq / c->cp * d.s_kv / d.t;
+    return replicated + attn + mlp + quad;
+}
+
+void sc__tf_stage_memory(const sc__tf_config *c, uint32_t stage, sc__tf_memory *m) {
+    memset(m, 0, sizeof *m);
+    double p = sc__tf_stage_params(c, stage);
+    double shard = (double)c->dp * c->cp;
+    if (c->fsdp) {
+        m->weights = p * 2 / shard + sc__tf_layer_params(c) / c->tp * 2 * 2; /* two layers gathered */
+        m->grads = p * 4 / shard;
+        m->optimizer = p * 12 / shard;
+    } else {
+        m->weights = p * 2;
+        m->grads = p * 4;
+        m->optimizer = p * 12 / (c->dist_opt ? shard : 1);
+    }
+    uint32_t M = sc__tf_micro(c), P = c->pp;
+    double inflight = P - stage < M ? P - stage : M;
+    if (c->vp > 1) inflight *= 1.0 + (double)(P - 1) / ((double)P * c->vp);
+    m->inflight = inflight;
+    double layers = (double)c->layers / c->pp;
+    m->activations = layer_activations(c) * layers * inflight;
+    dims d = dims_of(c);
+    if (stage == c->pp - 1) m->activations += d.T * c->vocab / d.t * 4; /* fp32 logits */
+    m->total = m->weights + m->grads + m->optimizer + m->activations;
+}

@@ -1,0 +1,117 @@
+/*
+ * transformer.h - a decoder-only transformer training step as work: the
+ * configuration (model, parallelism, options, hardware), the kernels and
+ * collectives of one layer's forward, backward and recomputation on one
+ * GPU, those of the embedding, output head and loss and of the optimizer,
+ * the model FLOPs by the Megatron papers' convention, and memory per GPU
+ * by Korthikanti et al.'s activation formulas.
+ *
+ * Shapes are per GPU: tensor parallelism (t) splits heads and the FFN,
+ * sequence parallelism splits the norms and dropouts by t, context
+ * parallelism (c) splits the sequence, expert parallelism (e) the experts.
+ * The graph builder (src/pipeline/model.c) times each kernel through a
+ * sc__kernel_timer and each collective through the communication model.
+ */
+#ifndef SC_TRANSFORMER_H
+#define SC_TRANSFORMER_H
+
+#include "roofline.h"
+
+typedef enum sc__recompute { SC__RC_NONE = 0, SC__RC_SELECTIVE, SC__RC_FULL } sc__recompute;
+typedef enum sc__attn_impl { SC__ATTN_FLASH = 0, SC__ATTN_UNFUSED } sc__attn_impl;
+
+typedef struct sc__tf_config {
+    char name[48];
+    /* the model */
+    uint32_t layers, hidden, ffn, heads, kv_heads, vocab, seq;
+    uint32_t experts, topk;   /* 0 experts: dense MLP */
+    uint8_t dtype;            /* sc__dtype of the GEMMs: bf16, fp16, fp8 */
+    uint8_t gated;            /* gated MLP (SwiGLU: two up projections) */
+    uint8_t tied;             /* the output head shares the embedding */
+    uint8_t attention;        /* sc__attn_impl */
+    /* parallelism */
+    uint32_t tp, pp, vp, dp, cp, ep;
+    uint8_t sp, fsdp, dist_opt;
+    uint32_t mbs, gbs;
+    uint8_t recompute;        /* sc__recompute */
+    uint8_t overlap_grad, overlap_param, tp_overlap;
+    /* hardware */
+    char gpu[48];
+    uint32_t nodes, gpus_per_node;
+    double net_gbps;
+    double host_us;           /* CPU time per kernel launch */
+} sc__tf_config;
+
+/* The documented defaults (README): 1-way everything, bf16, flash
+ * attention, no recompute, h100, host 4 us per launch; the model's sizes 0
+ * (unset). */
+void sc__tf_defaults(sc__tf_config *c);
+
+/* Fills what follows from others (ffn = 4 h, kv_heads = heads, topk = 1 for
+ * MoE, dp from nodes x gpus-per-node / (tp pp cp), gbs = dp x mbs) and
+ * checks that the job is possible: NULL, or a one-line reason written to
+ * why (heads % tp, layers % (pp vp), gbs % (dp mbs), ...). */
+bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy);
+
+/* Micro-batches per step per data-parallel replica: gbs / (dp mbs). */
+static inline uint32_t sc__tf_micro(const sc__tf_config *c) { return c->gbs / (c->dp * c->mbs); }
+static inline uint32_t sc__tf_gpus(const sc__tf_config *c) { return c->tp * c->pp * c->cp * c->dp; }
+
+/* The communicators a collective runs in. */
+typedef enum sc__tf_comm { SC__COMM_TP = 0, SC__COMM_CP, SC__COMM_EP, SC__COMM_DP, SC__COMM_PP, SC__COMM_COUNT } sc__tf_comm;
+
+/* One step of a layer's program: a kernel, or a collective (coll is an
+ * sc__coll_type, 0xff for a kernel). side: the collective runs on a side
+ * stream beside the compute that follows (overlap), joined `side` ops
+ * later. */
+#define SC__TF_KERNEL 0xff
+typedef struct sc__tf_op {
+    const char *name;     /* static */
+    sc__kernel_shape k;
+    uint8_t coll, comm, side;
+    uint8_t unused;
+    int64_t bytes;        /* nccl-tests size of a collective */
+} sc__tf_op;
+
+typedef enum sc__tf_phase { SC__PH_FWD = 0, SC__PH_BWD, SC__PH_RECOMPUTE } sc__tf_phase;
+
+/* Appends one layer's ops for a phase to out (sc__tf_op); false on
+ * out-of-memory. RECOMPUTE is what runs again before the backward: the
+ * whole forward (full), the attention core (selective, unfused attention
+ * only), nothing otherwise. */
+bool sc__tf_layer_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out);
+/* The embedding (forward or backward), on the first stage. */
+bool sc__tf_embed_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out);
+/* The output head and loss, on the last stage. */
+bool sc__tf_head_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out);
+/* The optimizer step of a stage holding `params` parameters on this GPU. */
+bool sc__tf_optimizer_ops(const sc__tf_config *c, double params, sc__vec *out);
+
+/* Parameters: one layer's (all of them, before any split), the embedding's,
+ * the whole model's, and those one GPU of stage s holds (after TP, EP and
+ * the stage's layers, embedding on the first stage, head on the last). */
+double sc__tf_layer_params(const sc__tf_config *c);
+double sc__tf_model_params(const sc__tf_config *c);
+double sc__tf_stage_params(const sc__tf_config *c, uint32_t stage);
+/* One layer's parameters on one GPU (after TP and EP). */
+double sc__tf_layer_params_gpu(const sc__tf_config *c);
+
+/* Model FLOPs of one step (the Megatron papers' convention: forward +
+ * backward = 3 x forward, attention over the full s x s, no
+ * recomputation): 3 x tokens x [L x (2 h (q + 2 kv) + 2 h^2 + 4 s h +
+ * 2 h f (g + 1) x topk) + 2 h V], q = h, kv = kv_heads x h / heads,
+ * g = 2 for a gated MLP else 1; for MHA with f = 4 h this is
+ * 72 B s L h^2 (1 + s / (6 h) + V / (12 h L)) (Korthikanti eq. 7). */
+double sc__tf_model_flops(const sc__tf_config *c);
+
+/* Memory of one GPU of stage s, bytes. */
+typedef struct sc__tf_memory {
+    double weights, grads, optimizer, activations, total;
+    double inflight; /* micro-batches whose activations the stage holds */
+} sc__tf_memory;
+void sc__tf_stage_memory(const sc__tf_config *c, uint32_t stage, sc__tf_memory *m);
+
+const char *sc__tf_recompute_name(uint8_t r);
+const char *sc__dtype_name(uint8_t d);
+
+#endif /* SC_TRANSFORMER_H */

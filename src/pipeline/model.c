@@ -1,0 +1,504 @@
+/*
+ * model.c - `stepcast model`: the graph of a training step synthesised from
+ * its configuration, simulated and summarised (model.h says the layout).
+ *
+ * Per stage s (graph rank s) the builder walks the stage's schedule units
+ * (pipeline_schedule.c); a unit is the forward or backward of one model
+ * chunk (layers (c P + s) L/(P V) ..) on one micro-batch: a recv from the
+ * neighbour stage, the layers' ops (transformer.c), a send. Each op is a
+ * CPU launch task (host_us) and a GPU task; a collective that overlaps
+ * (op.side) runs on the side stream and is joined where transformer.c
+ * says. Data-parallel gradient reduction runs per layer on the DP stream
+ * during the last micro-batch's backward (--overlap-grad-reduce) or after
+ * the last backward, and the optimizer waits for it; the distributed
+ * optimizer's parameter all-gather follows it (or, overlapped, opens the
+ * next step: each chunk's first forward waits for its gather).
+ * Nothing is placed by a formula: bubbles, exposed communication and the
+ * step come out of the simulation.
+ */
+#include "model.h"
+
+#include "../transforms/pipeline_schedule.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PR_CPU, PR_COMP, PR_SIDE, PR_DP, PR_SNEXT, PR_RPREV, PR_SPREV, PR_RNEXT, PR_COUNT };
+
+/* An op program with its durations (ns), timed once. */
+typedef struct prog {
+    sc__vec ops; /* sc__tf_op */
+    int64_t *ns;
+} prog;
+
+typedef struct pending {
+    uint32_t task;
+    uint32_t left; /* ops until the join; UINT32_MAX: joined at the optimizer */
+} pending;
+
+typedef struct builder {
+    const sc__tf_config *c;
+    sc__graph *g;
+    const sc__kernel_timer *timer;
+    const sc__comm_model *cm[SC__COMM_COUNT]; /* one per communicator layout */
+    uint32_t comm_ranks[SC__COMM_COUNT];
+    uint32_t comm_label[SC__COMM_COUNT];
+    uint32_t P, V, M, Lc;
+    uint32_t proc[PR_COUNT];
+    uint32_t seq[PR_COUNT];
+    uint32_t last_comp; /* last task on the compute stream, SC__NONE */
+    uint32_t gates[2];  /* tasks the next compute task waits for (a recv, a gather) */
+    uint32_t first_task;
+    sc__vec pend;       /* pending */
+    sc__vec opt_join;   /* uint32 tasks the optimizer waits for */
+    uint32_t *p2p;      /* (micro, global chunk, dir) -> first task of the pair */
+    uint32_t *gather;   /* per chunk: the overlapped parameter all-gather, SC__NONE */
+    prog fwd, bwd, rec, efwd, ebwd, hfwd, hbwd;
+    uint32_t names[64];
+    bool oom;
+} builder;
+
+static int64_t op_ns(const builder *b, const sc__tf_op *op) {
+    if (op->coll == SC__TF_KERNEL) return (int64_t)llround(b->timer->time_us(b->timer->ctx, &op->k) * 1e3);
+    uint32_t n = b->comm_ranks[op->comm];
+    int64_t t = sc__comm_time_ns(b->cm[op->comm], op->coll, op->bytes, n);
+    return t > 0 ? t : 0;
+}
+
+static bool prog_make(builder *b, prog *p, bool (*fill)(const sc__tf_config *, sc__tf_phase, sc__vec *), sc__tf_phase ph) {
+    sc__vec_init(&p->ops, sizeof(sc__tf_op));
+    if (!fill(b->c, ph, &p->ops)) return false;
+    p->ns = calloc(p->ops.len ? p->ops.len : 1, sizeof *p->ns);
+    if (!p->ns) return false;
+    const sc__tf_op *ops = p->ops.data;
+    for (size_t i = 0; i < p->ops.len; i++) p->ns[i] = op_ns(b, &ops[i]);
+    return true;
+}
+
+static void prog_free(prog *p) {
+    sc__vec_free(&p->ops);
+    free(p->ns);
+}
+
+static uint32_t add_task(builder *b, int pr, uint8_t kind, int64_t dur, const char *name) {
+    sc__task t;
+    memset(&t, 0, sizeof t);
+    t.dur = dur;
+    t.proc = b->proc[pr];
+    t.seq = b->seq[pr]++;
+    t.name = sc__intern_put(&b->g->strings, name, strlen(name));
+    t.op = t.group = t.event = t.sync_arg = SC__NONE;
+    t.kind = kind;
+    uint32_t id = sc__graph_add_task(b->g, &t);
+    if (id == SC__NONE || t.name == SC__NONE) b->oom = true;
+    if (b->first_task == SC__NONE) b->first_task = id;
+    return id;
+}
+
+static void edge(builder *b, uint32_t from, uint32_t to, sc__edge_family f) {
+    if (from == SC__NONE || to == SC__NONE) return;
+    if (!sc__graph_add_edge(b->g, from, to, f)) b->oom = true;
+}
+
+/* A group of one simulated member standing for its whole communicator. */
+static void solo_group(builder *b, uint32_t task, uint8_t type, int64_t bytes, uint8_t comm, int64_t ns) {
+    uint32_t grp = sc__graph_add_group(b->g, (sc__coll_type)type, bytes, &task, 1);
+    if (grp == SC__NONE) {
+        b->oom = true;
+        return;
+    }
+    sc__group *gr = (sc__group *)b->g->groups.data + grp;
+    gr->transfer_ns = ns;
+    gr->comm = b->comm_label[comm];
+    gr->comm_ranks = b->comm_ranks[comm];
+    sc__graph_tasks(b->g)[task].group = grp;
+}
+
+/* Joins due at this op: edges from the side tasks whose countdown ends. */
+static void joins_due(builder *b, uint32_t task) {
+    pending *p = b->pend.data;
+    size_t keep = 0;
+    for (size_t i = 0; i < b->pend.len; i++) {
+        if (p[i].left != UINT32_MAX && --p[i].left == 0) {
+            edge(b, p[i].task, task, SC_E_CROSS_STREAM);
+            continue;
+        }
+        p[keep++] = p[i];
+    }
+    b->pend.len = keep;
+}
+
+/* One op: its launch on the CPU thread and its GPU task. */
+static void emit(builder *b, const sc__tf_op *op, int64_t ns) {
+    uint32_t launch = add_task(b, PR_CPU, SC_T_LAUNCH, (int64_t)llround(b->c->host_us * 1e3), "cudaLaunchKernel");
+    bool is_coll = op->coll != SC__TF_KERNEL;
+    if (is_coll && b->comm_ranks[op->comm] < 2) return;
+    bool side = is_coll && op->side;
+    uint32_t t = add_task(b, side ? (op->comm == SC__COMM_DP ? PR_DP : PR_SIDE) : PR_COMP,
+                          is_coll ? SC_T_COLL : SC_T_KERNEL, ns, op->name);
+    edge(b, launch, t, SC_E_LAUNCH);
+    if (is_coll) solo_group(b, t, op->coll, op->bytes, op->comm, ns);
+    if (!side) {
+        for (int k = 0; k < 2; k++) {
+            edge(b, b->gates[k], t, SC_E_CROSS_STREAM);
+            b->gates[k] = SC__NONE;
+        }
+        joins_due(b, t);
+        b->last_comp = t;
+        return;
+    }
+    if (op->side != 1) edge(b, b->last_comp, t, SC_E_CROSS_STREAM); /* 1: a prefetch, free to run early */
+    if (op->side == 255) {
+        if (!SC__VEC_APPEND(&b->opt_join, &t)) b->oom = true;
+        return;
+    }
+    pending p = {.task = t, .left = op->side};
+    if (!SC__VEC_APPEND(&b->pend, &p)) b->oom = true;
+}
+
+static void run_prog(builder *b, const prog *p) {
+    const sc__tf_op *ops = p->ops.data;
+    for (size_t i = 0; i < p->ops.len && !b->oom; i++) emit(b, &ops[i], p->ns[i]);
+}
+
+/* The send or recv of a pipeline transfer (dir 0: activations forward, 1:
+ * gradients backward), paired with its other end. */
+static uint32_t p2p(builder *b, uint32_t micro, uint32_t gchunk, int dir, bool send) {
+    const sc__tf_config *c = b->c;
+    double bytes = (double)c->mbs * c->seq / c->cp * c->hidden * 2 / (c->sp ? c->tp : 1);
+    int pr = dir == 0 ? (send ? PR_SNEXT : PR_RPREV) : (send ? PR_SPREV : PR_RNEXT);
+    int64_t ns = sc__comm_time_ns(b->cm[SC__COMM_PP], SC_C_SEND_RECV, (int64_t)bytes, 2);
+    uint32_t t = add_task(b, pr, send ? SC_T_SEND : SC_T_RECV, ns, send ? "pp_send" : "pp_recv");
+    size_t key = ((size_t)micro * (b->P * b->V) + gchunk) * 2 + (size_t)dir;
+    uint32_t other = b->p2p[key];
+    if (other == SC__NONE) {
+        b->p2p[key] = t;
+        return t;
+    }
+    uint32_t members[2] = {other, t};
+    uint32_t grp = sc__graph_add_group(b->g, SC_C_SEND_RECV, (int64_t)bytes, members, 2);
+    if (grp == SC__NONE || b->oom) {
+        b->oom = true;
+        return t;
+    }
+    sc__group *gr = (sc__group *)b->g->groups.data + grp;
+    gr->transfer_ns = ns;
+    gr->comm = b->comm_label[SC__COMM_PP];
+    gr->comm_ranks = 2;
+    sc__graph_tasks(b->g)[other].group = grp;
+    sc__graph_tasks(b->g)[t].group = grp;
+    return t;
+}
+
+static void dp_coll(builder *b, const char *name, uint8_t type, double bytes, bool side) {
+    sc__tf_op op = {.name = name, .coll = type, .comm = SC__COMM_DP, .side = side ? 255 : 0, .bytes = (int64_t)bytes};
+    emit(b, &op, op_ns(b, &op));
+}
+
+static void unit(builder *b, uint32_t s, const sc__pp_unit *u) {
+    uint32_t g = (uint32_t)u->chunk * b->P + s, last = b->P * b->V - 1;
+    bool grad_overlap = b->c->overlap_grad && !b->c->fsdp && b->comm_ranks[SC__COMM_DP] > 1;
+    if (!u->backward) {
+        if (g > 0) b->gates[0] = p2p(b, u->micro, g, 0, false);
+        if (u->micro == 0) b->gates[1] = b->gather[u->chunk];
+        if (g == 0) run_prog(b, &b->efwd);
+        for (uint32_t l = 0; l < b->Lc && !b->oom; l++) run_prog(b, &b->fwd);
+        if (g == last) run_prog(b, &b->hfwd);
+        if (g < last) edge(b, b->last_comp, p2p(b, u->micro, g + 1, 0, true), SC_E_CROSS_STREAM);
+        return;
+    }
+    if (g < last) b->gates[0] = p2p(b, u->micro, g + 1, 1, false);
+    if (g == last) run_prog(b, &b->hbwd);
+    for (uint32_t l = 0; l < b->Lc && !b->oom; l++) {
+        run_prog(b, &b->rec);
+        run_prog(b, &b->bwd);
+        if (grad_overlap && u->micro == b->M - 1)
+            dp_coll(b, b->c->dist_opt ? "dp_grad_reduce_scatter" : "dp_grad_all_reduce",
+                    b->c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE, sc__tf_layer_params_gpu(b->c) * 4, true);
+    }
+    if (g == 0) run_prog(b, &b->ebwd);
+    if (g > 0) edge(b, b->last_comp, p2p(b, u->micro, g, 1, true), SC_E_CROSS_STREAM);
+}
+
+/* A collective over the whole data-parallel communicator. */
+static void dp_coll_now(builder *b, const char *name, uint8_t type, double bytes) { dp_coll(b, name, type, bytes, false); }
+
+static uint32_t side_gather(builder *b, double bytes) {
+    uint32_t launch = add_task(b, PR_CPU, SC_T_LAUNCH, (int64_t)llround(b->c->host_us * 1e3), "cudaLaunchKernel");
+    sc__tf_op op = {.name = "dp_param_all_gather", .coll = SC_C_ALL_GATHER, .comm = SC__COMM_DP, .bytes = (int64_t)bytes};
+    int64_t ns = op_ns(b, &op);
+    uint32_t t = add_task(b, PR_DP, SC_T_COLL, ns, op.name);
+    edge(b, launch, t, SC_E_LAUNCH);
+    solo_group(b, t, SC_C_ALL_GATHER, op.bytes, SC__COMM_DP, ns);
+    return t;
+}
+
+static void stage(builder *b, uint32_t s, sc__pp_kind kind, sc__pp_unit *units) {
+    const sc__tf_config *c = b->c;
+    uint64_t job_rank = (uint64_t)s * c->tp * c->cp * c->dp;
+    uint32_t rank = sc__graph_add_rank(b->g, (int64_t)job_rank, SC__NONE);
+    if (rank == SC__NONE) {
+        b->oom = true;
+        return;
+    }
+    static const int64_t ids[PR_COUNT] = {1, 7, 20, 21, 30, 31, 32, 33};
+    for (int k = 0; k < PR_COUNT; k++) {
+        b->proc[k] = sc__graph_add_proc(b->g, rank, k == PR_CPU ? SC_P_THREAD : SC_P_STREAM, k == PR_CPU ? -1 : 0, ids[k]);
+        if (b->proc[k] == SC__NONE) b->oom = true;
+        b->seq[k] = 0;
+    }
+    b->last_comp = b->first_task = b->gates[0] = b->gates[1] = SC__NONE;
+    b->pend.len = b->opt_join.len = 0;
+    bool dp = b->comm_ranks[SC__COMM_DP] > 1 && !c->fsdp;
+    double params = sc__tf_stage_params(c, s);
+    for (uint32_t k = 0; k < b->V; k++)
+        b->gather[k] = dp && c->dist_opt && c->overlap_param ? side_gather(b, params / b->V * 2) : SC__NONE;
+    size_t n = sc__pp_schedule(kind, b->P, b->M, b->V, s, units);
+    for (size_t i = 0; i < n && !b->oom; i++) unit(b, s, &units[i]);
+    if (dp) {
+        double layers = sc__tf_layer_params_gpu(c) * c->layers / c->pp;
+        uint8_t type = c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE;
+        const char *name = c->dist_opt ? "dp_grad_reduce_scatter" : "dp_grad_all_reduce";
+        if (c->overlap_grad) {
+            if (params > layers) dp_coll(b, name, type, (params - layers) * 4, true);
+        } else {
+            dp_coll_now(b, name, type, params * 4);
+        }
+    }
+    const pending *p = b->pend.data;
+    for (size_t i = 0; i < b->pend.len; i++)
+        if (!SC__VEC_APPEND(&b->opt_join, &p[i].task)) b->oom = true;
+    sc__vec optv;
+    sc__vec_init(&optv, sizeof(sc__tf_op));
+    if (!sc__tf_optimizer_ops(c, params, &optv)) b->oom = true;
+    const sc__tf_op *oo = optv.data;
+    for (size_t i = 0; i < optv.len && !b->oom; i++) {
+        uint32_t before = (uint32_t)b->g->tasks.len;
+        emit(b, &oo[i], op_ns(b, &oo[i]));
+        const uint32_t *j = b->opt_join.data;
+        for (size_t k = 0; i == 0 && k < b->opt_join.len; k++) edge(b, j[k], before + 1, SC_E_CROSS_STREAM);
+    }
+    sc__vec_free(&optv);
+    if (dp && c->dist_opt && !c->overlap_param) dp_coll_now(b, "dp_param_all_gather", SC_C_ALL_GATHER, params * 2);
+    sc__rank *r = (sc__rank *)b->g->ranks.data + rank;
+    r->ntasks = (uint32_t)(b->g->tasks.len - r->first_task);
+    r->step_first_task = b->first_task;
+    r->step_status = SC__STEP_NONE;
+}
+
+/* The communication model of a communicator whose consecutive members are
+ * `stride` GPUs apart: ceil(gpn / stride) of them share a node. */
+static sc_status comm_for(const sc__hw_profile *hw, const sc__tf_config *c, uint64_t stride, sc__comm_model *out,
+                          sc_error *err) {
+    uint64_t gpn = c->gpus_per_node;
+    uint64_t per_node = stride >= gpn ? 1 : gpn / stride;
+    return sc__comm_model_from_profile(hw, (uint32_t)per_node, c->net_gbps, 0, out, err);
+}
+
+typedef struct models {
+    sc__comm_model m[SC__COMM_COUNT];
+} models;
+
+static sc_status build(const sc__tf_config *c, const sc__kernel_timer *timer, const sc__hw_profile *hw, models *cms,
+                       sc__graph **out, sc_error *err) {
+    *out = NULL;
+    builder b;
+    memset(&b, 0, sizeof b);
+    b.c = c;
+    b.timer = timer;
+    uint64_t strides[SC__COMM_COUNT] = {1, c->tp, (uint64_t)c->tp * c->cp, (uint64_t)c->tp * c->cp,
+                                        (uint64_t)c->tp * c->cp * c->dp};
+    uint32_t ranks[SC__COMM_COUNT] = {c->tp, c->cp, c->ep, c->dp * c->cp, 2};
+    static const char *const labels[SC__COMM_COUNT] = {"tensor parallel", "context parallel", "expert parallel",
+                                                       "data parallel", "pipeline"};
+    sc_status st = SC_OK;
+    for (int k = 0; k < SC__COMM_COUNT && st == SC_OK; k++) {
+        if (k == SC__COMM_DP) strides[k] = (uint64_t)c->tp; /* dp x cp: cp is inside dp's stride */
+        st = comm_for(hw, c, strides[k], &cms->m[k], err);
+        b.cm[k] = &cms->m[k];
+        b.comm_ranks[k] = ranks[k];
+    }
+    if (st != SC_OK) return st;
+    b.P = c->pp;
+    b.V = c->vp;
+    b.M = sc__tf_micro(c);
+    b.Lc = c->layers / (c->pp * c->vp);
+    sc__pp_kind kind = c->pp < 2 ? SC__PP_1F1B : c->vp > 1 ? SC__PP_INTERLEAVED : SC__PP_1F1B;
+    const char *why = sc__pp_check(kind, b.P, b.M, b.V);
+    if (why) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "pipeline schedule: %s", why);
+    b.g = sc__graph_new();
+    sc__vec_init(&b.pend, sizeof(pending));
+    sc__vec_init(&b.opt_join, sizeof(uint32_t));
+    size_t nunits = (size_t)b.M * b.V * 2;
+    sc__pp_unit *units = sc__alloc_array(nunits, sizeof *units);
+    size_t np2p = (size_t)b.M * b.P * b.V * 2;
+    b.p2p = sc__alloc_array(np2p, sizeof *b.p2p);
+    b.gather = sc__alloc_array(b.V, sizeof *b.gather);
+    bool ok = b.g && units && b.p2p && b.gather;
+    for (int k = 0; ok && k < SC__COMM_COUNT; k++)
+        ok = (b.comm_label[k] = sc__intern_put(&b.g->strings, labels[k], strlen(labels[k]))) != SC__NONE;
+    if (ok) memset(b.p2p, 0xff, np2p * sizeof *b.p2p);
+    ok = ok && prog_make(&b, &b.fwd, sc__tf_layer_ops, SC__PH_FWD) && prog_make(&b, &b.bwd, sc__tf_layer_ops, SC__PH_BWD) &&
+         prog_make(&b, &b.rec, sc__tf_layer_ops, SC__PH_RECOMPUTE) &&
+         prog_make(&b, &b.efwd, sc__tf_embed_ops, SC__PH_FWD) && prog_make(&b, &b.ebwd, sc__tf_embed_ops, SC__PH_BWD) &&
+         prog_make(&b, &b.hfwd, sc__tf_head_ops, SC__PH_FWD) && prog_make(&b, &b.hbwd, sc__tf_head_ops, SC__PH_BWD);
+    for (uint32_t s = 0; ok && s < b.P && !b.oom; s++) stage(&b, s, kind, units);
+    ok = ok && !b.oom;
+    prog *progs[] = {&b.fwd, &b.bwd, &b.rec, &b.efwd, &b.ebwd, &b.hfwd, &b.hbwd};
+    for (size_t k = 0; k < sizeof progs / sizeof *progs; k++) prog_free(progs[k]);
+    free(units);
+    free(b.p2p);
+    free(b.gather);
+    sc__vec_free(&b.pend);
+    sc__vec_free(&b.opt_join);
+    if (!ok) {
+        sc__graph_free(b.g);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory building the model's graph");
+    }
+    if ((st = sc__graph_finish(b.g, true, err)) != SC_OK) {
+        sc__graph_free(b.g);
+        return st;
+    }
+    *out = b.g;
+    return SC_OK;
+}
+
+/* A replay of the synthesised graph: its calibration is the model's (no
+ * trace to measure it from), so it is set here instead of calibrated. */
+static sc_status replay_of(sc__graph *g, sc_replay **out, sc_error *err) {
+    sc_replay *r = calloc(1, sizeof *r);
+    if (!r) {
+        sc__graph_free(g);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    }
+    r->g = g;
+    r->coupled = true;
+    r->modelled = true;
+    size_t nr = g->ranks.len ? g->ranks.len : 1, np = g->procs.len ? g->procs.len : 1;
+    r->launch_latency = calloc(nr, sizeof *r->launch_latency);
+    r->sync_base = calloc(nr, sizeof *r->sync_base);
+    r->sync_wake = calloc(nr, sizeof *r->sync_wake);
+    r->rank_offset = calloc(nr, sizeof *r->rank_offset);
+    r->dispatch_gap = calloc(nr, sizeof *r->dispatch_gap);
+    r->backlog = calloc(np, sizeof *r->backlog);
+    r->cls = sc__alloc_array(g->tasks.len ? g->tasks.len : 1, 1);
+    if (!r->launch_latency || !r->sync_base || !r->sync_wake || !r->rank_offset || !r->dispatch_gap || !r->backlog ||
+        !r->cls || !sc__scale_classify(g, r->cls)) {
+        sc_replay_free(r);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    }
+    r->sens.why_not = "not run for a modelled step";
+    sc_status st = sc__replay_finish(r, NULL, err);
+    if (st != SC_OK) {
+        sc_replay_free(r);
+        return st;
+    }
+    *out = r;
+    return SC_OK;
+}
+
+/* Per stage: the idle share of its compute stream over the step. */
+static void bubbles(sc_model *m) {
+    const sc__graph *g = m->r->g;
+    const sc__proc *procs = sc__graph_procs(g);
+    const sc__task *tasks = sc__graph_tasks(g);
+    int64_t step = m->r->sim.makespan;
+    int64_t *busy = calloc(g->ranks.len ? g->ranks.len : 1, sizeof *busy);
+    if (!busy || step <= 0) {
+        free(busy);
+        return;
+    }
+    for (size_t i = 0; i < g->tasks.len; i++) {
+        const sc__proc *p = &procs[tasks[i].proc];
+        if (p->kind == SC_P_STREAM && p->id == 7)
+            busy[p->rank] += m->r->sim.end[i] - m->r->sim.start[i];
+    }
+    for (size_t k = 0; k < g->ranks.len; k++) m->bubble[k] = 1.0 - (double)busy[k] / (double)step;
+    free(busy);
+}
+
+sc_status sc__model_run(const sc__tf_config *cfg, const sc__model_calib *calib, sc_model **out, sc_error *err) {
+    *out = NULL;
+    double t0 = sc__now();
+    sc_model *m = calloc(1, sizeof *m);
+    if (!m) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    m->c = *cfg;
+    char why[256];
+    if (!sc__tf_resolve(&m->c, why, sizeof why)) {
+        free(m);
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "model: %s", why);
+    }
+    const sc__hw_profile *hw = sc__hw_find(m->c.gpu);
+    if (!hw) {
+        free(m);
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "model: unknown GPU '%s' (stepcast comm --gpu takes the same names)", m->c.gpu);
+    }
+    if (m->c.dtype == SC__DT_FP8 && !(hw->fp8_tflops > 0)) {
+        free(m);
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "model: %s has no fp8 tensor cores", hw->name);
+    }
+    sc__roofline_init(&m->roof, hw);
+    if (calib) {
+        m->calib = *calib;
+        if (calib->gemm) {
+            m->roof.gemm_eff[SC__DT_BF16] = m->roof.gemm_eff[SC__DT_FP16] = calib->gemm_eff;
+            m->roof.gemm_from = "calibrated";
+        }
+    }
+    uint32_t P = m->c.pp;
+    m->mem = calloc(P, sizeof *m->mem);
+    m->bubble = calloc(P, sizeof *m->bubble);
+    if (!m->mem || !m->bubble) {
+        sc_model_free(m);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    }
+    double worst = 0;
+    for (uint32_t s = 0; s < P; s++) {
+        sc__tf_stage_memory(&m->c, s, &m->mem[s]);
+        if (m->mem[s].total > worst) worst = m->mem[s].total;
+    }
+    sc__kernel_timer timer = sc__roofline_timer(&m->roof);
+    models *cms = malloc(sizeof *cms);
+    sc__graph *g = NULL;
+    sc_status st = cms ? build(&m->c, &timer, hw, cms, &g, err) : sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    if (cms) m->cm = cms->m[SC__COMM_DP];
+    free(cms);
+    if (st == SC_OK) st = replay_of(g, &m->r, err);
+    if (st != SC_OK) {
+        sc_model_free(m);
+        return st;
+    }
+    bubbles(m);
+    sc_model_summary *s = &m->sum;
+    s->step_ns = m->r->sim.makespan;
+    s->gpus = sc__tf_gpus(&m->c);
+    s->micro_batches = sc__tf_micro(&m->c);
+    s->tasks = m->r->g->tasks.len;
+    double step_s = (double)s->step_ns * 1e-9;
+    if (step_s > 0) {
+        s->tokens_per_s_per_gpu = (double)m->c.gbs * m->c.seq / step_s / (double)s->gpus;
+        s->model_tflops_per_gpu = sc__tf_model_flops(&m->c) / step_s / (double)s->gpus * 1e-12;
+        s->mfu = s->model_tflops_per_gpu / m->roof.peak_tflops[SC__DT_BF16];
+    }
+    for (uint32_t k = 0; k < P; k++)
+        if (m->bubble[k] > s->bubble) s->bubble = m->bubble[k];
+    s->memory_gb = worst * 1e-9;
+    s->gpu_memory_gb = hw->memory_GB;
+    s->fits = s->memory_gb <= s->gpu_memory_gb;
+    s->simulate_s = sc__now() - t0;
+    *out = m;
+    return SC_OK;
+}
+
+void sc_model_free(sc_model *m) {
+    if (!m) return;
+    sc_replay_free(m->r);
+    free(m->mem);
+    free(m->bubble);
+    free(m);
+}
+
+sc_model_summary sc_model_get_summary(const sc_model *m) { return m->sum; }
+const sc_replay *sc_model_replay(const sc_model *m) { return m->r; }

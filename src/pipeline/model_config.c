@@ -1,0 +1,358 @@
+/*
+ * model_config.c - the configuration of `stepcast model`: one setter by
+ * field name (the CLI's flags, a JSON file's members and the presets all go
+ * through it, so the three agree byte for byte), the presets of the public
+ * configurations in ../shared/data/published/, and the sweep.
+ *
+ * Presets hold the model (and, where the source gives one, the job it was
+ * measured on); any flag given after overrides them.
+ */
+#include "model.h"
+
+#include "../io/source.h"
+#include "../readers/json.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Presets: "key=value" lists (the same keys as the flags). */
+static const struct preset {
+    const char *name, *fields;
+} presets[] = {
+    {"gpt3-175b", "layers=96 hidden=12288 heads=96 vocab=51200 seq=2048"},
+    {"megatron-22b", "layers=48 hidden=6144 heads=64 vocab=51200 seq=2048"},
+    {"megatron-530b", "layers=105 hidden=20480 heads=128 vocab=51200 seq=2048"},
+    {"megatron-1t", "layers=128 hidden=25600 heads=160 vocab=51200 seq=2048"},
+    {"gpt3-5b", "layers=24 hidden=4096 heads=32 vocab=51200 seq=2048"},
+    {"gpt3-20b", "layers=44 hidden=6144 heads=48 vocab=51200 seq=2048"},
+    {"llama2-7b", "layers=32 hidden=4096 ffn=11008 heads=32 vocab=32000 seq=4096 gated=true"},
+    {"llama2-13b", "layers=40 hidden=5120 ffn=13824 heads=40 vocab=32000 seq=4096 gated=true"},
+    {"llama2-70b", "layers=80 hidden=8192 ffn=28672 heads=64 kv-heads=8 vocab=32000 seq=4096 gated=true"},
+    {"llama3-8b", "layers=32 hidden=4096 ffn=14336 heads=32 kv-heads=8 vocab=128256 seq=8192 gated=true"},
+    {"llama3-70b", "layers=80 hidden=8192 ffn=28672 heads=64 kv-heads=8 vocab=128256 seq=8192 gated=true"},
+    {"llama3-405b", "layers=126 hidden=16384 ffn=53248 heads=128 kv-heads=8 vocab=128256 seq=8192 gated=true"},
+};
+#define NPRESETS (sizeof presets / sizeof *presets)
+
+size_t sc_model_preset_count(void) { return NPRESETS; }
+const char *sc_model_preset_name(size_t i) { return i < NPRESETS ? presets[i].name : NULL; }
+
+sc_status sc_model_config_new(sc_model_config **out, sc_error *err) {
+    sc__error_clear(err);
+    *out = calloc(1, sizeof **out);
+    if (!*out) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    sc__tf_defaults(&(*out)->c);
+    return SC_OK;
+}
+
+sc_model_config *sc_model_config_copy(const sc_model_config *c) {
+    sc_model_config *n = malloc(sizeof *n);
+    if (n) *n = *c;
+    return n;
+}
+
+void sc_model_config_free(sc_model_config *c) { free(c); }
+
+typedef enum { K_U32, K_BOOL, K_NUM, K_DTYPE, K_RECOMPUTE, K_ATTN, K_GPU, K_NAME } kkind;
+#define U(f) offsetof(sc__tf_config, f)
+static const struct key {
+    const char *name;
+    kkind kind;
+    size_t off;
+    uint32_t min;
+} keys[] = {
+    {"layers", K_U32, U(layers), 1}, {"hidden", K_U32, U(hidden), 1}, {"ffn", K_U32, U(ffn), 1},
+    {"heads", K_U32, U(heads), 1}, {"kv-heads", K_U32, U(kv_heads), 1}, {"vocab", K_U32, U(vocab), 1},
+    {"seq", K_U32, U(seq), 1}, {"dtype", K_DTYPE, U(dtype), 0}, {"experts", K_U32, U(experts), 0},
+    {"topk", K_U32, U(topk), 1}, {"tp", K_U32, U(tp), 1}, {"sp", K_BOOL, U(sp), 0}, {"pp", K_U32, U(pp), 1},
+    {"vp", K_U32, U(vp), 1}, {"dp", K_U32, U(dp), 1}, {"cp", K_U32, U(cp), 1}, {"ep", K_U32, U(ep), 1},
+    {"fsdp", K_BOOL, U(fsdp), 0}, {"mbs", K_U32, U(mbs), 1}, {"gbs", K_U32, U(gbs), 1},
+    {"recompute", K_RECOMPUTE, U(recompute), 0}, {"gpu", K_GPU, U(gpu), 0}, {"nodes", K_U32, U(nodes), 1},
+    {"gpus-per-node", K_U32, U(gpus_per_node), 1}, {"net-gbps", K_NUM, U(net_gbps), 0},
+    {"gated", K_BOOL, U(gated), 0}, {"tied", K_BOOL, U(tied), 0}, {"attention", K_ATTN, U(attention), 0},
+    {"distributed-optimizer", K_BOOL, U(dist_opt), 0}, {"overlap-grad-reduce", K_BOOL, U(overlap_grad), 0},
+    {"overlap-param-gather", K_BOOL, U(overlap_param), 0}, {"tp-comm-overlap", K_BOOL, U(tp_overlap), 0},
+    {"host-us", K_NUM, U(host_us), 0}, {"name", K_NAME, U(name), 0},
+};
+#define NKEYS (sizeof keys / sizeof *keys)
+
+/* "kv_heads" and "kv-heads" name the same field. */
+static const struct key *find_key(const char *name, size_t n) {
+    for (size_t i = 0; i < NKEYS; i++) {
+        const char *k = keys[i].name;
+        if (strlen(k) != n) continue;
+        size_t j = 0;
+        while (j < n && (k[j] == name[j] || (k[j] == '-' && name[j] == '_'))) j++;
+        if (j == n) return &keys[i];
+    }
+    return NULL;
+}
+
+static int choice(const char *v, const char *const *names) {
+    for (int i = 0; names[i]; i++)
+        if (strcmp(v, names[i]) == 0) return i;
+    return -1;
+}
+
+static sc_status set_one(sc__tf_config *c, const struct key *k, const char *v, sc_error *err) {
+    char *p = (char *)c + k->off;
+    static const char *const bools[] = {"false", "true", "0", "1", "no", "yes", NULL};
+    static const char *const dtypes[] = {"bf16", "fp16", "fp8", NULL};
+    static const char *const rcs[] = {"none", "selective", "full", NULL};
+    static const char *const attns[] = {"flash", "unfused", NULL};
+    int i;
+    switch (k->kind) {
+    case K_U32: {
+        char *end;
+        errno = 0;
+        unsigned long long x = strtoull(v, &end, 10);
+        if (!isdigit((unsigned char)*v) || *end || errno || x < k->min || x > (1ull << 31))
+            break;
+        *(uint32_t *)p = (uint32_t)x;
+        return SC_OK;
+    }
+    case K_NUM: {
+        char *end;
+        double x = strtod(v, &end);
+        if (!*v || *end || !(x >= 0 && x < 1e9)) break;
+        *(double *)p = x;
+        return SC_OK;
+    }
+    case K_BOOL:
+        if ((i = choice(v, bools)) < 0) break;
+        *(uint8_t *)p = (uint8_t)(i & 1);
+        return SC_OK;
+    case K_DTYPE:
+        if ((i = choice(v, dtypes)) < 0) break;
+        *(uint8_t *)p = (uint8_t)i;
+        return SC_OK;
+    case K_RECOMPUTE:
+        if ((i = choice(v, rcs)) < 0) break;
+        *(uint8_t *)p = (uint8_t)i;
+        return SC_OK;
+    case K_ATTN:
+        if ((i = choice(v, attns)) < 0) break;
+        *(uint8_t *)p = (uint8_t)i;
+        return SC_OK;
+    case K_GPU:
+    case K_NAME:
+        if (!*v || strlen(v) >= sizeof c->gpu) break;
+        snprintf(p, sizeof c->gpu, "%s", v);
+        return SC_OK;
+    }
+    return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "model: bad value '%.60s' for %s", v, k->name);
+}
+
+sc_status sc_model_config_set(sc_model_config *c, const char *key, const char *value, sc_error *err) {
+    sc__error_clear(err);
+    const struct key *k = find_key(key, strlen(key));
+    if (!k) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "model: unknown field '%.60s'", key);
+    return set_one(&c->c, k, value, err);
+}
+
+sc_status sc_model_config_preset(sc_model_config *c, const char *name, sc_error *err) {
+    sc__error_clear(err);
+    for (size_t i = 0; i < NPRESETS; i++) {
+        if (strcmp(presets[i].name, name) != 0) continue;
+        const char *f = presets[i].fields;
+        while (*f) {
+            char kv[64], *eq;
+            size_t n = strcspn(f, " ");
+            snprintf(kv, sizeof kv, "%.*s", (int)n, f);
+            f += n + (f[n] == ' ');
+            if (!(eq = strchr(kv, '='))) continue;
+            *eq = '\0';
+            sc_status st = sc_model_config_set(c, kv, eq + 1, err);
+            if (st != SC_OK) return st;
+        }
+        snprintf(c->c.name, sizeof c->c.name, "%s", name);
+        return SC_OK;
+    }
+    return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "model: unknown preset '%.60s' (stepcast help model lists them)", name);
+}
+
+/* ------------------------------------------------------------ JSON files */
+
+typedef struct loader {
+    sc__jp jp;
+    sc_model_config *c;
+    sc_error *err;
+    sc_status st;
+} loader;
+
+enum { L_START, L_MEMBERS, L_END };
+
+static int load_step(void *ctx, int *state) {
+    loader *l = ctx;
+    sc__jp *jp = &l->jp;
+    if (*state == L_START) {
+        SC__JTRY(sc__jp_expect(jp, '{'));
+        *state = L_MEMBERS;
+        return SC__J_OK;
+    }
+    sc_model_config saved = *l->c;
+    for (bool first = true;; first = false) {
+        sc__jstr key;
+        bool done;
+        SC__JTRY(sc__jp_member(jp, first, &key, &done));
+        if (done) break;
+        const char *at = key.s;
+        const struct key *k = find_key(key.s, key.n);
+        if (!k) {
+            *l->c = saved;
+            return sc__jp_error_at(jp, at, SC_E_FORMAT, "unknown field '%.*s'", (int)(key.n < 64 ? key.n : 64), key.s);
+        }
+        char val[64];
+        sc__jstr v;
+        int rc = sc__jp_peek(jp) == '"' ? sc__jp_string(jp, &v) : sc__jp_raw(jp, &v);
+        if (rc != SC__J_OK) {
+            *l->c = saved;
+            return rc;
+        }
+        size_t n = v.n < sizeof val - 1 ? v.n : sizeof val - 1;
+        memcpy(val, v.s, n);
+        val[n] = '\0';
+        sc_error e;
+        if (set_one(&l->c->c, k, val, &e) != SC_OK) {
+            *l->c = saved;
+            return sc__jp_error_at(jp, at, SC_E_FORMAT, "bad value '%s' for field '%s'", val, k->name);
+        }
+    }
+    *state = L_END;
+    return SC__J_OK;
+}
+
+sc_status sc_model_config_load(sc_model_config *c, const char *path, sc_error *err) {
+    sc__error_clear(err);
+    sc__source src;
+    sc_status st = sc__source_open_file(&src, path, err);
+    if (st != SC_OK) return st;
+    sc__jwin w;
+    loader l;
+    memset(&l, 0, sizeof l);
+    l.c = c;
+    if ((st = sc__jwin_init(&w, &src, 4096, (size_t)1 << 20, err)) != SC_OK) {
+        sc__source_close(&src);
+        return st;
+    }
+    if (!sc__jp_init(&l.jp, &w, path, NULL, err))
+        st = sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
+    else if (sc__jp_drive(&l.jp, load_step, &l, L_START, L_END, "model configuration") != SC__J_OK)
+        st = err && err->status != SC_OK ? err->status : SC_E_PARSE;
+    sc__jp_free(&l.jp);
+    sc__jwin_free(&w);
+    sc__source_close(&src);
+    return st;
+}
+
+sc_status sc_model_run(const sc_model_config *c, sc_model **out, sc_error *err) {
+    sc__error_clear(err);
+    *out = NULL;
+    return sc__model_run(&c->c, NULL, out, err);
+}
+
+/* ------------------------------------------------------------ sweep */
+
+/* The i-th value of a comma list (into buf); false past the end. */
+static bool list_at(const char *list, size_t i, char *buf, size_t n) {
+    const char *p = list;
+    for (size_t k = 0; k < i; k++) {
+        p = strchr(p, ',');
+        if (!p) return false;
+        p++;
+    }
+    size_t len = strcspn(p, ",");
+    if (!len || len >= n) return false;
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    return true;
+}
+
+static size_t list_len(const char *list) {
+    size_t n = 1;
+    for (const char *p = list; *p; p++) n += *p == ',';
+    return n;
+}
+
+static int cmp_rows(const void *a, const void *b) {
+    const sweep_row *x = a, *y = b;
+    if (x->sum.step_ns != y->sum.step_ns) return x->sum.step_ns < y->sum.step_ns ? -1 : 1;
+    return strcmp(x->desc, y->desc);
+}
+
+sc_status sc_model_sweep_run(const sc_model_config *base, const char *const *fields, const char *const *lists, size_t n,
+                             sc_model_sweep **out, sc_error *err) {
+    sc__error_clear(err);
+    *out = NULL;
+    size_t total = 1, len[32];
+    if (n > 32) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "model --sweep: at most 32 swept fields");
+    for (size_t k = 0; k < n; k++) {
+        len[k] = list_len(lists[k]);
+        total *= len[k];
+        if (total > 100000) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "model --sweep: more than 100000 configurations");
+    }
+    sc_model_sweep *s = calloc(1, sizeof *s);
+    if (s) s->rows = calloc(total, sizeof *s->rows);
+    if (!s || !s->rows) {
+        free(s);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    }
+    double t0 = sc__now();
+    for (size_t i = 0; i < total; i++) {
+        sc_model_config c = *base;
+        char desc[160] = "", val[32];
+        size_t rest = i, used = 0;
+        sc_status st = SC_OK;
+        for (size_t k = 0; k < n && st == SC_OK; k++) {
+            if (!list_at(lists[k], rest % len[k], val, sizeof val)) {
+                free(s->rows);
+                free(s);
+                return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "model --sweep: bad list '%.60s' for %s", lists[k], fields[k]);
+            }
+            rest /= len[k];
+            if ((st = sc_model_config_set(&c, fields[k], val, err)) != SC_OK) {
+                free(s->rows);
+                free(s);
+                return st;
+            }
+            int w = snprintf(desc + used, sizeof desc - used, "%s%s=%s", k ? " " : "", fields[k], val);
+            if (w > 0 && (size_t)w < sizeof desc - used) used += (size_t)w;
+        }
+        s->tried++;
+        sc_model *m;
+        sc_error e;
+        if (sc__model_run(&c.c, NULL, &m, &e) != SC_OK) {
+            if (e.status == SC_E_NOMEM) {
+                free(s->rows);
+                free(s);
+                *err = e;
+                return e.status;
+            }
+            s->invalid++;
+            continue;
+        }
+        sweep_row *r = &s->rows[s->nrows];
+        r->sum = m->sum;
+        sc_model_free(m);
+        if (!r->sum.fits) {
+            s->not_fitting++;
+            continue;
+        }
+        snprintf(r->desc, sizeof r->desc, "%s", desc);
+        s->nrows++;
+    }
+    qsort(s->rows, s->nrows, sizeof *s->rows, cmp_rows);
+    s->seconds = sc__now() - t0;
+    *out = s;
+    return SC_OK;
+}
+
+void sc_model_sweep_free(sc_model_sweep *s) {
+    if (!s) return;
+    free(s->rows);
+    free(s);
+}
+

@@ -1,0 +1,136 @@
+/*
+ * model_report.c - `stepcast model`: the report of a modelled step (text or
+ * JSON) and the table of a sweep. Formats only: the figures come from
+ * src/pipeline/model.c and the replay behind it.
+ */
+#include "../pipeline/model.h"
+
+#include <stdio.h>
+
+static double gb(double bytes) { return bytes * 1e-9; }
+
+static void config_json(const sc__tf_config *c, FILE *out) {
+    fprintf(out,
+            "\"config\":{\"name\":\"%s\",\"layers\":%u,\"hidden\":%u,\"ffn\":%u,\"heads\":%u,\"kv_heads\":%u,\"vocab\":%u,"
+            "\"seq\":%u,\"dtype\":\"%s\",\"experts\":%u,\"topk\":%u,\"gated\":%s,\"attention\":\"%s\",\"tp\":%u,\"sp\":%s,"
+            "\"pp\":%u,\"vp\":%u,\"dp\":%u,\"cp\":%u,\"ep\":%u,\"fsdp\":%s,\"distributed_optimizer\":%s,\"mbs\":%u,\"gbs\":%u,"
+            "\"micro_batches\":%u,\"recompute\":\"%s\",\"overlap_grad_reduce\":%s,\"overlap_param_gather\":%s,"
+            "\"tp_comm_overlap\":%s,\"gpu\":\"%s\",\"gpus\":%u,\"gpus_per_node\":%u,\"host_us\":%.3f}",
+            c->name, c->layers, c->hidden, c->ffn, c->heads, c->kv_heads, c->vocab, c->seq, sc__dtype_name(c->dtype),
+            c->experts, c->topk, c->gated ? "true" : "false", c->attention ? "unfused" : "flash", c->tp,
+            c->sp ? "true" : "false", c->pp, c->vp, c->dp, c->cp, c->ep, c->fsdp ? "true" : "false",
+            c->dist_opt ? "true" : "false", c->mbs, c->gbs, sc__tf_micro(c), sc__tf_recompute_name(c->recompute),
+            c->overlap_grad ? "true" : "false", c->overlap_param ? "true" : "false", c->tp_overlap ? "true" : "false",
+            c->gpu, sc__tf_gpus(c), c->gpus_per_node, c->host_us);
+}
+
+static void write_json(const sc_model *m, FILE *out) {
+    const sc_model_summary *s = &m->sum;
+    fputc('{', out);
+    config_json(&m->c, out);
+    fprintf(out,
+            ",\"step_s\":%.6f,\"tokens_per_s_per_gpu\":%.2f,\"model_tflops_per_gpu\":%.2f,\"mfu\":%.4f,"
+            "\"mfu_convention\":\"Megatron: 3 x forward FLOPs, full s x s attention, no recomputation, over the dense bf16 peak\","
+            "\"bubble\":%.4f,\"memory_gb\":%.3f,\"gpu_memory_gb\":%.1f,\"fits\":%s,\"tasks\":%llu,",
+            (double)s->step_ns * 1e-9, s->tokens_per_s_per_gpu, s->model_tflops_per_gpu, s->mfu, s->bubble, s->memory_gb,
+            s->gpu_memory_gb, s->fits ? "true" : "false", (unsigned long long)s->tasks);
+    fprintf(out, "\"parameters\":{\"gemm_efficiency\":\"%s\",\"attention_efficiency\":\"%s\",\"hbm\":\"%s\",\"host_per_launch\":\"%s\"},",
+            m->roof.gemm_from, m->roof.attn_from, m->roof.hbm_from, m->calib.host ? "calibrated" : "default");
+    fputs("\"stages\":[", out);
+    const sc_replay *r = m->r;
+    for (uint32_t k = 0; k < m->c.pp; k++) {
+        const sc__tf_memory *mm = &m->mem[k];
+        const sc__replay_rank *rr = &r->ranks[k];
+        fprintf(out,
+                "%s{\"stage\":%u,\"end_s\":%.6f,\"exposed_compute_s\":%.6f,\"exposed_comm_s\":%.6f,\"overlapped_s\":%.6f,"
+                "\"idle_s\":%.6f,\"bubble\":%.4f,\"memory_gb\":{\"weights\":%.3f,\"grads\":%.3f,\"optimizer\":%.3f,"
+                "\"activations\":%.3f,\"total\":%.3f}}",
+                k ? "," : "", k, (double)rr->sim_end * 1e-9, (double)rr->exposed_compute_ns * 1e-9,
+                (double)rr->exposed_comm_ns * 1e-9, (double)rr->overlapped_ns * 1e-9, (double)rr->idle_ns * 1e-9,
+                m->bubble[k], gb(mm->weights), gb(mm->grads), gb(mm->optimizer), gb(mm->activations), gb(mm->total));
+    }
+    fputs("],\"critical_path\":{", out);
+    static const char *const views[] = {"by_class", "by_operator"};
+    for (int v = 0; v < 2; v++) {
+        const sc_cp_item *items;
+        size_t n = sc_replay_cp_items(r, (sc_cp_view)v, &items);
+        fprintf(out, "%s\"%s\":[", v ? "," : "", views[v]);
+        for (size_t i = 0; i < n; i++)
+            fprintf(out, "%s{\"name\":\"%s\",\"s\":%.6f,\"count\":%llu}", i ? "," : "", items[i].name,
+                    (double)items[i].ns * 1e-9, (unsigned long long)items[i].count);
+        fputc(']', out);
+    }
+    fputs("}}\n", out);
+}
+
+static void write_text(const sc_model *m, FILE *out) {
+    const sc__tf_config *c = &m->c;
+    const sc_model_summary *s = &m->sum;
+    fprintf(out, "model %s: %u layers, hidden %u, ffn %u%s, %u heads (%u kv), vocab %u, seq %u, %s, %s attention",
+            c->name[0] ? c->name : "(flags)", c->layers, c->hidden, c->ffn, c->gated ? " gated" : "", c->heads,
+            c->kv_heads, c->vocab, c->seq, sc__dtype_name(c->dtype), c->attention ? "unfused" : "flash");
+    if (c->experts) fprintf(out, ", %u experts top-%u", c->experts, c->topk);
+    fprintf(out, "\njob: %u x %s, tp %u%s pp %u vp %u cp %u dp %u ep %u%s%s, mbs %u gbs %u (%u micro-batches), recompute %s\n",
+            sc__tf_gpus(c), c->gpu, c->tp, c->sp ? "+sp" : "", c->pp, c->vp, c->cp, c->dp, c->ep,
+            c->fsdp ? ", fsdp" : c->dist_opt ? ", distributed optimizer" : "",
+            c->overlap_grad || c->overlap_param || c->tp_overlap ? ", overlap" : "", c->mbs, c->gbs, sc__tf_micro(c),
+            sc__tf_recompute_name(c->recompute));
+    fprintf(out, "step: %.3f s   %.0f tokens/s/GPU   %.1f model TFLOP/s/GPU   MFU %.1f%%   bubble %.1f%%\n",
+            (double)s->step_ns * 1e-9, s->tokens_per_s_per_gpu, s->model_tflops_per_gpu, 100 * s->mfu, 100 * s->bubble);
+    fprintf(out, "  (MFU: Megatron's model FLOPs, 3 x forward with full s x s attention and no recomputation, over %.1f TFLOP/s dense bf16)\n",
+            m->roof.peak_tflops[SC__DT_BF16]);
+    fprintf(out, "memory: %.1f GB of %.0f GB on the fullest GPU%s\n", s->memory_gb, s->gpu_memory_gb,
+            s->fits ? "" : "   WARNING: does not fit in the GPU's memory");
+    fprintf(out, "parameters: GEMM efficiency %s, attention %s, HBM %s, host %.2f us per launch (%s)\n", m->roof.gemm_from,
+            m->roof.attn_from, m->roof.hbm_from, c->host_us, m->calib.host ? "calibrated" : "default");
+    fprintf(out, "\n%-6s %10s %10s %10s %10s %10s %8s %9s %9s %9s %9s\n", "stage", "end s", "compute", "comm", "overlap",
+            "idle", "bubble", "weights", "grads", "optim", "activ GB");
+    for (uint32_t k = 0; k < c->pp; k++) {
+        const sc__replay_rank *rr = &m->r->ranks[k];
+        const sc__tf_memory *mm = &m->mem[k];
+        fprintf(out, "%-6u %10.3f %10.3f %10.3f %10.3f %10.3f %7.1f%% %9.2f %9.2f %9.2f %9.2f\n", k,
+                (double)rr->sim_end * 1e-9, (double)rr->exposed_compute_ns * 1e-9, (double)rr->exposed_comm_ns * 1e-9,
+                (double)rr->overlapped_ns * 1e-9, (double)rr->idle_ns * 1e-9, 100 * m->bubble[k], gb(mm->weights),
+                gb(mm->grads), gb(mm->optimizer), gb(mm->activations));
+    }
+    const sc_cp_item *items;
+    size_t n = sc_replay_cp_items(m->r, SC_CP_BY_OPERATOR, &items);
+    fprintf(out, "\ncritical path (%.3f s), by task name:\n", (double)m->r->cp.length_ns * 1e-9);
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "  %-28s %10.3f s %8llu\n", items[i].name, (double)items[i].ns * 1e-9, (unsigned long long)items[i].count);
+}
+
+sc_status sc_model_write(const sc_model *m, FILE *out, int json, sc_error *err) {
+    sc__error_clear(err);
+    if (json)
+        write_json(m, out);
+    else
+        write_text(m, out);
+    if (ferror(out)) return sc__fail(err, SC_E_IO, NULL, SC_NO_OFFSET, "write failed");
+    return SC_OK;
+}
+
+sc_status sc_model_sweep_write(const sc_model_sweep *s, FILE *out, int json, sc_error *err) {
+    sc__error_clear(err);
+    if (json) {
+        fprintf(out, "{\"tried\":%zu,\"invalid\":%zu,\"not_fitting\":%zu,\"rows\":[", s->tried, s->invalid, s->not_fitting);
+        for (size_t i = 0; i < s->nrows; i++) {
+            const sweep_row *r = &s->rows[i];
+            fprintf(out, "%s{\"config\":\"%s\",\"step_s\":%.6f,\"tokens_per_s_per_gpu\":%.1f,\"mfu\":%.4f,\"bubble\":%.4f,\"memory_gb\":%.2f}",
+                    i ? "," : "", r->desc, (double)r->sum.step_ns * 1e-9, r->sum.tokens_per_s_per_gpu, r->sum.mfu,
+                    r->sum.bubble, r->sum.memory_gb);
+        }
+        fprintf(out, "]}\n");
+    } else {
+        fprintf(out, "%zu configurations: %zu fit, %zu do not fit in memory, %zu invalid\n", s->tried, s->nrows,
+                s->not_fitting, s->invalid);
+        fprintf(out, "%-48s %10s %12s %6s %7s %9s\n", "config", "step s", "tok/s/GPU", "MFU", "bubble", "mem GB");
+        for (size_t i = 0; i < s->nrows; i++) {
+            const sweep_row *r = &s->rows[i];
+            fprintf(out, "%-48s %10.3f %12.1f %5.1f%% %6.1f%% %9.1f\n", r->desc, (double)r->sum.step_ns * 1e-9,
+                    r->sum.tokens_per_s_per_gpu, 100 * r->sum.mfu, 100 * r->sum.bubble, r->sum.memory_gb);
+        }
+    }
+    if (ferror(out)) return sc__fail(err, SC_E_IO, NULL, SC_NO_OFFSET, "write failed");
+    return SC_OK;
+}
