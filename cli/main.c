@@ -77,9 +77,41 @@ int sc_cli_usage(const char *cmd, const char *fmt, ...) {
     return SC_EXIT_USAGE;
 }
 
+sc_cli_ui_options sc_cli_ui;
+
+/* Warnings on stderr: one line per kind with its count, or with --verbose
+ * every one. */
+static void print_grouped(const void *owner, size_t n, const char *(*line)(const void *, size_t),
+                          size_t ngroups, sc_status (*group)(const void *, size_t, sc_warning_group *, sc_error *)) {
+    if (sc_cli_ui.verbose) {
+        for (size_t i = 0; i < n; i++) fprintf(stderr, "stepcast: warning: %s\n", line(owner, i));
+        return;
+    }
+    for (size_t g = 0; g < ngroups; g++) {
+        sc_warning_group wg;
+        if (group(owner, g, &wg, NULL) != SC_OK) continue;
+        if (wg.count == 1) fprintf(stderr, "stepcast: warning: %s\n", wg.example);
+        else
+            fprintf(stderr, "stepcast: warning: %s (and %zu more like it; --verbose lists them)\n", wg.example,
+                    wg.count - 1);
+    }
+}
+
+static const char *set_line(const void *o, size_t i) { return sc_traceset_warning(o, i); }
+static sc_status set_group(const void *o, size_t i, sc_warning_group *g, sc_error *e) {
+    return sc_traceset_warning_group_at(o, i, g, e);
+}
+static const char *info_line(const void *o, size_t i) { return sc_info_warning(o, i); }
+static sc_status info_group(const void *o, size_t i, sc_warning_group *g, sc_error *e) {
+    return sc_info_warning_group_at(o, i, g, e);
+}
+
 void sc_cli_print_warnings(const sc_traceset *set) {
-    for (size_t i = 0; i < sc_traceset_warning_count(set); i++)
-        fprintf(stderr, "stepcast: warning: %s\n", sc_traceset_warning(set, i));
+    print_grouped(set, sc_traceset_warning_count(set), set_line, sc_traceset_warning_group_count(set), set_group);
+}
+
+void sc_cli_print_info_warnings(const sc_info *info) {
+    print_grouped(info, sc_info_warning_count(info), info_line, sc_info_warning_group_count(info), info_group);
 }
 
 int sc_cli_load(const char *cmd, sc_cli_args *a, sc_traceset **set) {

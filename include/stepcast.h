@@ -147,6 +147,19 @@ SC_API size_t sc_traceset_count(const sc_traceset *set);
 SC_API const sc_trace *sc_traceset_trace(const sc_traceset *set, size_t i);
 SC_API size_t sc_traceset_warning_count(const sc_traceset *set);
 SC_API const char *sc_traceset_warning(const sc_traceset *set, size_t i);
+/* Warnings grouped by kind (the sentence they share, whatever file or rank
+ * they name: eight "skipped (PyTorch Execution Trace ...)" lines are one
+ * kind), in the order each kind first appears, for a report that prints a
+ * kind once with its count. */
+typedef struct sc_warning_group {
+    const char *example; /* the kind's first warning; lives as long as its owner */
+    size_t first;        /* its index among the warnings */
+    size_t count;        /* warnings of the kind (>= 1) */
+} sc_warning_group;
+SC_API size_t sc_traceset_warning_group_count(const sc_traceset *set);
+/* SC_E_USAGE when i is out of range. */
+SC_API sc_status sc_traceset_warning_group_at(const sc_traceset *set, size_t i, sc_warning_group *out,
+                                              sc_error *err);
 
 /* --------------------------------------------------------------- 4 info */
 
@@ -184,6 +197,8 @@ SC_API size_t sc_info_rank_count(const sc_info *info);
 SC_API sc_status sc_info_rank_at(const sc_info *info, size_t i, sc_info_rank *out, sc_error *err);
 SC_API size_t sc_info_warning_count(const sc_info *info);
 SC_API const char *sc_info_warning(const sc_info *info, size_t i);
+SC_API size_t sc_info_warning_group_count(const sc_info *info); /* as sc_traceset_warning_group_* */
+SC_API sc_status sc_info_warning_group_at(const sc_info *info, size_t i, sc_warning_group *out, sc_error *err);
 /* The report: per rank file, rank, world size, GPU, events by category,
  * kernels per stream, NCCL collectives by kind, iterations, GPU busy time;
  * text for people or JSON for scripts; deterministic. */

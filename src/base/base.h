@@ -195,18 +195,36 @@ void sc__sort(void *base, size_t n, size_t size, sc__cmp_fn cmp, void *ctx);
 
 /* A list of one-line warnings (a full sentence each, no newline), for
  * whatever collects them for the user to read: a trace set while loading, a
- * graph while building (warnings.c). */
+ * graph while building (warnings.c). Each warning has a kind, the format
+ * string that made it (a string literal, so it lives for good): the lines
+ * of one kind differ only in what they name (a file, a rank), and groups
+ * (one per kind, in the order each kind first appears) let a report print
+ * one line per kind with a count and an example. */
+typedef struct sc__warning_group {
+    const char *kind;   /* the format string */
+    size_t first;       /* index of the kind's first warning */
+    size_t count;
+} sc__warning_group;
 typedef struct sc__warnings {
     char **items;
+    uint32_t *group;    /* items[i]'s index in groups */
     size_t count;
+    sc__warning_group *groups;
+    size_t ngroups;
 } sc__warnings;
 
-/* Appends the formatted line; false on OOM (the list is unchanged). */
+/* Appends the formatted line, of kind fmt; false on OOM (the list is
+ * unchanged). */
 bool sc__warnings_add(sc__warnings *w, const char *fmt, ...) SC__PRINTF(2, 3);
 bool sc__warnings_vadd(sc__warnings *w, const char *fmt, va_list ap);
+/* Appends a copy of src's warnings, with their kinds; false on OOM. */
+bool sc__warnings_copy(sc__warnings *dst, const sc__warnings *src);
 /* Drops the warnings past the first `keep`. */
 void sc__warnings_truncate(sc__warnings *w, size_t keep);
 void sc__warnings_free(sc__warnings *w);
+/* Group i of w as the public API hands it out; SC_E_USAGE when out of
+ * range. */
+sc_status sc__warnings_group_at(const sc__warnings *w, size_t i, sc_warning_group *out, sc_error *err);
 
 /* ------------------------------------------------------------------ strings */
 

@@ -30,3 +30,7 @@ size_t sc_traceset_warning_count(const sc_traceset *set) { return set ? set->war
 const char *sc_traceset_warning(const sc_traceset *set, size_t i) {
     return set && i < set->warnings.count ? set->warnings.items[i] : NULL;
 }
+size_t sc_traceset_warning_group_count(const sc_traceset *set) { return set ? set->warnings.ngroups : 0; }
+sc_status sc_traceset_warning_group_at(const sc_traceset *set, size_t i, sc_warning_group *out, sc_error *err) {
+    return sc__warnings_group_at(set ? &set->warnings : NULL, i, out, err);
+}
