@@ -34,6 +34,8 @@ static const sc_cli_command commands[] = {
      "stepcast comm [--json] [--gpu NAME|--profile FILE] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "
      "([--op OP] [--ranks N] [--sizes LIST] | [--iteration N] TRACE|DIR...)",
      sc_cmd_comm},
+    {"diff", "compare two traces or trace sets per step, kernel class, collective, operator and kernel",
+     "stepcast diff [--json] [--top N] A B   (A, B: a trace file or a folder of them)", sc_cmd_diff},
     {"export", "write Chakra execution traces (PREFIX.<rank>.et) for ASTRA-sim & co.",
      "stepcast export --chakra PREFIX [--no-cpu|--gpu-only] [--iteration N] [--force] TRACE|DIR...",
      sc_cmd_export},

@@ -20,7 +20,7 @@
  *
  * Sections: 1 errors, 2 traces, 3 trace sets, 4 info, 5 the execution
  * graph, 6 replay, 7 Chakra and Execution Traces, 8 outputs, 9 synthetic
- * traces, 10 communication.
+ * traces, 10 communication, 11 diff.
  */
 #ifndef STEPCAST_H
 #define STEPCAST_H
@@ -685,6 +685,71 @@ SC_API const char *sc_comm_warning(const sc_comm *comm, size_t i);
  * "profile" or "fitted", "model", "rows": [{"op", "ranks", "bytes", "us",
  * "busbw_gbps", ...}]}); deterministic. */
 SC_API sc_status sc_comm_write(const sc_comm *comm, FILE *out, int json, sc_error *err);
+
+/* ---------------------------------------------------------------- 11 diff */
+
+/* `stepcast diff A B`: two traces or trace sets (before and after a change,
+ * two GPUs, two library versions) compared as HTA's TraceDiff does, per
+ * name, and per kernel class, collective kind and step. Every figure is a
+ * mean per step per rank, so that sets of different lengths and sizes
+ * compare: a side's sums are divided by its rank-steps (each rank's
+ * ProfilerStep#N annotations; a rank without any is one step, its whole
+ * trace). Only the events of a step count: a CPU event by its start, a GPU
+ * event by the start of the runtime call that launched it (its own start
+ * when none is traced). Times are inclusive (an operator's nested
+ * operators are in its time too, as in HTA). */
+typedef struct sc_diff sc_diff;
+
+/* A and B must outlive the call only. A Chakra trace (no events to sum)
+ * is SC_E_USAGE. */
+SC_API sc_status sc_diff_run(const sc_traceset *a, const sc_traceset *b, sc_diff **out, sc_error *err);
+SC_API void sc_diff_free(sc_diff *diff);
+
+/* What is compared, section by section (sc_diff_row.section). */
+typedef enum sc_diff_section {
+    SC_DIFF_STEP = 0,     /* the i-th ProfilerStep of each side, in order */
+    SC_DIFF_KERNEL_CLASS, /* GPU work by class: gemm, attention, communication, other_kernel,
+                             memcpy, memset */
+    SC_DIFF_COLLECTIVE,   /* NCCL kernels by collective kind (AllReduce, SendRecv, ...) */
+    SC_DIFF_OPERATOR,     /* CPU operators and user annotations, by name */
+    SC_DIFF_KERNEL,       /* GPU kernels, copies and sets by normalised name: template
+                             arguments <...> and the parameter list (...) dropped, a
+                             leading "void " too, and the trailing _N launch or compile
+                             number of a Triton kernel (triton_poi_fused_add_3) */
+    SC_DIFF_SECTION_COUNT
+} sc_diff_section;
+SC_API const char *sc_diff_section_name(sc_diff_section s); /* "step", "kernel_class", ... */
+
+/* One side: what its traces hold. Strings live as long as the sc_diff. */
+typedef struct sc_diff_side {
+    const char *label;   /* the first trace's file, or its folder with "(N files)" */
+    const char *gpu;     /* the first rank's GPU; "" when unknown */
+    size_t ranks;
+    uint64_t rank_steps; /* what the side's sums are divided by */
+    double step_us;      /* mean step (ProfilerStep duration), per rank-step; 0 without steps */
+} sc_diff_side;
+/* which: 0 for A, 1 for B. */
+SC_API sc_diff_side sc_diff_get_side(const sc_diff *diff, int which);
+
+/* One name of one section, both sides. Strings live as long as the sc_diff. */
+typedef struct sc_diff_row {
+    sc_diff_section section;
+    const char *name;      /* a step's row: A's ProfilerStep name, " | " and B's where they differ */
+    double a_us, b_us;     /* time per step per rank */
+    double a_count, b_count; /* occurrences per step per rank (a step's row: the ranks that have it) */
+    double delta_us;       /* b_us - a_us */
+    double delta_pct;      /* delta_us / a_us * 100; 0 when a_us is 0 */
+    const char *change;    /* by count, as HTA's ops_diff: "added" (not in A), "removed" (not in B),
+                              "more", "fewer" or "same" */
+} sc_diff_row;
+/* Rows by section in sc_diff_section order; steps in step order, every
+ * other section by impact, |delta_us| largest first (ties by name). */
+SC_API size_t sc_diff_row_count(const sc_diff *diff);
+SC_API sc_status sc_diff_row_at(const sc_diff *diff, size_t i, sc_diff_row *out, sc_error *err);
+/* `stepcast diff`: both sides, then each section's rows (top: at most that
+ * many per section but steps, 0 for all; JSON always has all); text or
+ * JSON, deterministic. */
+SC_API sc_status sc_diff_write(const sc_diff *diff, FILE *out, int json, size_t top, sc_error *err);
 
 #ifdef __cplusplus
 }
