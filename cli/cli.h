@@ -102,6 +102,11 @@ extern sc_cli_ui_options sc_cli_ui;
  * count (every one with --verbose). */
 void sc_cli_print_warnings(const sc_traceset *set);
 void sc_cli_print_info_warnings(const sc_info *info);
+/* The progress line (progress.c): load gets the callback that draws it
+ * where stderr is a terminal (or --progress) and not --quiet; clear takes
+ * the line away before anything else goes to stderr. */
+void sc_cli_progress_setup(sc_load_options *load);
+void sc_cli_progress_clear(void);
 /* The trace set of a command's paths (a usage error when there are none),
  * loaded with its load options, its warnings printed; frees a either way.
  * SC_EXIT_OK with *set, or the exit code. */

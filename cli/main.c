@@ -63,6 +63,7 @@ int sc_cli_exit_code(sc_status status) {
 
 int sc_cli_fail(const sc_error *err) {
     char buf[1024];
+    sc_cli_progress_clear();
     fprintf(stderr, "stepcast: %s\n", sc_error_format(err, buf, sizeof buf));
     return sc_cli_exit_code(err->status);
 }
@@ -70,6 +71,7 @@ int sc_cli_fail(const sc_error *err) {
 int sc_cli_usage(const char *cmd, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
+    sc_cli_progress_clear();
     fprintf(stderr, "stepcast %s: ", cmd);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
@@ -85,6 +87,7 @@ sc_cli_ui_options sc_cli_ui;
  * every one. */
 static void print_grouped(const void *owner, size_t n, const char *(*line)(const void *, size_t),
                           size_t ngroups, sc_status (*group)(const void *, size_t, sc_warning_group *, sc_error *)) {
+    sc_cli_progress_clear();
     if (sc_cli_ui.verbose) {
         for (size_t i = 0; i < n; i++) fprintf(stderr, "stepcast: warning: %s\n", line(owner, i));
         return;
@@ -197,6 +200,7 @@ int main(int argc, char **argv) {
         return SC_EXIT_USAGE;
     }
     int rc = c->run(argc - 1, argv + 1);
+    sc_cli_progress_clear();
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "stepcast: cannot write to standard output\n");
         return SC_EXIT_INTERNAL;

@@ -148,6 +148,7 @@ int sc_cli_parse(const char *cmd, int argc, char **argv, const sc_cli_opt *opts,
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (jobs == 0) jobs = cores > 0 ? (uint64_t)cores : 1;
     out->load.threads = jobs == UINT64_MAX ? 0 : (uint32_t)jobs;
+    sc_cli_progress_setup(&out->load);
     return SC_EXIT_OK;
 }
 

@@ -82,6 +82,24 @@ SC_API const char *sc_error_format(const sc_error *err, char *buf, size_t size);
 
 typedef struct sc_trace sc_trace;
 
+/* Progress of a long job, for a caller that shows it (the CLI's progress
+ * line): a load's files and bytes, then the graph's ranks, then the
+ * simulation's tasks. Counts only grow within a stage; a total of 0 is
+ * unknown. */
+typedef struct sc_progress {
+    const char *stage;                /* "read", "build" or "simulate" */
+    uint64_t files_done, files_total; /* read: files finished, of the load's */
+    uint64_t bytes_read;              /* read: decompressed bytes parsed so far, all files */
+    uint64_t ranks_done, ranks_total; /* build: ranks whose part of the graph is built */
+    uint64_t tasks_done, tasks_total; /* simulate: tasks finished */
+    double elapsed_s;                 /* since the load began */
+} sc_progress;
+/* Called from whichever library thread moved on, never two calls at once
+ * (the library serialises them), at most every 50 ms or so, and once at
+ * the start and once at the end of each stage. It must return quickly
+ * and must not call back into the library. */
+typedef void (*sc_progress_fn)(void *user, const sc_progress *p);
+
 /* How to load traces. Zero-initialise and set what you need: every 0 means
  * the default. */
 typedef struct sc_load_options {
@@ -107,6 +125,12 @@ typedef struct sc_load_options {
      * with SC_E_LIMIT, before they grow past it, too. 0: $STEPCAST_MAX_MEMORY,
      * else 80% of RAM. */
     uint64_t max_memory_bytes;
+    /* Progress reports (see sc_progress_fn); NULL: none. A trace set keeps
+     * them for the graph built from it (sc_graph_build, sc_replay_run,
+     * sc_predict_run report "build" and "simulate" to the same callback);
+     * the set must then outlive nothing but user. */
+    sc_progress_fn progress;
+    void *progress_user;
 } sc_load_options;
 
 /* Reads one Kineto trace (.json or .json.gz, detected by content). opts may

@@ -13,6 +13,7 @@ void sc_traceset_free(sc_traceset *set) {
     for (size_t i = 0; i < set->count; i++) sc_trace_free(set->traces[i]);
     free(set->traces);
     sc__warnings_free(&set->warnings);
+    if (set->progress_owned) sc__progress_free(set->progress);
     free(set);
 }
 
