@@ -150,7 +150,10 @@ static void print_help(FILE *out) {
             "instead of swapping. -j N (--jobs N) caps the threads that read and build\n"
             "(0 = every core, the default; $STEPCAST_THREADS); a large plain file is read\n"
             "by several threads. Outputs go to a temporary file renamed into place; an\n"
-            "existing output is replaced only with --force.\n"
+            "existing output is replaced only with --force. On a terminal a run longer\n"
+            "than a second shows a progress line on stderr: --quiet (-q) drops it,\n"
+            "--progress draws it anyway. Warnings of one kind print once with a count:\n"
+            "--verbose (-v) prints every one.\n"
             "\nexit codes: 0 ok, 1 bad or unreadable input, 2 bad command line (an output in\n"
             "            a missing folder, or one that exists without --force, too),\n"
             "            3 internal error (out of memory, an output that fails to write, bug)\n");
