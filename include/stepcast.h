@@ -762,7 +762,7 @@ typedef struct sc_diff_row {
     double a_us, b_us;     /* time per step per rank */
     double a_count, b_count; /* occurrences per step per rank (a step's row: the ranks that have it) */
     double delta_us;       /* b_us - a_us */
-    double delta_pct;      /* delta_us / a_us * 100; 0 when a_us is 0 */
+    double delta_pct;      /* delta_us / a_us * 100; 0 when a_us is 0 (JSON: null) */
     const char *change;    /* by count, as HTA's ops_diff: "added" (not in A), "removed" (not in B),
                               "more", "fewer" or "same" */
 } sc_diff_row;

@@ -247,10 +247,13 @@ static bool launch_times(const sc_trace *t, sc__idmap *launch) {
 static bool add_trace(builder *b, int side, const sc_trace *t, uint64_t *rank_steps) {
     size_t nsteps;
     span *steps = steps_of(t, &nsteps);
-    name_keys *keys = sc__alloc_array(t->strings.count ? t->strings.count : 1, sizeof *keys);
+    /* The rows of each name, worked out once: by name and whether on the
+     * GPU (a CPU op and a kernel may share a name, not their rows). */
+    size_t nkeys = 2 * (size_t)t->strings.count;
+    name_keys *keys = sc__alloc_array(nkeys ? nkeys : 1, sizeof *keys);
     sc__idmap launch = {0};
     bool ok = steps && keys && launch_times(t, &launch);
-    for (uint32_t i = 0; ok && i < t->strings.count; i++) keys[i].k[0] = keys[i].k[1] = keys[i].k[2] = SC__NONE - 1;
+    for (size_t i = 0; ok && i < nkeys; i++) keys[i].k[0] = keys[i].k[1] = keys[i].k[2] = SC__NONE - 1;
     const sc__event *ev = sc__trace_events(t);
     for (size_t i = 0; ok && i < t->events.len; i++) {
         const sc__event *e = &ev[i];
@@ -263,7 +266,7 @@ static bool add_trace(builder *b, int side, const sc_trace *t, uint64_t *rank_st
             if (l != SC__NONE) at = ev[l].ts;
         }
         if (nsteps && step_at(steps, nsteps, at) == SC__NONE) continue;
-        name_keys *k = &keys[e->name];
+        name_keys *k = &keys[2 * (size_t)e->name + !cpu];
         if (k->k[0] == SC__NONE - 1 && !keys_of(b, t, e, k)) ok = false;
         for (int j = 0; ok && j < 3; j++)
             if (k->k[j] != SC__NONE) add(b, k->k[j], side, e->dur);

@@ -25,10 +25,12 @@ static void put_json(sc__buf *b, const sc_diff *d) {
         sc__buf_printf(b, "    {\"section\": \"%s\", \"name\": ", sc_diff_section_name(r->section));
         sc__buf_json_str(b, r->name, strlen(r->name));
         sc__buf_printf(b,
-                       ", \"a_us\": %.3f, \"b_us\": %.3f, \"delta_us\": %.3f, \"delta_pct\": %.2f, "
-                       "\"a_count\": %.3f, \"b_count\": %.3f, \"change\": \"%s\"}%s\n",
-                       r->a_us, r->b_us, r->delta_us, r->delta_pct, r->a_count, r->b_count, r->change,
-                       i + 1 < d->nrows ? "," : "");
+                       ", \"a_us\": %.3f, \"b_us\": %.3f, \"delta_us\": %.3f, \"delta_pct\": ", r->a_us,
+                       r->b_us, r->delta_us);
+        if (r->a_us > 0) sc__buf_printf(b, "%.2f", r->delta_pct);
+        else sc__buf_puts(b, "null"); /* nothing in A to compare with */
+        sc__buf_printf(b, ", \"a_count\": %.3f, \"b_count\": %.3f, \"change\": \"%s\"}%s\n", r->a_count,
+                       r->b_count, r->change, i + 1 < d->nrows ? "," : "");
     }
     sc__buf_puts(b, "  ]\n}\n");
 }
