@@ -90,8 +90,23 @@ int sc_cli_fail(const sc_error *err);
 /* Prints "stepcast <cmd>: message" and the usage line; returns SC_EXIT_USAGE. */
 int sc_cli_usage(const char *cmd, const char *fmt, ...);
 int sc_cli_exit_code(sc_status status);
-/* Prints the trace set's warnings to stderr. */
+/* What every command's --verbose, --quiet and --progress say (options.c
+ * sets them): how much goes to stderr besides the result. */
+typedef struct sc_cli_ui_options {
+    int verbose;  /* every warning, not one line per kind */
+    int quiet;    /* no progress line */
+    int progress; /* a progress line even when stderr is not a terminal */
+} sc_cli_ui_options;
+extern sc_cli_ui_options sc_cli_ui;
+/* Prints the trace set's warnings to stderr, one line per kind with its
+ * count (every one with --verbose). */
 void sc_cli_print_warnings(const sc_traceset *set);
+void sc_cli_print_info_warnings(const sc_info *info);
+/* The progress line (progress.c): load gets the callback that draws it
+ * where stderr is a terminal (or --progress) and not --quiet; clear takes
+ * the line away before anything else goes to stderr. */
+void sc_cli_progress_setup(sc_load_options *load);
+void sc_cli_progress_clear(void);
 /* The trace set of a command's paths (a usage error when there are none),
  * loaded with its load options, its warnings printed; frees a either way.
  * SC_EXIT_OK with *set, or the exit code. */
@@ -119,5 +134,6 @@ int sc_cmd_predict(int argc, char **argv);
 int sc_cmd_comm(int argc, char **argv);
 int sc_cmd_structure(int argc, char **argv);
 int sc_cmd_model(int argc, char **argv);
+int sc_cmd_diff(int argc, char **argv);
 
 #endif

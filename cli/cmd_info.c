@@ -23,8 +23,7 @@ int sc_cmd_info(int argc, char **argv) {
     sc_status st = sc_info_load(a.paths, a.npaths, &a.load, &info, &err);
     sc_cli_args_free(&a);
     if (st != SC_OK) return sc_cli_fail(&err);
-    for (size_t i = 0; i < sc_info_warning_count(info); i++)
-        fprintf(stderr, "stepcast: warning: %s\n", sc_info_warning(info, i));
+    sc_cli_print_info_warnings(info);
     if (sc_info_write(info, stdout, json, &err) != SC_OK) rc = sc_cli_fail(&err);
     sc_info_free(info);
     return rc;

@@ -23,6 +23,7 @@ static void print_timings(double load, double write, const sc_replay_timings *t)
     double rss_mib = getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : 0;
     double total = load + t->hta + t->build + t->calibrate + t->sensitivity + t->simulate + t->summarise + write;
     double loop = t->simulate - t->simulate_setup;
+    sc_cli_progress_clear();
     fprintf(stderr,
             "stepcast: timings: load %.3f s, build %.3f s, calibrate %.3f s, simulate %.3f s "
             "(set-up %.3f s, then %.2f M tasks/s), summarise %.3f s, write %.3f s, sensitivity %.3f s, "
@@ -112,6 +113,7 @@ static void note_iterations(const sc_traceset *set, const sc_replay_options *o) 
     size_t n;
     sc_error err;
     if (o->graph.iteration >= 0 || sc_replay_iterations(set, &numbers, &n, &err) != SC_OK) return;
+    sc_cli_progress_clear();
     if (n > 1)
         fprintf(stderr,
                 "stepcast: note: the traces hold %zu iterations (ProfilerStep#%lld to #%lld); this replays the "

@@ -44,6 +44,8 @@ static const sc_cli_command commands[] = {
      sc_cmd_comm},
     {"structure", "recover the model: phases, repeated layers, collective roles, dimensions",
      "stepcast structure [--json] [--iteration N] TRACE|DIR...", sc_cmd_structure},
+    {"diff", "compare two traces or trace sets per step, kernel class, collective, operator and kernel",
+     "stepcast diff [--json] [--top N] A B   (A, B: a trace file or a folder of them)", sc_cmd_diff},
     {"export", "write Chakra execution traces (PREFIX.<rank>.et) for ASTRA-sim & co.",
      "stepcast export --chakra PREFIX [--no-cpu|--gpu-only] [--iteration N] [--force] TRACE|DIR...",
      sc_cmd_export},
@@ -71,6 +73,7 @@ int sc_cli_exit_code(sc_status status) {
 
 int sc_cli_fail(const sc_error *err) {
     char buf[1024];
+    sc_cli_progress_clear();
     fprintf(stderr, "stepcast: %s\n", sc_error_format(err, buf, sizeof buf));
     return sc_cli_exit_code(err->status);
 }
@@ -78,6 +81,7 @@ int sc_cli_fail(const sc_error *err) {
 int sc_cli_usage(const char *cmd, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
+    sc_cli_progress_clear();
     fprintf(stderr, "stepcast %s: ", cmd);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
@@ -87,9 +91,42 @@ int sc_cli_usage(const char *cmd, const char *fmt, ...) {
     return SC_EXIT_USAGE;
 }
 
+sc_cli_ui_options sc_cli_ui;
+
+/* Warnings on stderr: one line per kind with its count, or with --verbose
+ * every one. */
+static void print_grouped(const void *owner, size_t n, const char *(*line)(const void *, size_t),
+                          size_t ngroups, sc_status (*group)(const void *, size_t, sc_warning_group *, sc_error *)) {
+    sc_cli_progress_clear();
+    if (sc_cli_ui.verbose) {
+        for (size_t i = 0; i < n; i++) fprintf(stderr, "stepcast: warning: %s\n", line(owner, i));
+        return;
+    }
+    for (size_t g = 0; g < ngroups; g++) {
+        sc_warning_group wg;
+        if (group(owner, g, &wg, NULL) != SC_OK) continue;
+        if (wg.count == 1) fprintf(stderr, "stepcast: warning: %s\n", wg.example);
+        else
+            fprintf(stderr, "stepcast: warning: %s (and %zu more like it; --verbose lists them)\n", wg.example,
+                    wg.count - 1);
+    }
+}
+
+static const char *set_line(const void *o, size_t i) { return sc_traceset_warning(o, i); }
+static sc_status set_group(const void *o, size_t i, sc_warning_group *g, sc_error *e) {
+    return sc_traceset_warning_group_at(o, i, g, e);
+}
+static const char *info_line(const void *o, size_t i) { return sc_info_warning(o, i); }
+static sc_status info_group(const void *o, size_t i, sc_warning_group *g, sc_error *e) {
+    return sc_info_warning_group_at(o, i, g, e);
+}
+
 void sc_cli_print_warnings(const sc_traceset *set) {
-    for (size_t i = 0; i < sc_traceset_warning_count(set); i++)
-        fprintf(stderr, "stepcast: warning: %s\n", sc_traceset_warning(set, i));
+    print_grouped(set, sc_traceset_warning_count(set), set_line, sc_traceset_warning_group_count(set), set_group);
+}
+
+void sc_cli_print_info_warnings(const sc_info *info) {
+    print_grouped(info, sc_info_warning_count(info), info_line, sc_info_warning_group_count(info), info_group);
 }
 
 int sc_cli_load(const char *cmd, sc_cli_args *a, sc_traceset **set) {
@@ -123,7 +160,10 @@ static void print_help(FILE *out) {
             "instead of swapping. -j N (--jobs N) caps the threads that read and build\n"
             "(0 = every core, the default; $STEPCAST_THREADS); a large plain file is read\n"
             "by several threads. Outputs go to a temporary file renamed into place; an\n"
-            "existing output is replaced only with --force.\n"
+            "existing output is replaced only with --force. On a terminal a run longer\n"
+            "than a second shows a progress line on stderr: --quiet (-q) drops it,\n"
+            "--progress draws it anyway. Warnings of one kind print once with a count:\n"
+            "--verbose (-v) prints every one.\n"
             "\nexit codes: 0 ok, 1 bad or unreadable input, 2 bad command line (an output in\n"
             "            a missing folder, or one that exists without --force, too),\n"
             "            3 internal error (out of memory, an output that fails to write, bug)\n");
@@ -173,6 +213,7 @@ int main(int argc, char **argv) {
         return SC_EXIT_USAGE;
     }
     int rc = c->run(argc - 1, argv + 1);
+    sc_cli_progress_clear();
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "stepcast: cannot write to standard output\n");
         return SC_EXIT_INTERNAL;

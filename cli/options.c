@@ -110,6 +110,9 @@ int sc_cli_parse(const char *cmd, int argc, char **argv, const sc_cli_opt *opts,
          .what = "a size such as 512M or 8G"},
         {.name = "--jobs", .alias = "-j", .kind = SC_CLI_UINT, .dest = &jobs, .max = 4096,
          .what = "a thread count (0 = every core)"},
+        {.name = "--verbose", .alias = "-v", .kind = SC_CLI_FLAG, .dest = &sc_cli_ui.verbose},
+        {.name = "--quiet", .alias = "-q", .kind = SC_CLI_FLAG, .dest = &sc_cli_ui.quiet},
+        {.name = "--progress", .kind = SC_CLI_FLAG, .dest = &sc_cli_ui.progress},
     };
     out->paths = calloc((size_t)(argc > 0 ? argc : 1), sizeof *out->paths);
     if (!out->paths) {
@@ -145,6 +148,7 @@ int sc_cli_parse(const char *cmd, int argc, char **argv, const sc_cli_opt *opts,
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (jobs == 0) jobs = cores > 0 ? (uint64_t)cores : 1;
     out->load.threads = jobs == UINT64_MAX ? 0 : (uint32_t)jobs;
+    sc_cli_progress_setup(&out->load);
     return SC_EXIT_OK;
 }
 

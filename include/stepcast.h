@@ -20,7 +20,7 @@
  *
  * Sections: 1 errors, 2 traces, 3 trace sets, 4 info, 5 the execution
  * graph, 6 replay, 7 Chakra and Execution Traces, 8 outputs, 9 synthetic
- * traces, 10 communication.
+ * traces, 10 communication, 11 diff.
  */
 #ifndef STEPCAST_H
 #define STEPCAST_H
@@ -82,6 +82,24 @@ SC_API const char *sc_error_format(const sc_error *err, char *buf, size_t size);
 
 typedef struct sc_trace sc_trace;
 
+/* Progress of a long job, for a caller that shows it (the CLI's progress
+ * line): a load's files and bytes, then the graph's ranks, then the
+ * simulation's tasks. Counts only grow within a stage; a total of 0 is
+ * unknown. */
+typedef struct sc_progress {
+    const char *stage;                /* "read", "build" or "simulate" */
+    uint64_t files_done, files_total; /* read: files finished, of the load's */
+    uint64_t bytes_read;              /* read: decompressed bytes parsed so far, all files */
+    uint64_t ranks_done, ranks_total; /* build: ranks whose part of the graph is built */
+    uint64_t tasks_done, tasks_total; /* simulate: tasks finished */
+    double elapsed_s;                 /* since the load began */
+} sc_progress;
+/* Called from whichever library thread moved on, never two calls at once
+ * (the library serialises them), at most every 50 ms or so, and once at
+ * the start and once at the end of each stage. It must return quickly
+ * and must not call back into the library. */
+typedef void (*sc_progress_fn)(void *user, const sc_progress *p);
+
 /* How to load traces. Zero-initialise and set what you need: every 0 means
  * the default. */
 typedef struct sc_load_options {
@@ -107,6 +125,12 @@ typedef struct sc_load_options {
      * with SC_E_LIMIT, before they grow past it, too. 0: $STEPCAST_MAX_MEMORY,
      * else 80% of RAM. */
     uint64_t max_memory_bytes;
+    /* Progress reports (see sc_progress_fn); NULL: none. A trace set keeps
+     * them for the graph built from it (sc_graph_build, sc_replay_run,
+     * sc_predict_run report "build" and "simulate" to the same callback);
+     * the set must then outlive nothing but user. */
+    sc_progress_fn progress;
+    void *progress_user;
 } sc_load_options;
 
 /* Reads one Kineto trace (.json or .json.gz, detected by content). opts may
@@ -147,6 +171,19 @@ SC_API size_t sc_traceset_count(const sc_traceset *set);
 SC_API const sc_trace *sc_traceset_trace(const sc_traceset *set, size_t i);
 SC_API size_t sc_traceset_warning_count(const sc_traceset *set);
 SC_API const char *sc_traceset_warning(const sc_traceset *set, size_t i);
+/* Warnings grouped by kind (the sentence they share, whatever file or rank
+ * they name: eight "skipped (PyTorch Execution Trace ...)" lines are one
+ * kind), in the order each kind first appears, for a report that prints a
+ * kind once with its count. */
+typedef struct sc_warning_group {
+    const char *example; /* the kind's first warning; lives as long as its owner */
+    size_t first;        /* its index among the warnings */
+    size_t count;        /* warnings of the kind (>= 1) */
+} sc_warning_group;
+SC_API size_t sc_traceset_warning_group_count(const sc_traceset *set);
+/* SC_E_USAGE when i is out of range. */
+SC_API sc_status sc_traceset_warning_group_at(const sc_traceset *set, size_t i, sc_warning_group *out,
+                                              sc_error *err);
 
 /* --------------------------------------------------------------- 4 info */
 
@@ -184,6 +221,8 @@ SC_API size_t sc_info_rank_count(const sc_info *info);
 SC_API sc_status sc_info_rank_at(const sc_info *info, size_t i, sc_info_rank *out, sc_error *err);
 SC_API size_t sc_info_warning_count(const sc_info *info);
 SC_API const char *sc_info_warning(const sc_info *info, size_t i);
+SC_API size_t sc_info_warning_group_count(const sc_info *info); /* as sc_traceset_warning_group_* */
+SC_API sc_status sc_info_warning_group_at(const sc_info *info, size_t i, sc_warning_group *out, sc_error *err);
 /* The report: per rank file, rank, world size, GPU, events by category,
  * kernels per stream, NCCL collectives by kind, iterations, GPU busy time;
  * text for people or JSON for scripts; deterministic. */
@@ -784,6 +823,70 @@ SC_API sc_status sc_model_sweep_run(const sc_model_config *base, const char *con
                                     const char *const *lists, size_t n, sc_model_sweep **out, sc_error *err);
 SC_API void sc_model_sweep_free(sc_model_sweep *s);
 SC_API sc_status sc_model_sweep_write(const sc_model_sweep *s, FILE *out, int json, sc_error *err);
+/* ---------------------------------------------------------------- 13 diff */
+
+/* `stepcast diff A B`: two traces or trace sets (before and after a change,
+ * two GPUs, two library versions) compared as HTA's TraceDiff does, per
+ * name, and per kernel class, collective kind and step. Every figure is a
+ * mean per step per rank, so that sets of different lengths and sizes
+ * compare: a side's sums are divided by its rank-steps (each rank's
+ * ProfilerStep#N annotations; a rank without any is one step, its whole
+ * trace). Only the events of a step count: a CPU event by its start, a GPU
+ * event by the start of the runtime call that launched it (its own start
+ * when none is traced). Times are inclusive (an operator's nested
+ * operators are in its time too, as in HTA). */
+typedef struct sc_diff sc_diff;
+
+/* A and B must outlive the call only. A Chakra trace (no events to sum)
+ * is SC_E_USAGE. */
+SC_API sc_status sc_diff_run(const sc_traceset *a, const sc_traceset *b, sc_diff **out, sc_error *err);
+SC_API void sc_diff_free(sc_diff *diff);
+
+/* What is compared, section by section (sc_diff_row.section). */
+typedef enum sc_diff_section {
+    SC_DIFF_STEP = 0,     /* the i-th ProfilerStep of each side, in order */
+    SC_DIFF_KERNEL_CLASS, /* GPU work by class: gemm, attention, communication, other_kernel,
+                             memcpy, memset */
+    SC_DIFF_COLLECTIVE,   /* NCCL kernels by collective kind (AllReduce, SendRecv, ...) */
+    SC_DIFF_OPERATOR,     /* CPU operators and user annotations, by name */
+    SC_DIFF_KERNEL,       /* GPU kernels, copies and sets by normalised name: template
+                             arguments <...> and the parameter list (...) dropped, a
+                             leading "void " too, and the trailing _N launch or compile
+                             number of a Triton kernel (triton_poi_fused_add_3) */
+    SC_DIFF_SECTION_COUNT
+} sc_diff_section;
+SC_API const char *sc_diff_section_name(sc_diff_section s); /* "step", "kernel_class", ... */
+
+/* One side: what its traces hold. Strings live as long as the sc_diff. */
+typedef struct sc_diff_side {
+    const char *label;   /* the first trace's file, or its folder with "(N files)" */
+    const char *gpu;     /* the first rank's GPU; "" when unknown */
+    size_t ranks;
+    uint64_t rank_steps; /* what the side's sums are divided by */
+    double step_us;      /* mean step (ProfilerStep duration), per rank-step; 0 without steps */
+} sc_diff_side;
+/* which: 0 for A, 1 for B. */
+SC_API sc_diff_side sc_diff_get_side(const sc_diff *diff, int which);
+
+/* One name of one section, both sides. Strings live as long as the sc_diff. */
+typedef struct sc_diff_row {
+    sc_diff_section section;
+    const char *name;      /* a step's row: A's ProfilerStep name, " | " and B's where they differ */
+    double a_us, b_us;     /* time per step per rank */
+    double a_count, b_count; /* occurrences per step per rank (a step's row: the ranks that have it) */
+    double delta_us;       /* b_us - a_us */
+    double delta_pct;      /* delta_us / a_us * 100; 0 when a_us is 0 (JSON: null) */
+    const char *change;    /* by count, as HTA's ops_diff: "added" (not in A), "removed" (not in B),
+                              "more", "fewer" or "same" */
+} sc_diff_row;
+/* Rows by section in sc_diff_section order; steps in step order, every
+ * other section by impact, |delta_us| largest first (ties by name). */
+SC_API size_t sc_diff_row_count(const sc_diff *diff);
+SC_API sc_status sc_diff_row_at(const sc_diff *diff, size_t i, sc_diff_row *out, sc_error *err);
+/* `stepcast diff`: both sides, then each section's rows (top: at most that
+ * many per section but steps, 0 for all; JSON always has all); text or
+ * JSON, deterministic. */
+SC_API sc_status sc_diff_write(const sc_diff *diff, FILE *out, int json, size_t top, sc_error *err);
 
 #ifdef __cplusplus
 }

@@ -191,22 +191,77 @@ uint32_t sc__idmap_get(const sc__idmap *m, int64_t key); /* SC__NONE when absent
 typedef int (*sc__cmp_fn)(const void *a, const void *b, void *ctx);
 void sc__sort(void *base, size_t n, size_t size, sc__cmp_fn cmp, void *ctx);
 
+/* ------------------------------------------------------------------ progress */
+
+/* A job's progress (progress.c): counters any thread may add to, and the
+ * caller's sc_progress_fn, called at most every 50 ms and never twice at
+ * once. Loads pass it down in their sc_load_options as the pair
+ * (sc__progress_relay, the sc__progress), which sc__progress_of finds
+ * again; a trace set keeps one for the graph and simulation. */
+typedef struct sc__progress {
+    sc_progress_fn fn;
+    void *user;
+    pthread_mutex_t mu;
+    _Atomic uint64_t bytes, files_done, ranks_done, tasks_done;
+    _Atomic int64_t next_ns; /* no call before this monotonic time */
+    uint64_t files_total, ranks_total, tasks_total;
+    const char *stage;
+    int64_t began_ns;
+} sc__progress;
+
+/* A new one reporting to fn (NULL: fn is NULL, nothing to report). */
+sc__progress *sc__progress_new(sc_progress_fn fn, void *user);
+void sc__progress_free(sc__progress *p);
+/* The marker a load's options carry in place of the caller's callback. */
+void sc__progress_relay(void *user, const sc_progress *p);
+/* The sc__progress of opts (NULL when it has none). */
+sc__progress *sc__progress_of(const sc_load_options *opts);
+/* A copy of opts that carries p (opts may be NULL). */
+sc_load_options sc__progress_options(const sc_load_options *opts, sc__progress *p);
+/* Starts a stage ("read", "build", "simulate") with its total, and reports. */
+void sc__progress_stage(sc__progress *p, const char *stage, uint64_t total);
+/* Adds to a counter and reports when 50 ms have passed; p may be NULL. */
+void sc__progress_bytes(sc__progress *p, uint64_t n);
+void sc__progress_files(sc__progress *p, uint64_t n);
+void sc__progress_ranks(sc__progress *p, uint64_t n);
+void sc__progress_tasks(sc__progress *p, uint64_t n);
+/* Reports now (the end of a stage). */
+void sc__progress_flush(sc__progress *p);
+
 /* ------------------------------------------------------------------ warnings */
 
 /* A list of one-line warnings (a full sentence each, no newline), for
  * whatever collects them for the user to read: a trace set while loading, a
- * graph while building (warnings.c). */
+ * graph while building (warnings.c). Each warning has a kind, the format
+ * string that made it (a string literal, so it lives for good): the lines
+ * of one kind differ only in what they name (a file, a rank), and groups
+ * (one per kind, in the order each kind first appears) let a report print
+ * one line per kind with a count and an example. */
+typedef struct sc__warning_group {
+    const char *kind;   /* the format string */
+    size_t first;       /* index of the kind's first warning */
+    size_t count;
+} sc__warning_group;
 typedef struct sc__warnings {
     char **items;
+    uint32_t *group;    /* items[i]'s index in groups */
     size_t count;
+    sc__warning_group *groups;
+    size_t ngroups;
 } sc__warnings;
 
-/* Appends the formatted line; false on OOM (the list is unchanged). */
+/* Appends the formatted line, of kind fmt; false on OOM (the list is
+ * unchanged). */
 bool sc__warnings_add(sc__warnings *w, const char *fmt, ...) SC__PRINTF(2, 3);
 bool sc__warnings_vadd(sc__warnings *w, const char *fmt, va_list ap);
+/* Appends a copy of src's warnings, with their kinds; false on OOM. */
+bool sc__warnings_copy(sc__warnings *dst, const sc__warnings *src);
 /* Drops the warnings past the first `keep`. */
 void sc__warnings_truncate(sc__warnings *w, size_t keep);
 void sc__warnings_free(sc__warnings *w);
+/* Group i of w as the public API hands it out; SC_E_USAGE when out of
+ * range. */
+sc_status sc__warnings_group_at(const sc__warnings *w, size_t i, sc_warning_group *out, sc_error *err);
 
 /* ------------------------------------------------------------------ strings */
 

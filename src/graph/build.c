@@ -503,6 +503,7 @@ static sc_status build_parallel(sc__bctx *c, const sc_traceset *set, const sc__b
             c->sync_checked |= p->checked;
         }
         part_free(p);
+        sc__progress_ranks(set->progress, 1);
         if (opts->release_traces && i % 32 == 31) give_back_freed();
         pthread_mutex_lock(&j.mu);
         j.merged = i + 1;
@@ -557,6 +558,7 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
     }
     unsigned threads = build_threads(set);
     uint64_t traces_held = sc__traceset_memory(set);
+    sc__progress_stage(set->progress, "build", set->count);
     if (st == SC_OK && threads > 1) st = build_parallel(&c, set, c.opts, threads, &comms, &traces_held, err);
     for (size_t i = 0; st == SC_OK && threads <= 1 && i < set->count; i++) {
         c.t = set->traces[i];
@@ -566,8 +568,10 @@ sc_status sc__graph_build_kineto_stats(const sc_traceset *set, const sc__build_o
             if (i % 32 == 31) give_back_freed();
         }
         if (st == SC_OK) st = check_rank_budget(g, set, i, traces_held, &comms, err);
+        sc__progress_ranks(set->progress, 1);
     }
     if (opts->release_traces) give_back_freed();
+    sc__progress_flush(set->progress);
     bool uneven = false;
     if (st == SC_OK) st = sc__build_collectives(g, &comms, &uneven, err);
     /* The matching named the uneven communicators of the replayed iteration

@@ -208,9 +208,8 @@ static bool bucket_rows(sc_comm *c, const item *it, size_t n, int64_t *ns) {
 }
 
 static sc_status trace_rows(sc_comm *c, const sc_traceset *set, const sc_comm_options *o, sc_error *err) {
-    for (size_t i = 0; i < set->warnings.count; i++)
-        if (!sc__warnings_add(&c->warnings, "%s", set->warnings.items[i]))
-            return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    if (!sc__warnings_copy(&c->warnings, &set->warnings))
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     c->load_warnings = c->warnings.count;
     sc__build_options bo = {.iteration = o->graph.iteration, .hide_cuda_sync = o->graph.hide_cuda_sync != 0};
     sc__graph *g;
@@ -220,7 +219,7 @@ static sc_status trace_rows(sc_comm *c, const sc_traceset *set, const sc_comm_op
     item *it = sc__alloc_array(n ? n : 1, sizeof *it);
     int64_t *scratch = sc__alloc_array(n ? n : 1, sizeof *scratch);
     bool ok = it && scratch && sc__calibrate_transfers(g);
-    for (size_t i = 0; ok && i < g->warnings.count; i++) ok = sc__warnings_add(&c->warnings, "%s", g->warnings.items[i]);
+    ok = ok && sc__warnings_copy(&c->warnings, &g->warnings);
     size_t partial = 0;
     for (size_t i = 0; ok && i < n; i++) {
         it[i] = item_of(&SC__VEC_AT(&g->groups, sc__group, i));

@@ -322,8 +322,7 @@ static sc_info *info_new(const sc_traceset *set) {
     if (!info) return NULL;
     info->ranks = calloc(set->count ? set->count : 1, sizeof *info->ranks);
     bool ok = info->ranks != NULL;
-    for (size_t i = 0; ok && i < set->warnings.count; i++)
-        ok = sc__warnings_add(&info->warnings, "%s", set->warnings.items[i]);
+    ok = ok && sc__warnings_copy(&info->warnings, &set->warnings);
     if (ok) return info;
     sc_info_free(info);
     return NULL;
@@ -408,6 +407,10 @@ size_t sc_info_rank_count(const sc_info *info) { return info ? info->nranks : 0;
 size_t sc_info_warning_count(const sc_info *info) { return info ? info->warnings.count : 0; }
 const char *sc_info_warning(const sc_info *info, size_t i) {
     return info && i < info->warnings.count ? info->warnings.items[i] : NULL;
+}
+size_t sc_info_warning_group_count(const sc_info *info) { return info ? info->warnings.ngroups : 0; }
+sc_status sc_info_warning_group_at(const sc_info *info, size_t i, sc_warning_group *out, sc_error *err) {
+    return sc__warnings_group_at(info ? &info->warnings : NULL, i, out, err);
 }
 
 static uint64_t sum(const uint64_t *v, size_t n) {

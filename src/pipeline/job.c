@@ -18,9 +18,7 @@ static bool copy_set(sc_graph *jg, const sc_traceset *set) {
     jg->nfiles = set->count;
     for (size_t i = 0; i < set->count; i++)
         if (!(jg->files[i] = sc__strdup(set->traces[i]->path))) return false;
-    for (size_t i = 0; i < set->warnings.count; i++)
-        if (!sc__warnings_add(&jg->load, "%s", set->warnings.items[i])) return false;
-    return true;
+    return sc__warnings_copy(&jg->load, &set->warnings);
 }
 
 sc_status sc_graph_build(const sc_traceset *set, const sc_graph_options *opts, sc_graph **out,

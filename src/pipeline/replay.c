@@ -102,7 +102,8 @@ sc__sim_params sc__replay_sim_params(const sc_replay *r, const sc_traceset *set)
                             .rank_offset = r->rank_offset,
                             .proc_backlog = r->backlog,
                             .dispatch_gap = r->dispatch_gap,
-                            .threads = set ? set->threads : 1};
+                            .threads = set ? set->threads : 1,
+                            .progress = set ? set->progress : NULL};
 }
 
 /* The model's layers in the simulated graph and one layer's simulated

@@ -76,6 +76,7 @@ int sc__jwin_refill(sc__jp *jp, const char *keep_from) {
             break;
         }
         w->len += got;
+        sc__progress_bytes(jp->progress, got);
         if (!w->src->gzip) break; /* one read() per refill for plain files */
     }
     memset(w->buf + w->len, 0, SC__JWIN_PAD);
@@ -151,6 +152,7 @@ bool sc__jp_init(sc__jp *jp, sc__jwin *w, const char *name, const sc_load_option
     jp->end = w->buf + w->len;
     jp->max_string = opts && opts->max_string_bytes ? opts->max_string_bytes : (256u << 20);
     jp->max_depth = opts && opts->max_depth ? opts->max_depth : 512;
+    jp->progress = sc__progress_of(opts);
     jp->stack = malloc(jp->max_depth);
     return jp->stack != NULL;
 }

@@ -47,6 +47,7 @@ typedef struct sc__jp {
     uint64_t max_string;
     uint32_t max_depth;
     uint8_t *stack;        /* skip_value's container stack, max_depth bytes */
+    sc__progress *progress; /* the load's (sc__progress_of its options), NULL: none */
 } sc__jp;
 
 typedef struct sc__jstr {

@@ -791,6 +791,16 @@ static sc_status read_trace(sc__source *src, const char *name, const sc_load_opt
 sc_status sc_trace_load(const char *path, const sc_load_options *opts, sc_trace **out,
                         sc_error *err) {
     if (!path || !out) return sc__fail(err, SC_E_USAGE, path, SC_NO_OFFSET, "no path given");
+    if (opts && opts->progress && !sc__progress_of(opts)) { /* a caller's callback: one file's progress */
+        sc__progress *p = sc__progress_new(opts->progress, opts->progress_user);
+        sc_load_options o = sc__progress_options(opts, p);
+        sc__progress_stage(p, "read", 1);
+        sc_status st = sc_trace_load(path, &o, out, err);
+        if (st == SC_OK) sc__progress_files(p, 1);
+        sc__progress_flush(p);
+        sc__progress_free(p);
+        return st;
+    }
     unsigned threads = sc__load_threads(opts);
     if (threads > 1 && sc__kineto_load_parallel(path, opts, threads, 0, out)) {
         sc__error_clear(err);

@@ -219,6 +219,7 @@ static void *load_worker(void *arg) {
         sc_load_options o = *job->opts;
         o.threads = sc__file_threads(job->threads, job->count, i);
         job->status[i] = load_one(job->paths[i], &o, &job->traces[i], &job->errors[i]);
+        sc__progress_files(sc__progress_of(&o), 1);
         if (job->status[i] == SC_OK && job->each)
             job->status[i] = job->each(job->ctx, job->traces[i], &job->errors[i]);
     }
@@ -294,6 +295,13 @@ sc_status sc__traceset_load_each(const char *const *paths, size_t npaths,
     if (npaths == 0) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "no trace files given");
     sc_traceset *set = calloc(1, sizeof *set);
     if (!set) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    /* The caller's progress callback, or the progress of a load that
+     * called this one; every file's reader finds it in its options. */
+    sc__progress *given = sc__progress_of(opts);
+    set->progress = given ? given : sc__progress_new(opts ? opts->progress : NULL, opts ? opts->progress_user : NULL);
+    set->progress_owned = !given;
+    sc_load_options with_progress = sc__progress_options(opts, set->progress);
+    opts = &with_progress;
     pathlist files = {0};
     sc_status st = SC_OK;
     for (size_t i = 0; i < npaths && st == SC_OK; i++) {
@@ -326,7 +334,11 @@ sc_status sc__traceset_load_each(const char *const *paths, size_t npaths,
     }
     set->threads = sc__load_threads(opts);
     set->budget = sc__load_budget(opts);
-    if (st == SC_OK) st = load_all(set, &files, opts, each, ctx, err);
+    if (st == SC_OK) {
+        sc__progress_stage(set->progress, "read", files.count);
+        st = load_all(set, &files, opts, each, ctx, err);
+        sc__progress_flush(set->progress);
+    }
     if (st != SC_OK) {
         pathlist_free(&files);
         sc_traceset_free(set);

@@ -647,11 +647,16 @@ sc_status sc__sim_run(const sc__graph *g, const sc__sim_params *p, sc__sim *out,
     }
     out->setup_s = sc__now() - began;
     for (uint32_t q = 0; q < g->procs.len; q++) try_place(&s, q);
-    uint64_t events = 0;
+    uint64_t events = 0, reported = 0;
+    sc__progress_stage(p->progress, "simulate", g->tasks.len);
     for (;;) {
         clear_popped(&s);
         evkey e = s.tree[1];
         if (e == EV_EMPTY || s.oom || s.too_many_waits || s.clash) break;
+        if (p->progress && (events & 0xffff) == 0) { /* a clock read per 65,536 events */
+            sc__progress_tasks(p->progress, s.ndone - reported);
+            reported = s.ndone;
+        }
         uint32_t t = ev_task(e);
         s.popped = s.node[t].proc;
         events++;
@@ -659,6 +664,8 @@ sc_status sc__sim_run(const sc__graph *g, const sc__sim_params *p, sc__sim *out,
         else task_end(&s, t, ev_time(e));
     }
     out->events = events;
+    sc__progress_tasks(p->progress, s.ndone - reported);
+    sc__progress_flush(p->progress);
     sc_status st = SC_OK;
     if (s.oom) {
         st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory simulating");

@@ -38,6 +38,7 @@ typedef struct sc__sim_params {
     const int64_t *dispatch_gap;   /* ns between two tasks of a stream, the second queued
                                       (not a graph launch's: those have their gap); NULL = 0 */
     unsigned threads;              /* 2+: a helper may fault the outputs in (no effect on them) */
+    sc__progress *progress;        /* tasks finished are reported to it; NULL: none */
 } sc__sim_params;
 
 /* Why a task started when it did (bound_fam): an edge family of graph.h

@@ -205,6 +205,8 @@ struct sc_traceset {
     unsigned threads; /* the load's thread cap, kept for building its graph */
     uint64_t budget;  /* the load's memory budget, which the job built from it keeps too */
     sc__warnings warnings;
+    sc__progress *progress; /* the load's, kept for the graph and simulation; NULL: none */
+    bool progress_owned;    /* made by the load (else a caller's, from its options) */
 };
 
 /* Bytes the set's traces hold now (sc_trace_memory of each). */

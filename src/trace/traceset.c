@@ -13,6 +13,7 @@ void sc_traceset_free(sc_traceset *set) {
     for (size_t i = 0; i < set->count; i++) sc_trace_free(set->traces[i]);
     free(set->traces);
     sc__warnings_free(&set->warnings);
+    if (set->progress_owned) sc__progress_free(set->progress);
     free(set);
 }
 
@@ -29,4 +30,8 @@ const sc_trace *sc_traceset_trace(const sc_traceset *set, size_t i) {
 size_t sc_traceset_warning_count(const sc_traceset *set) { return set ? set->warnings.count : 0; }
 const char *sc_traceset_warning(const sc_traceset *set, size_t i) {
     return set && i < set->warnings.count ? set->warnings.items[i] : NULL;
+}
+size_t sc_traceset_warning_group_count(const sc_traceset *set) { return set ? set->warnings.ngroups : 0; }
+sc_status sc_traceset_warning_group_at(const sc_traceset *set, size_t i, sc_warning_group *out, sc_error *err) {
+    return sc__warnings_group_at(set ? &set->warnings : NULL, i, out, err);
 }
