@@ -237,5 +237,17 @@ class Library(unittest.TestCase):
         self.assertEqual(got, want)
 
 
+class Example(unittest.TestCase):
+    def test_replay_from_python(self):
+        """examples/replay_from_python.py runs on the bundled example and
+        prints the replay's step."""
+        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "replay_from_python.py")],
+                           capture_output=True, text=True, env=env, cwd=ROOT)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        want, _ = cli_json("replay", "--json", os.path.join(ROOT, "examples", "megatron-tp8"))
+        self.assertIn("simulated %.3f ms" % (want["step"]["simulated_us"] / 1e3), p.stdout)
+        self.assertIn("critical path:", p.stdout)
+
 if __name__ == "__main__":
     unittest.main()
