@@ -58,7 +58,7 @@ def _raise(err):
     buf = ctypes.create_string_buffer(1024)
     text = lib.sc_error_format(byref(err), buf, len(buf)).decode(errors="replace")
     cls = UsageError if err.status == _lib.SC_E_USAGE else Error
-    offset = None if err.offset == 2**64 - 1 else err.offset
+    offset = None if err.offset == _lib.SC_NO_OFFSET else err.offset
     raise cls(text, lib.sc_status_name(err.status).decode(), err.file.decode(errors="replace"), offset,
               err.line, err.column, err.message.decode(errors="replace"))
 

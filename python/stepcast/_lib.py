@@ -3,8 +3,9 @@ stepcast.h that the module calls.
 
 The structs below mirror the option structs of include/stepcast.h field by
 field, in order; tests/python/test_module.py compiles a small C program
-against the header and fails when an offset or a size here differs from
-the C compiler's, so a field added to the header cannot go unnoticed.
+against the header and fails when an offset, a size or a constant here
+differs from the C compiler's, so a field added to the header cannot go
+unnoticed.
 
 The library is looked for, in order: $STEPCAST_LIB (a path to the file);
 libstepcast.so next to this module; the checkout's build folder
@@ -20,12 +21,15 @@ c_int, c_uint, c_u32, c_u64, c_i64 = ctypes.c_int, ctypes.c_uint, ctypes.c_uint3
 c_size, c_double, c_char_p, c_void_p = ctypes.c_size_t, ctypes.c_double, ctypes.c_char_p, ctypes.c_void_p
 POINTER, byref = ctypes.POINTER, ctypes.byref
 
-SC_OK = 0
-SC_E_USAGE = 6
-SC_OUTPUT_FORCE = 1
-SC_COMM = {"coupled": 0, "traced": 1, "model": 2}
-SC_SENSITIVITY_AUTO, SC_SENSITIVITY_ON, SC_SENSITIVITY_OFF = 0, 1, 2
-SC_BREAKDOWN = {"stepcast": 0, "hta": 1}
+# The values of stepcast.h's enums and macros that the module uses (the
+# layout test checks them against the header too).
+CONSTANTS = {"SC_OK": 0, "SC_E_USAGE": 6, "SC_OUTPUT_FORCE": 1, "SC_NO_OFFSET": 2**64 - 1,
+             "SC_COMM_COUPLED": 0, "SC_COMM_TRACED": 1, "SC_COMM_MODEL": 2,
+             "SC_SENSITIVITY_AUTO": 0, "SC_SENSITIVITY_ON": 1, "SC_SENSITIVITY_OFF": 2,
+             "SC_BREAKDOWN_STEPCAST": 0, "SC_BREAKDOWN_HTA": 1}
+globals().update(CONSTANTS)
+SC_COMM = {"coupled": SC_COMM_COUPLED, "traced": SC_COMM_TRACED, "model": SC_COMM_MODEL}
+SC_BREAKDOWN = {"stepcast": SC_BREAKDOWN_STEPCAST, "hta": SC_BREAKDOWN_HTA}
 
 
 class ScError(ctypes.Structure):

@@ -215,7 +215,8 @@ class Library(unittest.TestCase):
 
     def test_struct_layout(self):
         """Each ctypes mirror has the size and field offsets that the C
-        compiler gives the struct of stepcast.h."""
+        compiler gives the struct of stepcast.h, and each constant the
+        header's value."""
         cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("cc")
         if not cc:
             self.skipTest("no C compiler")
@@ -226,6 +227,9 @@ class Library(unittest.TestCase):
             for field, _ in mirror._fields_:
                 lines.append('printf("%%zu\\n", offsetof(%s, %s));' % (name, field))
                 want.append(getattr(mirror, field).offset)
+        for name, value in sorted(_lib.CONSTANTS.items()):
+            lines.append('printf("%%llu\\n", (unsigned long long)(%s));' % name)
+            want.append(value)
         src = ("#include <stddef.h>\n#include <stdio.h>\n#include \"stepcast.h\"\n"
                "int main(void) {\n%s\nreturn 0;\n}\n" % "\n".join(lines))
         with tempfile.TemporaryDirectory() as tmp:
