@@ -3,6 +3,10 @@
 #   make            build libstepcast.a and build/stepcast
 #   make demo       install missing packages, build, run on the bundled example
 #   make test       install missing packages, build, run the test suite
+#                   (the C tests, then the Python module's, tests/python/)
+#   make install    PREFIX=/usr/local DESTDIR=: the CLI, libraries, header,
+#                   pkg-config file, man page, bash completion, Python module
+#   make uninstall  removes what make install put there (same variables)
 #   make programs   build the library, the CLI, the test and bench programs;
 #                   run nothing (CI's warnings-as-errors builds)
 #   make check      the test suite under ASan + UBSan (build-asan/; with
@@ -100,7 +104,8 @@ demo: deps
 	$(BUILD)/stepcast replay examples/megatron-tp8
 
 test: deps
-	@$(MAKE) --no-print-directory all $(TEST_BIN)
+	@$(MAKE) --no-print-directory all $(TEST_BIN) $(BUILD)/$(SC_SO)
+	@$(MAKE) --no-print-directory -s install-test
 	@sh tests/run.sh $(BUILD)
 
 # CHECK_BUILD: the folder of the sanitizer build, one per compiler so that
@@ -181,7 +186,82 @@ interop:
 
 .PHONY: interop
 
+# ---- install ----------------------------------------------------------------
+# make install [PREFIX=/usr/local] [DESTDIR=]: the CLI, libstepcast.a, the
+# shared library (its soname is libstepcast.so.MAJOR, or .0.MINOR before 1.0,
+# when any minor release may change the option structs), stepcast.h,
+# stepcast.pc, the man page, bash completion and the Python module. The
+# version is the header's SC_VERSION_STRING, read from it here. The shared
+# library is built from a position-independent copy of the library's objects
+# ($(BUILD)/pic/), so that the CLI, the tests and the bench keep theirs.
+# make install-test (run by `make test`): installs into $(BUILD)/install-test
+# with PREFIX=/usr, where tests/install.sh (from tests/python/test_install.py)
+# builds a program with pkg-config and runs the Python module; and installs
+# then uninstalls into $(BUILD)/uninstall-test, which must be left empty.
+SC_VERSION   := $(shell sed -n 's/^\#define SC_VERSION_STRING "\(.*\)"$$/\1/p' include/stepcast.h)
+SC_MAJOR     := $(word 1,$(subst ., ,$(SC_VERSION)))
+SC_MINOR     := $(word 2,$(subst ., ,$(SC_VERSION)))
+SC_SOVERSION := $(if $(filter 0,$(SC_MAJOR)),0.$(SC_MINOR),$(SC_MAJOR))
+SC_SO        := libstepcast.so.$(SC_VERSION)
+SC_SONAME    := libstepcast.so.$(SC_SOVERSION)
+PIC_OBJ      := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+PY_SRC       := $(sort $(wildcard python/stepcast/*.py))
+
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+PYTHONDIR  ?= $(PREFIX)/lib/python3/dist-packages
+INSTALL    ?= install
+
+$(BUILD)/pic/%.o: %.c $(BUILD)/.flags
+	@mkdir -p $(dir $@)
+	$(CC) $(SC_CFLAGS) -fPIC -MMD -MP -c $< -o $@
+
+# Only the sc_ names of stepcast.h are exported (-fvisibility=hidden).
+$(BUILD)/$(SC_SO): $(PIC_OBJ) $(BUILD)/.flags
+	$(CC) $(SC_CFLAGS) -shared -Wl,-soname,$(SC_SONAME) -Wl,--no-undefined -o $@ $(PIC_OBJ) $(LDLIBS)
+	ln -sf $(SC_SO) $(BUILD)/$(SC_SONAME)
+	ln -sf $(SC_SO) $(BUILD)/libstepcast.so
+
+shared: $(BUILD)/$(SC_SO)
+
+$(BUILD)/stepcast.pc: scripts/stepcast.pc.in $(BUILD)/.flags FORCE
+	@sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(SC_VERSION)|' $< >$@
+
+install: $(BUILD)/stepcast $(BUILD)/libstepcast.a $(BUILD)/$(SC_SO) $(BUILD)/stepcast.pc
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(PYTHONDIR)/stepcast
+	$(INSTALL) -m 755 $(BUILD)/stepcast $(DESTDIR)$(BINDIR)/stepcast
+	$(INSTALL) -m 644 $(BUILD)/libstepcast.a $(DESTDIR)$(LIBDIR)/libstepcast.a
+	$(INSTALL) -m 755 $(BUILD)/$(SC_SO) $(DESTDIR)$(LIBDIR)/$(SC_SO)
+	ln -sf $(SC_SO) $(DESTDIR)$(LIBDIR)/$(SC_SONAME)
+	ln -sf $(SC_SO) $(DESTDIR)$(LIBDIR)/libstepcast.so
+	$(INSTALL) -m 644 include/stepcast.h $(DESTDIR)$(INCLUDEDIR)/stepcast.h
+	$(INSTALL) -m 644 $(BUILD)/stepcast.pc $(DESTDIR)$(LIBDIR)/pkgconfig/stepcast.pc
+	$(INSTALL) -m 644 doc/stepcast.1 $(DESTDIR)$(MANDIR)/man1/stepcast.1
+	$(INSTALL) -m 644 scripts/stepcast-completion.bash $(DESTDIR)$(BASHCOMPDIR)/stepcast
+	$(INSTALL) -m 644 $(PY_SRC) $(DESTDIR)$(PYTHONDIR)/stepcast/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/stepcast $(DESTDIR)$(LIBDIR)/libstepcast.a \
+	  $(DESTDIR)$(LIBDIR)/$(SC_SO) $(DESTDIR)$(LIBDIR)/$(SC_SONAME) $(DESTDIR)$(LIBDIR)/libstepcast.so \
+	  $(DESTDIR)$(INCLUDEDIR)/stepcast.h $(DESTDIR)$(LIBDIR)/pkgconfig/stepcast.pc \
+	  $(DESTDIR)$(MANDIR)/man1/stepcast.1 $(DESTDIR)$(BASHCOMPDIR)/stepcast
+	rm -rf $(DESTDIR)$(PYTHONDIR)/stepcast
+
+install-test: $(BUILD)/stepcast $(BUILD)/libstepcast.a $(BUILD)/$(SC_SO)
+	rm -rf $(BUILD)/install-test $(BUILD)/uninstall-test
+	$(MAKE) --no-print-directory install DESTDIR=$(abspath $(BUILD)/install-test) PREFIX=/usr
+	$(MAKE) --no-print-directory install DESTDIR=$(abspath $(BUILD)/uninstall-test) PREFIX=/usr
+	$(MAKE) --no-print-directory uninstall DESTDIR=$(abspath $(BUILD)/uninstall-test) PREFIX=/usr
+
+.PHONY: shared install uninstall install-test
+# ---- end of install block ----------------------------------------------------
+
 clean:
 	rm -rf build build-asan build-asan-clang build-clang build-fuzz build-tsan
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(PIC_OBJ:.o=.d)

@@ -600,6 +600,31 @@ SC_API sc_status sc_output_commit(sc_output *o, sc_error *err);
 /* Discards everything written; removes the temporary file; frees o. */
 SC_API void sc_output_abort(sc_output *o);
 
+/* An in-memory output, for callers that cannot hand the library a FILE of
+ * their own (the Python module): open one, pass sc_buffer_file(b) to any
+ * *_write function, then take what was written as one NUL-terminated
+ * string, for example the JSON that `stepcast replay --json` prints:
+ *
+ *   sc_buffer *b;
+ *   char *json;
+ *   if (sc_buffer_open(&b, &err) == SC_OK) {
+ *       if (sc_replay_write(r, sc_buffer_file(b), 1, &err) != SC_OK) sc_buffer_abort(b);
+ *       else if (sc_buffer_take(b, &json, NULL, &err) == SC_OK) { ...; sc_free(json); }
+ *   }
+ */
+typedef struct sc_buffer sc_buffer;
+SC_API sc_status sc_buffer_open(sc_buffer **out, sc_error *err);
+/* The stream to write to (valid until take or abort). */
+SC_API FILE *sc_buffer_file(sc_buffer *b);
+/* Closes the stream and hands its bytes over: *data (NUL-terminated; *size
+ * bytes before the NUL, size may be NULL) is the caller's, freed with
+ * sc_free. Frees b, also on failure (then *data is NULL). */
+SC_API sc_status sc_buffer_take(sc_buffer *b, char **data, size_t *size, sc_error *err);
+/* Discards everything written; frees b. */
+SC_API void sc_buffer_abort(sc_buffer *b);
+/* Frees memory the library handed over (sc_buffer_take's string). */
+SC_API void sc_free(void *p);
+
 /* Parses a byte count with an optional K/M/G/T suffix (powers of 1024;
  * "512M", "4GiB", "100000"): SC_OK, or SC_E_USAGE for anything else,
  * zero, or a value that overflows. For --max-memory. */

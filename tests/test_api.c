@@ -330,6 +330,46 @@ static void test_iteration_on_chakra_is_an_error(void **state) {
     sc_traceset_free(set);
 }
 
+/* sc_buffer hands back, as one string, the bytes a report writes to a
+ * FILE: the same as a memory stream of our own gets, in both formats; an
+ * aborted buffer and a failed take leave nothing behind (ASan's leak check
+ * under make check). */
+static void test_buffer(void **state) {
+    (void)state;
+    sc_comm_options o = SC_COMM_OPTIONS_INIT;
+    o.gpu = "h100";
+    sc_comm *c;
+    sc_error err;
+    assert_int_equal(sc_comm_run(NULL, &o, &c, &err), SC_OK);
+    for (int json = 0; json < 2; json++) {
+        sc_buffer *b;
+        assert_int_equal(sc_buffer_open(&b, &err), SC_OK);
+        assert_int_equal(sc_comm_write(c, sc_buffer_file(b), json, &err), SC_OK);
+        char *text;
+        size_t n;
+        assert_int_equal(sc_buffer_take(b, &text, &n, &err), SC_OK);
+        char *want = written(comm_write, c, json);
+        assert_int_equal(n, strlen(want));
+        assert_string_equal(text, want);
+        assert_true(n > 1000 && text[n] == '\0');
+        free(want);
+        sc_free(text);
+    }
+    sc_buffer *b;
+    assert_int_equal(sc_buffer_open(&b, &err), SC_OK);
+    assert_int_equal(sc_comm_write(c, sc_buffer_file(b), 1, &err), SC_OK);
+    sc_buffer_abort(b);
+    assert_int_equal(sc_buffer_open(&b, &err), SC_OK);
+    fputs("x", sc_buffer_file(b));
+    assert_int_equal(sc_buffer_take(b, NULL, NULL, &err), SC_E_USAGE);
+    assert_int_equal(sc_buffer_open(NULL, &err), SC_E_USAGE);
+    assert_int_equal(sc_buffer_take(NULL, NULL, NULL, &err), SC_E_USAGE);
+    assert_null(sc_buffer_file(NULL));
+    sc_buffer_abort(NULL);
+    sc_free(NULL);
+    sc_comm_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replay_accessors),
@@ -339,6 +379,7 @@ int main(void) {
         cmocka_unit_test(test_comm_traces),
         cmocka_unit_test(test_comm_errors),
         cmocka_unit_test(test_iteration_on_chakra_is_an_error),
+        cmocka_unit_test(test_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
