@@ -99,6 +99,7 @@ static void test_every_chart_self_contained(void **state) {
         if (strstr(html, outside[i])) fail_msg("the page refers outside itself: %s", outside[i]);
     /* the 8 ranks are drawn one by one, the step's figures are the replay's */
     assert_non_null(strstr(html, "Every rank is drawn"));
+    assert_null(strstr(html, "class=\"none\"")); /* every table has rows */
     sc_replay_step st = sc_replay_get_step(replay);
     char step[64];
     snprintf(step, sizeof step, "<b>%.3f ms</b>", (double)st.simulated_ns / 1e6);

@@ -355,6 +355,11 @@ static void table_head(sc__buf *b, const char *const *heads, size_t n) {
     sc__buf_puts(b, "</thead><tbody>");
 }
 
+/* The row of a table with nothing to show, saying so. */
+static void none_row(sc__buf *b, size_t n, int cols, const char *what) {
+    if (!n) sc__buf_printf(b, "<tr><td colspan=\"%d\" class=\"none\">%s</td></tr>", cols, what);
+}
+
 static void kernels_table(page *p, size_t k) {
     sc__buf *b = p->b;
     const side *s = &p->s[k];
@@ -378,6 +383,7 @@ static void kernels_table(page *p, size_t k) {
         num_cell(b, (double)it[i].max_ns / 1e3, "%.1f");
         sc__buf_puts(b, "</tr>");
     }
+    none_row(b, n, 7, "no GPU kernel in these traces");
     sc__buf_puts(b, "</tbody></table></div></div>");
 }
 
@@ -401,6 +407,7 @@ static void operators_table(page *p, size_t k) {
         num_cell(b, (double)it[i].count / nr, "%.1f");
         sc__buf_puts(b, "</tr>");
     }
+    none_row(b, n, 5, "no operator in these traces (a Chakra file names none)");
     sc__buf_puts(b, "</tbody></table></div></div>");
 }
 
@@ -454,6 +461,7 @@ static void collectives_table(page *p, size_t k) {
         num_cell(b, ms(c.total_ns), "%.3f");
         sc__buf_puts(b, "</tr>");
     }
+    none_row(b, n, 8, "no collective in these traces");
     sc__buf_puts(b, "</tbody></table></div></div>");
 }
 
