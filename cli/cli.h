@@ -85,6 +85,19 @@ int sc_cli_replay_options(const char *cmd, const sc_cli_replay_args *a, sc_repla
 /* The Chrome timeline where --chrome asks for it, then the report. */
 int sc_cli_replay_output(const sc_replay *r, const sc_cli_replay_args *a);
 
+/* The options predict adds to replay's (cmd_predict.c), shared with report. */
+typedef struct sc_cli_predict_args {
+    uint64_t dp, nodes, gpus_per_node, layers;
+    const char *net, *nvlink, *gpu, *profile;
+} sc_cli_predict_args;
+#define SC_CLI_PREDICT_NOPTS 8
+/* Writes the SC_CLI_PREDICT_NOPTS options into opts, pointing at a (zeroed). */
+void sc_cli_predict_opts(sc_cli_predict_args *a, sc_cli_opt *opts);
+/* Sets o's edits from a: SC_EXIT_OK, or the usage exit code after saying why. */
+int sc_cli_predict_options(const char *cmd, const sc_cli_predict_args *a, sc_predict_options *o);
+/* Whether a asks for any edit (then report predicts). */
+bool sc_cli_predict_edits(const sc_cli_predict_args *a);
+
 /* Prints "stepcast: <formatted error>" to stderr; returns the exit code. */
 int sc_cli_fail(const sc_error *err);
 /* Prints "stepcast <cmd>: message" and the usage line; returns SC_EXIT_USAGE. */
@@ -135,5 +148,6 @@ int sc_cmd_comm(int argc, char **argv);
 int sc_cmd_structure(int argc, char **argv);
 int sc_cmd_model(int argc, char **argv);
 int sc_cmd_diff(int argc, char **argv);
+int sc_cmd_report(int argc, char **argv);
 
 #endif

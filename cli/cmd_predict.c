@@ -13,56 +13,70 @@
 #include <string.h>
 
 /* A bandwidth option: a positive decimal number. */
-static bool parse_rate(const char *name, const char *text, double *out) {
+static bool parse_rate(const char *cmd, const char *name, const char *text, double *out) {
     if (!text) return true;
     char *end;
     double v = strtod(text, &end);
     if (!*text || *end || !(v > 0 && v < 1e9)) {
-        sc_cli_usage("predict", "%s wants a bandwidth > 0, got '%s'", name, text);
+        sc_cli_usage(cmd, "%s wants a bandwidth > 0, got '%s'", name, text);
         return false;
     }
     *out = v;
     return true;
 }
 
-int sc_cmd_predict(int argc, char **argv) {
-    static sc_cli_replay_args ra;
-    const char *net = NULL, *nvlink = NULL;
-    uint64_t dp = 0, nodes = 0, gpn = 0, layers = 0;
-    sc_predict_options o = SC_PREDICT_OPTIONS_INIT;
-    const sc_cli_opt own[] = {
-        {.name = "--dp", .kind = SC_CLI_UINT, .dest = &dp, .min = 1, .max = 1u << 24,
+void sc_cli_predict_opts(sc_cli_predict_args *a, sc_cli_opt *opts) {
+    memset(a, 0, sizeof *a);
+    const sc_cli_opt own[SC_CLI_PREDICT_NOPTS] = {
+        {.name = "--dp", .kind = SC_CLI_UINT, .dest = &a->dp, .min = 1, .max = 1u << 24,
          .what = "a data-parallel degree from 1 to 16777216"},
-        {.name = "--nodes", .kind = SC_CLI_UINT, .dest = &nodes, .min = 1, .max = 1u << 20,
+        {.name = "--nodes", .kind = SC_CLI_UINT, .dest = &a->nodes, .min = 1, .max = 1u << 20,
          .what = "a node count from 1"},
-        {.name = "--gpus-per-node", .kind = SC_CLI_UINT, .dest = &gpn, .min = 1, .max = 1024,
+        {.name = "--gpus-per-node", .kind = SC_CLI_UINT, .dest = &a->gpus_per_node, .min = 1, .max = 1024,
          .what = "a GPU count from 1 to 1024"},
-        {.name = "--net-gbps", .kind = SC_CLI_STRING, .dest = &net, .what = "a bandwidth in Gb/s per GPU"},
-        {.name = "--nvlink-gbps", .kind = SC_CLI_STRING, .dest = &nvlink,
+        {.name = "--net-gbps", .kind = SC_CLI_STRING, .dest = &a->net, .what = "a bandwidth in Gb/s per GPU"},
+        {.name = "--nvlink-gbps", .kind = SC_CLI_STRING, .dest = &a->nvlink,
          .what = "a bandwidth in GB/s per GPU and direction"},
-        {.name = "--gpu", .kind = SC_CLI_STRING, .dest = &o.gpu, .what = "a GPU name (`stepcast comm --gpu` takes the same)"},
-        {.name = "--profile", .kind = SC_CLI_STRING, .dest = &o.profile_path, .what = "a profile file"},
-        {.name = "--layers", .kind = SC_CLI_UINT, .dest = &layers, .min = 1, .max = 1u << 16,
+        {.name = "--gpu", .kind = SC_CLI_STRING, .dest = &a->gpu, .what = "a GPU name (`stepcast comm --gpu` takes the same)"},
+        {.name = "--profile", .kind = SC_CLI_STRING, .dest = &a->profile, .what = "a profile file"},
+        {.name = "--layers", .kind = SC_CLI_UINT, .dest = &a->layers, .min = 1, .max = 1u << 16,
          .what = "a layer count from 1 to 65536"},
     };
-    sc_cli_opt opts[SC_CLI_REPLAY_NOPTS + SC_CLI_NOPTS(own)];
+    memcpy(opts, own, sizeof own);
+}
+
+int sc_cli_predict_options(const char *cmd, const sc_cli_predict_args *a, sc_predict_options *o) {
+    if (!parse_rate(cmd, "--net-gbps", a->net, &o->net_gbps) ||
+        !parse_rate(cmd, "--nvlink-gbps", a->nvlink, &o->nvlink_gbps))
+        return SC_EXIT_USAGE;
+    o->dp = (uint32_t)a->dp;
+    o->nodes = (uint32_t)a->nodes;
+    o->gpus_per_node = (uint32_t)a->gpus_per_node;
+    o->layers = (uint32_t)a->layers;
+    o->gpu = a->gpu;
+    o->profile_path = a->profile;
+    return SC_EXIT_OK;
+}
+
+bool sc_cli_predict_edits(const sc_cli_predict_args *a) {
+    return a->dp || a->nodes || a->gpus_per_node || a->layers || a->net || a->nvlink || a->gpu || a->profile;
+}
+
+int sc_cmd_predict(int argc, char **argv) {
+    static sc_cli_replay_args ra;
+    static sc_cli_predict_args pa;
+    sc_predict_options o = SC_PREDICT_OPTIONS_INIT;
+    sc_cli_opt opts[SC_CLI_REPLAY_NOPTS + SC_CLI_PREDICT_NOPTS];
     sc_cli_replay_opts(&ra, opts);
-    memcpy(opts + SC_CLI_REPLAY_NOPTS, own, sizeof own);
+    sc_cli_predict_opts(&pa, opts + SC_CLI_REPLAY_NOPTS);
     sc_cli_args a;
     int rc = sc_cli_parse("predict", argc, argv, opts, SC_CLI_NOPTS(opts), &a);
     if (rc != SC_EXIT_OK) return rc;
-    if (!parse_rate("--net-gbps", net, &o.net_gbps) || !parse_rate("--nvlink-gbps", nvlink, &o.nvlink_gbps)) {
-        sc_cli_args_free(&a);
-        return SC_EXIT_USAGE;
-    }
-    if ((rc = sc_cli_replay_options("predict", &ra, &o.replay)) != SC_EXIT_OK) {
+    if ((rc = sc_cli_predict_options("predict", &pa, &o)) != SC_EXIT_OK ||
+        (rc = sc_cli_replay_options("predict", &ra, &o.replay)) != SC_EXIT_OK) {
         sc_cli_args_free(&a);
         return rc;
     }
-    o.dp = (uint32_t)dp;
-    o.nodes = (uint32_t)nodes;
-    o.gpus_per_node = (uint32_t)gpn;
-    o.layers = (uint32_t)layers;
     sc_traceset *set;
     if ((rc = sc_cli_load("predict", &a, &set)) != SC_EXIT_OK) return rc;
     sc_error err;

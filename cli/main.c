@@ -38,6 +38,12 @@ static const sc_cli_command commands[] = {
      "[--tied B] [--attention flash|unfused] [--distributed-optimizer B] [--overlap-grad-reduce B] "
      "[--overlap-param-gather B] [--tp-comm-overlap B] [--host-us X]",
      sc_cmd_model},
+    {"report", "write the replay (or a prediction beside it) as one self-contained HTML page of charts",
+     "stepcast report -o FILE.html [--force] [--rank-rows N] [--chrome FILE] [--iteration N] "
+     "[--comm coupled|traced|model] [--scale CLASS=FACTOR]... [--sensitivity|--no-sensitivity] "
+     "[--breakdown stepcast|hta] [--predict] [--dp N] [--nodes N] [--gpus-per-node G] [--net-gbps X] "
+     "[--nvlink-gbps X] [--gpu NAME|--profile FILE] TRACE|DIR...",
+     sc_cmd_report},
     {"comm", "model collectives on a GPU's nodes (nccl-tests-like table), or a trace's against the model",
      "stepcast comm [--json] [--gpu NAME|--profile FILE] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "
      "([--op OP] [--ranks N] [--sizes LIST] | [--iteration N] TRACE|DIR...)",

@@ -490,6 +490,44 @@ typedef struct sc_hta_breakdown {
 SC_API size_t sc_replay_hta_count(const sc_replay *replay);
 SC_API sc_status sc_replay_hta_at(const sc_replay *replay, size_t i, sc_hta_breakdown *out, sc_error *err);
 
+/* What took the simulated time, summed over every rank (the HTML
+ * report's tables). Kernels: GPU tasks other than communication, by name,
+ * their simulated time; operators: by name, the GPU time of the tasks
+ * their launches enqueued (ns) and the host time of the tasks directly
+ * under them (cpu_ns: self time with the untraced gap before each, syncs'
+ * waits included). Sorted by ns + cpu_ns, then count, then name; the 50
+ * with the most time are kept. Strings live as long as the replay. */
+typedef struct sc_time_item {
+    const char *name;
+    const char *cls;   /* kernels: "gemm", "attention", "other_kernel", "memcpy" or
+                          "memset" (the critical path's classes); operators: "" */
+    int64_t ns, cpu_ns;
+    int64_t max_ns;    /* kernels: the longest one; operators: 0 */
+    uint64_t count;    /* kernels: how many ran; operators: calls */
+} sc_time_item;
+SC_API size_t sc_replay_top_kernels(const sc_replay *replay, const sc_time_item **items);
+SC_API size_t sc_replay_top_operators(const sc_replay *replay, const sc_time_item **items);
+
+/* The collectives of a replay by kind, communicator size and size bucket
+ * (powers of two; sizes unknown in a row of their own), in that order, as
+ * `stepcast comm` groups a trace's: the transfer is the group's as the
+ * simulator timed it (the last arrival's kernel, calibrated, --scale'd or
+ * re-timed by predict), the wait what a member spent before the last
+ * arrival. Sizes as nccl-tests' (sc_comm_run). */
+typedef struct sc_replay_collective {
+    const char *op;       /* "all_reduce", ... */
+    uint32_t ranks;       /* the communicator's (predict: as predicted) */
+    int64_t bytes;        /* median size; -1 when unknown */
+    uint64_t count;       /* collectives in the row */
+    int64_t transfer_ns;  /* median transfer */
+    int64_t total_ns;     /* transfers summed */
+    int64_t wait_ns;      /* mean wait of a member */
+    double busbw_gbps;    /* median achieved bus bandwidth, GB/s; -1 when unknown */
+} sc_replay_collective;
+SC_API size_t sc_replay_collective_count(const sc_replay *replay);
+SC_API sc_status sc_replay_collective_at(const sc_replay *replay, size_t i, sc_replay_collective *out,
+                                         sc_error *err);
+
 /* ---------------------------------------------------------------- predict */
 
 /* `stepcast predict`: the traced iteration edited into the one of a job
@@ -543,6 +581,24 @@ SC_API sc_status sc_replay_write(const sc_replay *replay, FILE *out, int json, s
 /* The simulated and the measured timeline of every rank as Chrome-trace
  * JSON (ui.perfetto.dev). */
 SC_API sc_status sc_replay_write_chrome(const sc_replay *replay, FILE *out, sc_error *err);
+
+/* `stepcast report -o FILE.html`: one self-contained HTML page (inline
+ * SVG, CSS and a short script; nothing fetched) of a replay, or of a
+ * prediction beside the replay of the traced configuration: the step,
+ * measured vs simulated step per rank, each rank's breakdown, SM busy over
+ * time, the critical path, top kernels and operators, collectives with
+ * their bus bandwidth, warnings. Past max_rank_rows ranks, per-rank charts
+ * draw rows of consecutive ranks (mean, with min-max whiskers) and say so.
+ * Byte-identical for identical inputs. */
+typedef struct sc_html_options {
+    const char *title;          /* the page's heading; NULL: "stepcast replay report" or "... predict ..." */
+    const char *subtitle;       /* a line under it (the command, the inputs); NULL: none */
+    const sc_traceset *set;     /* the traces replayed, for their load warnings; NULL: none */
+    const sc_replay *predicted; /* sc_predict_run's result, shown beside the replay; NULL: none */
+    uint32_t max_rank_rows;     /* ranks drawn one a row up to this; 0: 64 */
+} sc_html_options;
+SC_API sc_status sc_replay_write_html(const sc_replay *replay, const sc_html_options *opts, FILE *out,
+                                      sc_error *err);
 
 /* -------------------------------------------- 7 Chakra and Execution Traces */
 

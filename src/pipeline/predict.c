@@ -61,6 +61,7 @@ struct sc__prediction {
     sc_prediction pub;
     char traced_gpu[96], predicted_gpu[96];
     sc__hw_profile file_profile; /* --profile */
+    uint32_t dp_comm, dp;        /* the data-parallel communicator re-timed for dp ranks; SC__NONE */
 };
 
 /* ------------------------------------------------------------ the traced job */
@@ -256,6 +257,8 @@ static sc_status retime_comm(sc_replay *r, const sc_predict_options *o, const tr
         if (!(ranks = calloc(g->strings.count ? g->strings.count : 1, sizeof *ranks)))
             return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
         ranks[tj->dp_comm] = s->dp;
+        pd->dp_comm = tj->dp_comm;
+        pd->dp = s->dp;
     }
     sc__retime_stats rs;
     sc__retime_groups(g, &m, fitted ? NULL : factor, ranks, &rs);
@@ -369,6 +372,7 @@ static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_pr
         sc__graph_free(g);
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     }
+    pd->dp_comm = SC__NONE;
     sc_status st = sc__replay_prepare(g, o->replay.comm != SC_COMM_TRACED, true, rules, o->replay.nscales, out, err);
     if (st != SC_OK) {
         free(pd);
@@ -419,3 +423,9 @@ sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts,
 const sc_prediction *sc_replay_prediction(const sc_replay *r) { return r && r->prediction ? &r->prediction->pub : NULL; }
 
 void sc__prediction_free(struct sc__prediction *pd) { free(pd); }
+
+uint32_t sc__replay_group_ranks(const sc_replay *r, const sc__group *grp) {
+    const struct sc__prediction *pd = r->prediction;
+    if (pd && pd->dp_comm != SC__NONE && grp->comm == pd->dp_comm) return pd->dp;
+    return grp->comm_ranks > grp->count ? grp->comm_ranks : grp->count;
+}

@@ -142,7 +142,7 @@ sc_status sc__replay_finish(sc_replay *r, const sc_traceset *set, sc_error *err)
     if (st == SC_OK) st = check_span(r, err);
     if (st != SC_OK) return st;
     if ((st = simulated_layers(r, err)) != SC_OK) return st;
-    if (!sc__replay_per_rank(r) || !sc__replay_critical_path(r))
+    if (!sc__replay_per_rank(r) || !sc__replay_critical_path(r) || !sc__replay_tops(r))
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory summarising the replay");
     r->timings.summarise = sc__now() - t2;
     return SC_OK;
@@ -181,6 +181,7 @@ void sc_replay_free(sc_replay *r) {
     sc__graph_free(r->g);
     sc__prediction_free(r->prediction);
     free(r->hta);
+    sc__replay_tops_free(&r->tops);
     free(r);
 }
 

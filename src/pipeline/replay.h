@@ -49,6 +49,14 @@ typedef struct sc__sensitivity {
     int64_t x2_ns[SC_SENS_COUNT];   /* the step with that class doubled */
 } sc__sensitivity;
 
+/* What took the simulated time, summed over the ranks (tops.c). */
+typedef struct sc__tops {
+    sc_time_item *kernels, *ops;
+    size_t nkernels, nops;
+    sc_replay_collective *colls;
+    size_t ncolls;
+} sc__tops;
+
 struct sc_replay {
     sc__graph *g; /* owned */
     sc__sim sim;
@@ -72,6 +80,7 @@ struct sc_replay {
     sc_hta_breakdown *hta; /* HTA's breakdown per Kineto trace (hta_breakdown.c), NULL unless asked */
     size_t nhta;
     bool hta_asked;
+    sc__tops tops;
 };
 
 /* Takes ownership of g (finished) even on failure. set: the traces g was
@@ -163,5 +172,12 @@ void sc__replay_measured_from(const sc_replay *r, size_t k, sc_step_mark *opens,
 /* The critical path from the slowest rank's last task back (critical_path.c).
  * False on out-of-memory. */
 bool sc__replay_critical_path(sc_replay *r);
+/* The top kernels, operators and collectives of a simulated replay
+ * (tops.c); false on out-of-memory. */
+bool sc__replay_tops(sc_replay *r);
+void sc__replay_tops_free(sc__tops *t);
+/* The ranks of a group's communicator as r simulated it: the traced one's,
+ * or for predict's data-parallel communicator its new degree (predict.c). */
+uint32_t sc__replay_group_ranks(const sc_replay *r, const sc__group *grp);
 
 #endif /* SC_PIPELINE_REPLAY_H */
