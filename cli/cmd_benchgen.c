@@ -7,7 +7,8 @@
  *
  * The paths are files or directories; each file is tried as an Execution
  * Trace, and one that is a Kineto trace instead ("traceEvents") joins the
- * Kineto traces. An ET's rank is the last number in its file name
+ * Kineto traces; in a directory, a file that is neither is skipped with a
+ * note. An ET's rank is the last number in its file name
  * (megatron_et_3.json.gz, dlrm_eg_3.json, rank0.et.json); it is linked
  * with the Kineto trace of that rank, or with the only one when there is
  * one of each.
@@ -38,6 +39,7 @@ static long long rank_of_name(const char *path) {
 
 typedef struct inputs {
     char **files; /* every trace file named, in order */
+    bool *listed; /* the file was found in a directory (not named) */
     size_t nfiles, cap;
     sc_et **ets;
     int64_t *ranks;
@@ -51,14 +53,17 @@ static bool has_suffix(const char *s, const char *suf) {
     return n >= m && strcmp(s + n - m, suf) == 0;
 }
 
-static bool add_file(inputs *in, const char *path) {
+static bool add_file(inputs *in, const char *path, bool listed) {
     if (in->nfiles == in->cap) {
         size_t cap = in->cap ? in->cap * 2 : 16;
         char **v = realloc(in->files, cap * sizeof *v);
-        if (!v) return false;
-        in->files = v;
+        if (v) in->files = v;
+        bool *l = v ? realloc(in->listed, cap * sizeof *l) : NULL;
+        if (!l) return false;
+        in->listed = l;
         in->cap = cap;
     }
+    in->listed[in->nfiles] = listed;
     size_t n = strlen(path) + 1;
     if (!(in->files[in->nfiles] = malloc(n))) return false;
     memcpy(in->files[in->nfiles++], path, n);
@@ -78,7 +83,7 @@ static bool add_dir(inputs *in, const char *dir) {
         if (e->d_name[0] == '.' || !(has_suffix(e->d_name, ".json") || has_suffix(e->d_name, ".json.gz"))) continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        ok = add_file(in, path);
+        ok = add_file(in, path, true);
     }
     closedir(d);
     if (in->nfiles > first) qsort(in->files + first, in->nfiles - first, sizeof *in->files, cmp_str);
@@ -89,6 +94,7 @@ static void inputs_free(inputs *in) {
     for (size_t i = 0; i < in->nets; i++) sc_et_free(in->ets[i]);
     for (size_t i = 0; i < in->nfiles; i++) free(in->files[i]);
     free(in->files);
+    free(in->listed);
     free(in->ets);
     free(in->ranks);
     free(in->kineto);
@@ -112,6 +118,8 @@ static int classify(inputs *in) {
             in->ets[in->nets++] = et;
         } else if (st == SC_E_FORMAT && strstr(err.message, "Kineto")) {
             in->kineto[in->nkineto++] = in->files[i];
+        } else if (st == SC_E_FORMAT && in->listed[i]) { /* config.json beside the traces */
+            fprintf(stderr, "stepcast: note: %s: skipped (%s)\n", in->files[i], err.message);
         } else {
             return sc_cli_fail(&err);
         }
@@ -187,7 +195,7 @@ int sc_cmd_benchgen(int argc, char **argv) {
         if (stat(a.paths[i], &sb) != 0) {
             fprintf(stderr, "stepcast: %s: %s\n", a.paths[i], strerror(errno));
             rc = SC_EXIT_INPUT;
-        } else if (!(S_ISDIR(sb.st_mode) ? add_dir(&in, a.paths[i]) : add_file(&in, a.paths[i]))) {
+        } else if (!(S_ISDIR(sb.st_mode) ? add_dir(&in, a.paths[i]) : add_file(&in, a.paths[i], false))) {
             fprintf(stderr, "stepcast: %s: cannot list\n", a.paths[i]);
             rc = SC_EXIT_INPUT;
         }

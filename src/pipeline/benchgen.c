@@ -248,7 +248,10 @@ static uint32_t find_info(const tree *t, uint32_t v, int depth) {
     return SC__NONE;
 }
 
+/* An integer value, or the first of a list ([88, false]: torch 2.x's
+ * sequence number); dflt for anything else. */
 static int64_t span_int(sc__span s, int64_t dflt) {
+    if (s.n > 1 && s.s[0] == '[') s = (sc__span){s.s + 1, s.n - 1};
     if (s.n == 0 || !(s.s[0] == '-' || sc__is_digit(s.s[0]))) return dflt;
     return strtoll(s.s, NULL, 10);
 }

@@ -166,11 +166,14 @@ static int io_object(etreader *r, const io_slots *io) {
 }
 
 /* One 1.1.x attribute, {"name": "rf_id", "type": "uint64", "value": 7}:
- * only an integer "rf_id" is kept, in n. */
+ * an integer "rf_id" or "tid", or a string "op_schema", is kept in n. The
+ * value may come before the name: a string value is interned either way. */
 static int attr_object(etreader *r, sc__et_node *n) {
     sc__jp *jp = &r->jp;
-    bool is_rf = false, have_val = false;
+    enum { A_OTHER, A_RF, A_TID, A_SCHEMA } which = A_OTHER;
+    bool have_val = false;
     int64_t val = 0;
+    uint32_t sval = SC__NONE;
     SC__JTRY(sc__jp_expect(jp, '{'));
     for (bool first = true;; first = false) {
         sc__jstr key, s;
@@ -180,15 +183,20 @@ static int attr_object(etreader *r, sc__et_node *n) {
         char c = sc__jp_peek(jp);
         if (SC__JSTR_EQ(key, "name") && c == '"') {
             SC__JTRY(sc__jp_string(jp, &s));
-            is_rf = SC__JSTR_EQ(s, "rf_id");
+            which = SC__JSTR_EQ(s, "rf_id") ? A_RF : SC__JSTR_EQ(s, "tid") ? A_TID
+                  : SC__JSTR_EQ(s, "op_schema") ? A_SCHEMA : A_OTHER;
         } else if (SC__JSTR_EQ(key, "value") && (c == '-' || sc__is_digit(c))) {
             SC__JTRY(sc__jp_int(jp, &val));
             have_val = true;
+        } else if (SC__JSTR_EQ(key, "value") && c == '"') {
+            SC__JTRY(string_id(r, &sval));
         } else {
             SC__JTRY(sc__jp_skip(jp));
         }
     }
-    if (is_rf && have_val) n->rf_id = val;
+    if (which == A_RF && have_val) n->rf_id = val;
+    if (which == A_TID && have_val) n->tid = val;
+    if (which == A_SCHEMA && sval != SC__NONE) n->schema = sval;
     return SC__J_OK;
 }
 
