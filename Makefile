@@ -52,7 +52,7 @@ LDLIBS   = -lisal -lz -lm -pthread $(LDSAN)
 
 LIB_SRC  := $(sort $(wildcard src/*/*.c))
 CLI_SRC  := $(sort $(wildcard cli/*.c))
-LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/benchgen_template.o
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(sort $(wildcard tests/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
@@ -76,6 +76,16 @@ FORCE:
 $(BUILD)/obj/%.o: %.c $(BUILD)/.flags
 	@mkdir -p $(dir $@)
 	$(CC) $(SC_CFLAGS) -MMD -MP -c $< -o $@
+
+# The program `stepcast benchgen` writes: src/report/benchgen_template.py
+# as a C string (one line of Python per line of C).
+$(BUILD)/gen/benchgen_template.c: src/report/benchgen_template.py
+	@mkdir -p $(dir $@)
+	{ echo '/* generated from $< by the Makefile */'; echo 'const char sc__benchgen_template[] ='; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
+$(BUILD)/obj/gen/benchgen_template.o: $(BUILD)/gen/benchgen_template.c $(BUILD)/.flags
+	@mkdir -p $(dir $@)
+	$(CC) $(SC_CFLAGS) -c $< -o $@
 
 $(BUILD)/libstepcast.a: $(LIB_OBJ)
 	@rm -f $@

@@ -149,5 +149,6 @@ int sc_cmd_structure(int argc, char **argv);
 int sc_cmd_model(int argc, char **argv);
 int sc_cmd_diff(int argc, char **argv);
 int sc_cmd_report(int argc, char **argv);
+int sc_cmd_benchgen(int argc, char **argv);
 
 #endif

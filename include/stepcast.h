@@ -637,6 +637,32 @@ SC_API sc_status sc_et_write(const sc_et *et, const sc_trace *kineto, FILE *out,
 SC_API sc_status sc_et_write_ops(const sc_et *et, const sc_trace *kineto, size_t max, FILE *out,
                                  int json, sc_error *err);
 
+/* A benchmark generated from Execution Traces (`stepcast benchgen`): per
+ * rank the ET's leaf operators as calls, collectives, waits and emulated
+ * kernels for a generated PyTorch program to replay, with what is skipped
+ * and why. kinetos[i] (may be NULL) is the Kineto trace of ets[i];
+ * ranks[i] its rank. The ETs and traces must outlive the result. */
+typedef struct sc_benchgen sc_benchgen;
+typedef struct sc_benchgen_options {
+    int device_cpu;      /* the program runs on the CPU: half types widened */
+    uint32_t shrink;     /* divide large dimensions by this (0 or 1: none) */
+    uint32_t iterations; /* timed iterations (0: 5) */
+} sc_benchgen_options;
+SC_API sc_status sc_benchgen_build(const sc_et *const *ets, const sc_trace *const *kinetos,
+                                   const int64_t *ranks, size_t n, const sc_benchgen_options *opts,
+                                   sc_benchgen **out, sc_error *err);
+SC_API void sc_benchgen_free(sc_benchgen *bg);
+/* What needs saying about the input (an ET without its Kineto trace, one
+ * from another iteration, ops skipped for an unknown schema). */
+SC_API size_t sc_benchgen_warning_count(const sc_benchgen *bg);
+SC_API const char *sc_benchgen_warning(const sc_benchgen *bg, size_t i);
+/* The op list (JSON, the program's data file), the program itself
+ * (Python), and the report: ranks, ops, coverage by op name, collectives by
+ * kind and size, GPU work left out. */
+SC_API sc_status sc_benchgen_write_data(const sc_benchgen *bg, FILE *out, sc_error *err);
+SC_API sc_status sc_benchgen_write_program(const sc_benchgen *bg, FILE *out, sc_error *err);
+SC_API sc_status sc_benchgen_write(const sc_benchgen *bg, FILE *out, int json, sc_error *err);
+
 /* ---------------------------------------------------------------- 8 outputs */
 
 /* An output file written to a temporary name in the same directory and

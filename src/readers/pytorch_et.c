@@ -16,7 +16,8 @@
  *     "values", "shapes", "types", and "attrs": [{"name", "type", "value"}]
  *     carrying rf_id.
  * A tensor value is [tensor_id, storage_id, offset, numel, elem_size, device];
- * lists of tensors nest such arrays. Data dependencies: in id order (the
+ * lists of tensors nest such arrays. The raw text of the input and output
+ * values, the "op_schema" and the thread are kept for benchmark generation. Data dependencies: in id order (the
  * order ops started), an op that reads tensor T depends on the latest
  * earlier op that wrote T, unless that op encloses it.
  *
@@ -34,6 +35,7 @@ typedef struct etreader {
     sc__jp jp;
     sc_et *et;
     sc__vec scratch_in, scratch_out; /* int64 tensor ids of the node being read */
+    sc__vec sin, sout;               /* their storage ids */
     bool saw_nodes, first_member;
 } etreader;
 
@@ -54,7 +56,8 @@ static const char *ws(const char *p, const char *end) {
 
 /* Scans one value at p; appends the ids of tensor tuples found inside.
  * Returns the position after the value. depth bounds recursion. */
-static const char *scan_value(const char *p, const char *end, sc__vec *out, int depth, bool *oom) {
+static const char *scan_value(const char *p, const char *end, sc__vec *out, sc__vec *sto, int depth,
+                              bool *oom) {
     p = ws(p, end);
     if (p >= end) return end;
     if (*p == '"') {
@@ -70,7 +73,7 @@ static const char *scan_value(const char *p, const char *end, sc__vec *out, int 
     bool array = close == ']';
     p++;
     /* Tensor tuple: 6 elements, five integers then a string. */
-    int64_t first = 0;
+    int64_t first = 0, second = 0;
     int nelem = 0, nint = 0;
     bool last_str = false;
     while (p < end) {
@@ -81,7 +84,7 @@ static const char *scan_value(const char *p, const char *end, sc__vec *out, int 
         }
         const char *q = p;
         if (!array) { /* skip "key": */
-            q = scan_value(q, end, out, depth, oom);
+            q = scan_value(q, end, out, sto, depth, oom);
             q = ws(q, end);
             if (q < end && *q == ':') q++;
         }
@@ -92,31 +95,35 @@ static const char *scan_value(const char *p, const char *end, sc__vec *out, int 
             long long v = strtoll(q, &e, 10);
             if (e > q && (*e == ',' || *e == ']' || *e == ' ' || *e == '\n')) {
                 if (nelem == 0) first = v;
+                if (nelem == 1) second = v;
                 nint++;
             } else {
                 is_int = false;
             }
         }
         last_str = q < end && *q == '"';
-        p = depth < 64 ? scan_value(q, end, out, depth + 1, oom) : end;
+        p = depth < 64 ? scan_value(q, end, out, sto, depth + 1, oom) : end;
         nelem++;
         p = ws(p, end);
         if (p < end && *p == ',') p++;
     }
     if (array && nelem == 6 && nint == 5 && last_str) {
-        int64_t *slot = sc__vec_push(out);
-        if (!slot) *oom = true;
-        else *slot = first;
+        int64_t *slot = sc__vec_push(out), *sslot = sc__vec_push(sto);
+        if (!slot || !sslot) *oom = true;
+        else *slot = first, *sslot = second;
     }
     return p;
 }
 
-static int tensor_ids(etreader *r, sc__vec *out) {
+/* The tensor (and storage) ids of a value list; its raw text, interned,
+ * into *values. */
+static int tensor_ids(etreader *r, sc__vec *out, sc__vec *sto, uint32_t *values) {
     sc__jstr raw;
     SC__JTRY(sc__jp_raw(&r->jp, &raw));
     bool oom = false;
-    scan_value(raw.s, raw.s + raw.n, out, 0, &oom);
-    return oom ? et_oom(r) : SC__J_OK;
+    scan_value(raw.s, raw.s + raw.n, out, sto, 0, &oom);
+    *values = intern_raw(r, raw);
+    return oom || *values == SC__NONE ? et_oom(r) : SC__J_OK;
 }
 
 /* A value's raw JSON text, interned, into *id (how shapes and types are kept). */
@@ -135,8 +142,14 @@ static int string_id(etreader *r, uint32_t *id) {
     return *id == SC__NONE ? et_oom(r) : SC__J_OK;
 }
 
-/* 1.1.x "inputs"/"outputs": {"values": [...], "shapes": [...], "types": [...]} */
-static int io_object(etreader *r, sc__vec *ids, uint32_t *shapes, uint32_t *types) {
+/* Where a node's side of its arguments goes (inputs or outputs). */
+typedef struct io_slots {
+    sc__vec *ids, *sto;
+    uint32_t *values, *shapes, *types, *strides; /* strides: NULL for outputs */
+} io_slots;
+
+/* 1.1.x "inputs"/"outputs": {"values": [...], "shapes": [...], "types": [...], "strides": [...]} */
+static int io_object(etreader *r, const io_slots *io) {
     sc__jp *jp = &r->jp;
     SC__JTRY(sc__jp_expect(jp, '{'));
     for (bool first = true;; first = false) {
@@ -144,19 +157,23 @@ static int io_object(etreader *r, sc__vec *ids, uint32_t *shapes, uint32_t *type
         bool done;
         SC__JTRY(sc__jp_member(jp, first, &key, &done));
         if (done) return SC__J_OK;
-        if (SC__JSTR_EQ(key, "values")) SC__JTRY(tensor_ids(r, ids));
-        else if (SC__JSTR_EQ(key, "shapes")) SC__JTRY(raw_id(r, shapes));
-        else if (SC__JSTR_EQ(key, "types")) SC__JTRY(raw_id(r, types));
+        if (SC__JSTR_EQ(key, "values")) SC__JTRY(tensor_ids(r, io->ids, io->sto, io->values));
+        else if (SC__JSTR_EQ(key, "shapes")) SC__JTRY(raw_id(r, io->shapes));
+        else if (SC__JSTR_EQ(key, "types")) SC__JTRY(raw_id(r, io->types));
+        else if (SC__JSTR_EQ(key, "strides") && io->strides) SC__JTRY(raw_id(r, io->strides));
         else SC__JTRY(sc__jp_skip(jp));
     }
 }
 
 /* One 1.1.x attribute, {"name": "rf_id", "type": "uint64", "value": 7}:
- * only an integer "rf_id" is kept, in n. */
+ * an integer "rf_id" or "tid", or a string "op_schema", is kept in n. The
+ * value may come before the name: a string value is interned either way. */
 static int attr_object(etreader *r, sc__et_node *n) {
     sc__jp *jp = &r->jp;
-    bool is_rf = false, have_val = false;
+    enum { A_OTHER, A_RF, A_TID, A_SCHEMA } which = A_OTHER;
+    bool have_val = false;
     int64_t val = 0;
+    uint32_t sval = SC__NONE;
     SC__JTRY(sc__jp_expect(jp, '{'));
     for (bool first = true;; first = false) {
         sc__jstr key, s;
@@ -166,15 +183,20 @@ static int attr_object(etreader *r, sc__et_node *n) {
         char c = sc__jp_peek(jp);
         if (SC__JSTR_EQ(key, "name") && c == '"') {
             SC__JTRY(sc__jp_string(jp, &s));
-            is_rf = SC__JSTR_EQ(s, "rf_id");
+            which = SC__JSTR_EQ(s, "rf_id") ? A_RF : SC__JSTR_EQ(s, "tid") ? A_TID
+                  : SC__JSTR_EQ(s, "op_schema") ? A_SCHEMA : A_OTHER;
         } else if (SC__JSTR_EQ(key, "value") && (c == '-' || sc__is_digit(c))) {
             SC__JTRY(sc__jp_int(jp, &val));
             have_val = true;
+        } else if (SC__JSTR_EQ(key, "value") && c == '"') {
+            SC__JTRY(string_id(r, &sval));
         } else {
             SC__JTRY(sc__jp_skip(jp));
         }
     }
-    if (is_rf && have_val) n->rf_id = val;
+    if (which == A_RF && have_val) n->rf_id = val;
+    if (which == A_TID && have_val) n->tid = val;
+    if (which == A_SCHEMA && sval != SC__NONE) n->schema = sval;
     return SC__J_OK;
 }
 
@@ -190,14 +212,19 @@ static int attrs_array(etreader *r, sc__et_node *n) {
     }
 }
 
-static bool append_ids(sc__vec *dst, const sc__vec *src, uint32_t *first, uint32_t *count) {
-    if (dst->len + src->len > UINT32_MAX) return false;
-    *first = (uint32_t)dst->len;
-    *count = (uint32_t)src->len;
+static bool append_vec(sc__vec *dst, const sc__vec *src) {
     if (!sc__vec_reserve(dst, dst->len + src->len)) return false;
     if (src->len) memcpy((int64_t *)dst->data + dst->len, src->data, src->len * sizeof(int64_t));
     dst->len += src->len;
     return true;
+}
+
+/* Appends a node's tensor ids and their storage ids (src, ssrc). */
+static bool append_ids(sc_et *et, const sc__vec *src, const sc__vec *ssrc, uint32_t *first, uint32_t *count) {
+    if (et->tensors.len + src->len > UINT32_MAX) return false;
+    *first = (uint32_t)et->tensors.len;
+    *count = (uint32_t)src->len;
+    return append_vec(&et->tensors, src) && append_vec(&et->storages, ssrc);
 }
 
 /* Where a 1.0.x shape or type list goes, by its key; NULL for another key.
@@ -208,14 +235,15 @@ static uint32_t *shapes_slot(sc__et_node *n, sc__jstr key) {
     if (SC__JSTR_EQ(key, "input_types")) return &n->in_types;
     if (SC__JSTR_EQ(key, "output_shapes")) return &n->out_shapes;
     if (SC__JSTR_EQ(key, "output_types")) return &n->out_types;
+    if (SC__JSTR_EQ(key, "input_strides")) return &n->in_strides;
     return NULL;
 }
 
 /* "inputs" or "outputs" (whose first byte is c): a 1.1.x object, or the
  * 1.0.x list of values; anything else is skipped. */
-static int io_member(etreader *r, char c, sc__vec *ids, uint32_t *shapes, uint32_t *types) {
-    if (c == '{') return io_object(r, ids, shapes, types);
-    if (c == '[') return tensor_ids(r, ids);
+static int io_member(etreader *r, char c, const io_slots *io) {
+    if (c == '{') return io_object(r, io);
+    if (c == '[') return tensor_ids(r, io->ids, io->sto, io->values);
     return sc__jp_skip(&r->jp);
 }
 
@@ -231,11 +259,17 @@ static int node_member(etreader *r, sc__et_node *n, sc__jstr key) {
     if ((SC__JSTR_EQ(key, "parent") || SC__JSTR_EQ(key, "ctrl_deps")) && num)
         return sc__jp_int(jp, &n->parent);
     if (SC__JSTR_EQ(key, "rf_id") && num) return sc__jp_int(jp, &n->rf_id);
+    if (SC__JSTR_EQ(key, "tid") && num) return sc__jp_int(jp, &n->tid);
+    if (SC__JSTR_EQ(key, "op_schema") && c == '"') return string_id(r, &n->schema);
     if (SC__JSTR_EQ(key, "attrs") && c == '[') return attrs_array(r, n);
-    if (SC__JSTR_EQ(key, "inputs"))
-        return io_member(r, c, &r->scratch_in, &n->in_shapes, &n->in_types);
-    if (SC__JSTR_EQ(key, "outputs"))
-        return io_member(r, c, &r->scratch_out, &n->out_shapes, &n->out_types);
+    if (SC__JSTR_EQ(key, "inputs")) {
+        io_slots io = {&r->scratch_in, &r->sin, &n->in_values, &n->in_shapes, &n->in_types, &n->in_strides};
+        return io_member(r, c, &io);
+    }
+    if (SC__JSTR_EQ(key, "outputs")) {
+        io_slots io = {&r->scratch_out, &r->sout, &n->out_values, &n->out_shapes, &n->out_types, NULL};
+        return io_member(r, c, &io);
+    }
     if ((slot = shapes_slot(n, key))) return raw_id(r, slot);
     return sc__jp_skip(jp);
 }
@@ -244,8 +278,8 @@ static int node_member(etreader *r, sc__et_node *n, sc__jstr key) {
 static int commit_node(etreader *r, sc__et_node *n) {
     sc_et *et = r->et;
     sc__et_node *slot = sc__vec_push(&et->nodes);
-    if (!slot || !append_ids(&et->tensors, &r->scratch_in, &n->in_first, &n->in_count) ||
-        !append_ids(&et->tensors, &r->scratch_out, &n->out_first, &n->out_count))
+    if (!slot || !append_ids(et, &r->scratch_in, &r->sin, &n->in_first, &n->in_count) ||
+        !append_ids(et, &r->scratch_out, &r->sout, &n->out_first, &n->out_count))
         return et_oom(r);
     *slot = *n;
     return SC__J_OK;
@@ -255,9 +289,10 @@ static int commit_node(etreader *r, sc__et_node *n) {
  * parsed whole). */
 static int parse_node(etreader *r) {
     sc__jp *jp = &r->jp;
-    sc__et_node n = {.id = -1, .parent = -1, .rf_id = -1};
+    sc__et_node n = {.id = -1, .parent = -1, .rf_id = -1, .tid = -1};
     n.in_shapes = n.in_types = n.out_shapes = n.out_types = SC__NONE;
-    r->scratch_in.len = r->scratch_out.len = 0;
+    n.schema = n.in_values = n.out_values = n.in_strides = SC__NONE;
+    r->scratch_in.len = r->scratch_out.len = r->sin.len = r->sout.len = 0;
     SC__JTRY(sc__jp_expect(jp, '{'));
     for (bool first = true;; first = false) {
         sc__jstr key;
@@ -396,6 +431,7 @@ void sc_et_free(sc_et *et) {
     sc__intern_free(&et->strings);
     sc__vec_free(&et->nodes);
     sc__vec_free(&et->tensors);
+    sc__vec_free(&et->storages);
     sc__vec_free(&et->deps);
     free(et->path);
     free(et);
@@ -416,6 +452,7 @@ sc_status sc_et_load(const char *path, sc_et **out, sc_error *err) {
     memcpy(et->path, path, pl + 1);
     sc__vec_init(&et->nodes, sizeof(sc__et_node));
     sc__vec_init(&et->tensors, sizeof(int64_t));
+    sc__vec_init(&et->storages, sizeof(int64_t));
     sc__vec_init(&et->deps, sizeof(sc__et_dep));
     et->schema = SC__NONE;
     sc__source src;
@@ -431,6 +468,8 @@ sc_status sc_et_load(const char *path, sc_et **out, sc_error *err) {
     r.et = et;
     sc__vec_init(&r.scratch_in, sizeof(int64_t));
     sc__vec_init(&r.scratch_out, sizeof(int64_t));
+    sc__vec_init(&r.sin, sizeof(int64_t));
+    sc__vec_init(&r.sout, sizeof(int64_t));
     if (st == SC_OK && !sc__jp_init(&r.jp, &w, path, NULL, err)) {
         sc__jwin_free(&w);
         st = sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
@@ -451,6 +490,8 @@ sc_status sc_et_load(const char *path, sc_et **out, sc_error *err) {
     sc__source_close(&src);
     sc__vec_free(&r.scratch_in);
     sc__vec_free(&r.scratch_out);
+    sc__vec_free(&r.sin);
+    sc__vec_free(&r.sout);
     if (rc != SC__J_OK) {
         sc_et_free(et);
         if (err && err->status == SC_OK) sc__fail(err, SC_E_INTERNAL, path, SC_NO_OFFSET, "reader stopped");
