@@ -117,5 +117,6 @@ int sc_cmd_synth(int argc, char **argv);
 int sc_cmd_graph(int argc, char **argv);
 int sc_cmd_predict(int argc, char **argv);
 int sc_cmd_comm(int argc, char **argv);
+int sc_cmd_kernels(int argc, char **argv);
 
 #endif

@@ -34,6 +34,8 @@ static const sc_cli_command commands[] = {
      "stepcast comm [--json] [--gpu NAME|--profile FILE] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "
      "([--op OP] [--ranks N] [--sizes LIST] | [--iteration N] TRACE|DIR...)",
      sc_cmd_comm},
+    {"kernels", "the kernel cost model against a trace's kernels: per class count, time and median error",
+     "stepcast kernels [--json] [--gpu NAME|--profile FILE] [--iteration N] TRACE|DIR...", sc_cmd_kernels},
     {"export", "write Chakra execution traces (PREFIX.<rank>.et) for ASTRA-sim & co.",
      "stepcast export --chakra PREFIX [--no-cpu|--gpu-only] [--iteration N] [--force] TRACE|DIR...",
      sc_cmd_export},
