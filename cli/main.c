@@ -25,10 +25,10 @@ static const sc_cli_command commands[] = {
      "[--comm coupled|traced|model] [--scale CLASS=FACTOR]... [--sensitivity|--no-sensitivity] "
      "[--breakdown stepcast|hta] [--timings] TRACE|DIR...",
      sc_cmd_replay},
-    {"predict", "edit the traced iteration into another job (data-parallel degree, nodes, links, GPU) and simulate it",
+    {"predict", "edit the traced iteration into another job (data-parallel degree, nodes, links, GPU, model shape) and simulate it",
      "stepcast predict [--json] [--chrome FILE [--force]] [--iteration N] [--comm coupled|traced|model] "
      "[--scale CLASS=FACTOR]... [--sensitivity|--no-sensitivity] [--breakdown stepcast|hta] [--dp N] [--nodes N] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "
-     "[--gpu NAME|--profile FILE] TRACE|DIR...",
+     "[--gpu NAME|--profile FILE] [--hidden H] [--ffn F] [--heads A] [--seq S] [--micro-batch B] TRACE|DIR...",
      sc_cmd_predict},
     {"comm", "model collectives on a GPU's nodes (nccl-tests-like table), or a trace's against the model",
      "stepcast comm [--json] [--gpu NAME|--profile FILE] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "

@@ -159,4 +159,10 @@ void sc__krecs_free(sc__krecs *r);
 /* The record of GPU event `event`, NULL when none. */
 const sc__krec *sc__krecs_find(const sc__krecs *r, uint32_t event);
 
+struct sc__graph;
+/* The record of graph task `task` (NULL when none): recs holds every
+ * trace's records, indexed as the set's traces; the task's rank says
+ * which, its event which record. */
+const sc__krec *sc__krecs_task(const struct sc__graph *g, const sc__krecs *recs, uint32_t task);
+
 #endif /* SC_KERNEL_COST_H */

@@ -148,3 +148,11 @@ const sc__krec *sc__krecs_find(const sc__krecs *r, uint32_t event) {
     }
     return lo < r->n && r->recs[lo].event == event ? &r->recs[lo] : NULL;
 }
+
+const sc__krec *sc__krecs_task(const sc__graph *g, const sc__krecs *recs, uint32_t task) {
+    const sc__task *t = &sc__graph_tasks(g)[task];
+    if (!recs || t->event == SC__NONE || !sc__task_on_gpu(t->kind)) return NULL;
+    uint32_t rank = sc__graph_procs(g)[t->proc].rank;
+    uint32_t trace = SC__VEC_AT(&g->ranks, sc__rank, rank).trace;
+    return trace == SC__NONE ? NULL : sc__krecs_find(&recs[trace], t->event);
+}

@@ -37,20 +37,12 @@ void sc__kernels_free_recs(sc__krecs *recs, size_t n) {
     free(recs);
 }
 
-const sc__krec *sc__kernels_task_rec(const sc__graph *g, const sc__krecs *recs, uint32_t task) {
-    const sc__task *t = &sc__graph_tasks(g)[task];
-    if (!recs || t->event == SC__NONE || !sc__task_on_gpu(t->kind)) return NULL;
-    uint32_t rank = sc__graph_procs(g)[t->proc].rank;
-    uint32_t trace = SC__VEC_AT(&g->ranks, sc__rank, rank).trace;
-    return trace == SC__NONE ? NULL : sc__krecs_find(&recs[trace], t->event);
-}
-
 /* The shaped GPU tasks of g: their shapes and traced durations. */
 static size_t shaped_tasks(const sc__graph *g, const sc__krecs *recs, sc__kshape *k, int64_t *ns) {
     size_t n = 0;
     const sc__task *tasks = sc__graph_tasks(g);
     for (uint32_t i = 0; i < g->tasks.len; i++) {
-        const sc__krec *r = sc__kernels_task_rec(g, recs, i);
+        const sc__krec *r = sc__krecs_task(g, recs, i);
         if (!r || r->shape.form == SC__KF_NONE || r->shape.cls >= SC__KC_COLLECTIVE) continue;
         k[n] = r->shape;
         ns[n++] = tasks[i].dur;
@@ -113,7 +105,7 @@ static void class_row(sc_kernels *k, const sc__graph *g, const sc__krecs *recs, 
     const sc__task *tasks = sc__graph_tasks(g);
     size_t n = 0;
     for (uint32_t i = 0; i < g->tasks.len; i++) {
-        const sc__krec *r = sc__kernels_task_rec(g, recs, i);
+        const sc__krec *r = sc__krecs_task(g, recs, i);
         if (!r || r->shape.cls != c) continue;
         row->count++;
         row->traced_us += (double)tasks[i].dur / 1e3;

@@ -22,10 +22,6 @@ struct sc_kernels {
 bool sc__kernels_collect(const sc_traceset *set, sc__krecs **recs);
 void sc__kernels_free_recs(sc__krecs *recs, size_t n);
 
-/* The record of graph task i (NULL when none): its rank's trace's records
- * looked up by the task's event. */
-const sc__krec *sc__kernels_task_rec(const sc__graph *g, const sc__krecs *recs, uint32_t task);
-
 /* Fits m per class to the GPU tasks of g (their traced durations) that
  * have records; false on OOM. */
 bool sc__kernels_fit(sc__kcost_model *m, const sc__graph *g, const sc__krecs *recs);

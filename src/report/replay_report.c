@@ -90,6 +90,41 @@ static void shape_json(sc__buf *b, const char *key, const sc_job_shape *s) {
     sc__buf_printf(b, ",\"nvlink_gbps\":%.1f,\"net_gbps\":%.1f}", s->nvlink_gbps, s->net_gbps);
 }
 
+static void dims_json(sc__buf *b, const char *key, const sc_model_dims *d) {
+    sc__buf_printf(b, "\"%s\":{\"hidden\":%lld,\"ffn\":%lld,\"heads\":%lld,\"seq\":%lld,\"micro_batch\":%lld,"
+                      "\"tp\":%lld,\"head_dim\":%lld}",
+                   key, (long long)d->hidden, (long long)d->ffn, (long long)d->heads, (long long)d->seq,
+                   (long long)d->micro_batch, (long long)d->tp, (long long)d->head_dim);
+}
+
+/* The shape edits, when some were asked for. */
+static void model_json(sc__buf *b, const sc_prediction *p) {
+    if (!p->predicted_model.hidden) return;
+    sc__buf_puts(b, ",\"model\":{");
+    dims_json(b, "traced", &p->traced_model);
+    sc__buf_puts(b, ",");
+    dims_json(b, "new", &p->predicted_model);
+    sc__buf_printf(b, ",\"kernels_reshaped\":%llu,\"kernels_unshaped\":%llu,\"collectives_resized\":%llu}",
+                   (unsigned long long)p->kernels_reshaped, (unsigned long long)p->kernels_unshaped,
+                   (unsigned long long)p->collectives_resized);
+}
+
+static void model_text(sc__buf *b, const sc_prediction *p) {
+    const sc_model_dims *f = &p->traced_model, *t = &p->predicted_model;
+    if (!t->hidden) return;
+    sc__buf_printf(b,
+                   "  model: hidden %lld -> %lld, ffn %lld -> %lld, heads %lld -> %lld, seq %lld -> %lld, "
+                   "micro-batch %lld -> %lld (tp %lld)\n",
+                   (long long)f->hidden, (long long)t->hidden, (long long)f->ffn, (long long)t->ffn,
+                   (long long)f->heads, (long long)t->heads, (long long)f->seq, (long long)t->seq,
+                   (long long)f->micro_batch, (long long)t->micro_batch, (long long)f->tp);
+    sc__buf_printf(b,
+                   "  kernels re-timed by the cost model: %llu with shapes, %llu without (as one activation); "
+                   "collectives re-sized: %llu\n",
+                   (unsigned long long)p->kernels_reshaped, (unsigned long long)p->kernels_unshaped,
+                   (unsigned long long)p->collectives_resized);
+}
+
 static void prediction_json(sc__buf *b, const sc_prediction *p) {
     sc__buf_puts(b, ",\"prediction\":{");
     shape_json(b, "traced", &p->traced);
@@ -97,10 +132,12 @@ static void prediction_json(sc__buf *b, const sc_prediction *p) {
     shape_json(b, "new", &p->predicted);
     sc__buf_printf(b,
                    ",\"comm_model\":\"%s\",\"collectives_retimed\":%llu,\"collectives_unsized\":%llu,"
-                   "\"gpu_tasks_retimed\":%llu,\"ranks_per_traced_rank\":%.4f,\"rank_shapes\":%zu}",
+                   "\"gpu_tasks_retimed\":%llu,\"ranks_per_traced_rank\":%.4f,\"rank_shapes\":%zu",
                    p->comm_model, (unsigned long long)p->collectives_retimed,
                    (unsigned long long)p->collectives_unsized, (unsigned long long)p->gpu_tasks_retimed,
                    p->ranks_per_traced_rank, p->shapes);
+    model_json(b, p);
+    sc__buf_puts(b, "}");
 }
 
 static void shape_text(sc__buf *b, const sc_job_shape *s) {
@@ -123,6 +160,7 @@ static void prediction_text(sc__buf *b, const sc_prediction *p) {
     if (p->gpu_tasks_retimed)
         sc__buf_printf(b, "  GPU tasks re-timed for %s: %llu\n", p->predicted.gpu,
                        (unsigned long long)p->gpu_tasks_retimed);
+    model_text(b, p);
     sc__buf_puts(b, "\n");
 }
 
