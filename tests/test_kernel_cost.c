@@ -111,6 +111,36 @@ static void test_shapes(void **state) {
     assert_int_equal(k.form, SC__KF_NONE);
 }
 
+/* Without a trace: shapes built in code time as parsed ones do, bigger
+ * work takes longer, and a GEMM at its best shape runs near the ceiling. */
+static void test_no_trace(void **state) {
+    (void)state;
+    sc__kcost_model m;
+    sc__kcost_defaults(sc__hw_find("h100"), &m);
+    sc__kshape g = sc__kshape_gemm(1, 8192, 8192, 8192, SC__DT_BF16);
+    sc__kshape p = parse(SC__KC_GEMM, "aten::mm", "[[8192, 8192], [8192, 8192]]",
+                         "[\"c10::BFloat16\", \"c10::BFloat16\"]");
+    double tg = sc__kcost_time_ns(&m, &g), tp = sc__kcost_time_ns(&m, &p);
+    assert_true(tg > 0 && fabs(tg / tp - 1) < 1e-9);
+    double tflops = 2.0 * 8192 * 8192 * 8192 / tg / 1e3;
+    printf("# H100 bf16 8192^3 GEMM with the profile's defaults: %.0f TFLOP/s\n", tflops);
+    assert_true(tflops > 0.9 * 794.5 && tflops <= 794.5);
+    sc__kshape thin = sc__kshape_gemm(1, 8192, 64, 8192, SC__DT_BF16);
+    double fl, by;
+    assert_true(sc__kshape_work(&thin, &fl, &by));
+    /* a thin GEMM (64 columns: half-empty 128-wide tiles) runs well below the big one's rate */
+    assert_true(fl / sc__kcost_time_ns(&m, &thin) < 0.5 * (2.0 * 8192 * 8192 * 8192 / tg));
+    sc__kshape a = sc__kshape_attention(4, 32, 2048, 2048, 128, false, SC__DT_BF16);
+    sc__kshape ab = sc__kshape_attention(4, 32, 2048, 2048, 128, true, SC__DT_BF16);
+    assert_true(sc__kcost_time_ns(&m, &ab) > 2 * sc__kcost_time_ns(&m, &a));
+    sc__kshape c1 = sc__kshape_bytes(SC__KC_ELEMENTWISE, 1e6), c2 = sc__kshape_bytes(SC__KC_ELEMENTWISE, 1e9);
+    double t1 = sc__kcost_time_ns(&m, &c1), t2 = sc__kcost_time_ns(&m, &c2);
+    assert_true(t2 > t1 && t1 >= m.cls[SC__KC_ELEMENTWISE].floor_ns);
+    assert_true(fabs((t2 - t1) - (1e9 - 1e6) / (m.hbm_GBps * m.hbm_ceiling)) < 1); /* bytes over the measured bandwidth */
+    sc__kshape coll = sc__kshape_bytes(SC__KC_COLLECTIVE, 1e6);
+    assert_true(sc__kcost_time_ns(&m, &coll) < 0); /* the communication model's */
+}
+
 /* Kernels timed by known parameters are fitted back to them: the fit can
  * tell a thin operand's penalty from the peak efficiency. */
 static void test_fit_recovers(void **state) {
@@ -284,6 +314,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_shapes),
+        cmocka_unit_test(test_no_trace),
         cmocka_unit_test(test_fit_recovers),
         cmocka_unit_test(test_megatron_kernels),
         cmocka_unit_test(test_korthikanti_layer),

@@ -404,6 +404,52 @@ bool sc__kshape_work(const sc__kshape *k, double *flops, double *bytes) {
     }
 }
 
+static uint8_t esize_of(uint8_t dtype) {
+    return dtype == SC__DT_FP32 ? 4 : dtype == SC__DT_FP64 ? 8 : dtype == SC__DT_FP8 ? 1 : 2;
+}
+
+sc__kshape sc__kshape_gemm(int64_t b, int64_t m, int64_t n, int64_t k, uint8_t dtype) {
+    sc__kshape s;
+    memset(&s, 0, sizeof s);
+    s.cls = SC__KC_GEMM;
+    s.form = SC__KF_BMM;
+    s.dtype = dtype;
+    s.ntensors = 2;
+    s.ndim[0] = s.ndim[1] = 3;
+    s.esize[0] = s.esize[1] = esize_of(dtype);
+    s.dim[0][0] = s.dim[1][0] = b;
+    s.dim[0][1] = m, s.dim[0][2] = k;
+    s.dim[1][1] = k, s.dim[1][2] = n;
+    return s;
+}
+
+sc__kshape sc__kshape_attention(int64_t b, int64_t heads, int64_t sq, int64_t sk, int64_t d, bool backward,
+                                uint8_t dtype) {
+    sc__kshape s;
+    memset(&s, 0, sizeof s);
+    s.cls = SC__KC_ATTENTION;
+    s.form = SC__KF_SDPA;
+    s.dtype = dtype;
+    s.backward = backward;
+    s.ntensors = 3;
+    int64_t len[3] = {sq, sk, sk};
+    for (size_t i = 0; i < 3; i++) {
+        s.ndim[i] = 4;
+        s.esize[i] = esize_of(dtype);
+        s.dim[i][0] = b, s.dim[i][1] = heads, s.dim[i][2] = len[i], s.dim[i][3] = d;
+    }
+    return s;
+}
+
+sc__kshape sc__kshape_bytes(uint8_t cls, double bytes) {
+    sc__kshape s;
+    memset(&s, 0, sizeof s);
+    s.cls = cls;
+    s.form = SC__KF_BYTES;
+    s.extra_bytes = bytes;
+    return s;
+}
+
 int64_t sc__kshape_min_dim(const sc__kshape *k) {
     double b, m, n, kk;
     if (gemm_dims(k, &b, &m, &n, &kk)) return (int64_t)fmin(m, fmin(n, kk));

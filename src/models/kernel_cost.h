@@ -96,6 +96,15 @@ sc__kclass sc__kcost_classify(const char *kernel, const char *op, uint8_t task_k
  * the shapes say nothing usable. */
 bool sc__kshape_parse(const char *op, const char *dims, const char *types, sc__kshape *out);
 
+/* Shapes built in code, for kernels no trace holds (the config-only
+ * model): a GEMM of b batches of [m, k] x [k, n]; fused attention over
+ * b x heads, query and key lengths sq and sk, head dim d; a memory-bound
+ * kernel of class cls that moves `bytes`. dtype: sc__kdtype. */
+sc__kshape sc__kshape_gemm(int64_t b, int64_t m, int64_t n, int64_t k, uint8_t dtype);
+sc__kshape sc__kshape_attention(int64_t b, int64_t heads, int64_t sq, int64_t sk, int64_t d, bool backward,
+                                uint8_t dtype);
+sc__kshape sc__kshape_bytes(uint8_t cls, double bytes);
+
 /* FLOPs and bytes of a shape; false when it has none. */
 bool sc__kshape_work(const sc__kshape *k, double *flops, double *bytes);
 /* The smallest problem dimension of a GEMM or attention shape (0: none). */
