@@ -184,6 +184,77 @@ static void test_fit_recovers(void **state) {
     assert_true(m.gemm_ceiling > 0.86 && m.gemm_ceiling < 0.87); /* A100: 271.2 of 312 TFLOP/s measured */
 }
 
+static bool dims_are(const sc__kshape *k, size_t i, int64_t a, int64_t b, int64_t c, int64_t d) {
+    int64_t want[4] = {a, b, c, d};
+    for (size_t j = 0; j < k->ndim[i]; j++)
+        if (k->dim[i][j] != want[j]) return false;
+    return true;
+}
+
+/* Each dimension is re-shaped by the role it plays, also where values
+ * coincide: a small GPT (hidden = sequence = 512, batch = heads = 8,
+ * tokens = 2 x FFN) grown to hidden 2048, 16 heads, sequence 2048,
+ * micro-batch 2. */
+static void test_shape_edit_roles(void **state) {
+    (void)state;
+    sc__model_dims from = {.hidden = 512, .ffn = 2048, .heads = 8, .seq = 512, .micro_batch = 8, .tp = 1,
+                           .head_dim = 64};
+    sc__model_dims want = {.hidden = 2048, .heads = 16, .seq = 2048, .micro_batch = 2};
+    sc__shape_edit e;
+    sc_error err;
+    assert_int_equal(sc__shape_edit_init(&from, &want, &e, &err), SC_OK);
+    assert_int_equal(e.to.ffn, 8192); /* follows hidden */
+    assert_int_equal(e.to.head_dim, 128);
+    sc__kshape out;
+    /* forward: [T, h] x [h, ffn]; T = 4096 = 2 x ffn is the tokens here */
+    sc__kshape k = parse(SC__KC_GEMM, "aten::mm", "[[4096, 512], [512, 2048]]", NULL);
+    assert_true(sc__kshape_edit(&e, &k, &out));
+    assert_true(dims_are(&out, 0, 4096, 2048, 0, 0) && dims_are(&out, 1, 2048, 8192, 0, 0));
+    /* weight gradient: [ffn, T] x [T, h] */
+    k = parse(SC__KC_GEMM, "aten::mm", "[[2048, 4096], [4096, 512]]", NULL);
+    assert_true(sc__kshape_edit(&e, &k, &out));
+    assert_true(dims_are(&out, 0, 8192, 4096, 0, 0) && dims_are(&out, 1, 4096, 2048, 0, 0));
+    /* a norm's [b, s, h] with s = h is an activation */
+    k = parse(SC__KC_NORM, "aten::native_layer_norm", "[[8, 512, 512], [], [512], [512]]", NULL);
+    assert_true(sc__kshape_edit(&e, &k, &out));
+    assert_true(dims_are(&out, 0, 2, 2048, 2048, 0) && dims_are(&out, 2, 2048, 0, 0, 0));
+    /* SDPA by position: batch 8 is the batch though 8 are the heads too */
+    k = parse(SC__KC_ATTENTION, "aten::_scaled_dot_product_cudnn_attention",
+              "[[8, 8, 512, 64], [8, 8, 512, 64], [8, 8, 512, 64]]", NULL);
+    assert_true(sc__kshape_edit(&e, &k, &out));
+    assert_true(dims_are(&out, 0, 2, 16, 2048, 128));
+    /* unfused attention's scores [b a, s, s] and a mask [1, s, s] */
+    k = parse(SC__KC_SOFTMAX, "aten::_softmax", "[[64, 512, 512]]", NULL);
+    assert_true(sc__kshape_edit(&e, &k, &out));
+    assert_true(dims_are(&out, 0, 32, 2048, 2048, 0));
+    k = parse(SC__KC_ELEMENTWISE, "aten::tril", "[[1, 512, 512], []]", NULL);
+    assert_true(sc__kshape_edit(&e, &k, &out));
+    assert_true(dims_are(&out, 0, 1, 2048, 2048, 0));
+    /* token ids [b, s] have no feature dimension; the vocabulary stays */
+    k = parse(SC__KC_COPY, "aten::copy_", "[[8, 512], [8, 512]]", NULL);
+    assert_true(sc__kshape_edit(&e, &k, &out));
+    assert_true(dims_are(&out, 0, 2, 2048, 0, 0));
+    k = parse(SC__KC_ELEMENTWISE, "aten::sub", "[[8, 512, 32768], [8, 512, 1]]", NULL);
+    assert_true(sc__kshape_edit(&e, &k, &out));
+    assert_true(dims_are(&out, 0, 2, 2048, 32768, 0));
+    /* a collective of an activation grows with it, a flat bucket of
+     * gradients with a layer's parameters */
+    k = parse(SC__KC_COLLECTIVE, "record_param_comms", "[[[8, 512, 512]]]", NULL);
+    assert_true(fabs(sc__shape_edit_message_ratio(&e, &k) - 2.0 * 2048 * 2048 / (8.0 * 512 * 512)) < 1e-12);
+    k = parse(SC__KC_COLLECTIVE, "record_param_comms", "[[[3150336]]]", NULL);
+    assert_true(fabs(sc__shape_edit_message_ratio(&e, &k) - 16.0) < 1e-12); /* (4 h^2 + 2 h ffn) x 16 */
+    /* no change: nothing moves */
+    sc__model_dims same = {0};
+    assert_int_equal(sc__shape_edit_init(&from, &same, &e, &err), SC_OK);
+    assert_false(e.changes);
+    assert_false(sc__kshape_edit(&e, &k, &out));
+    /* what the trace does not show cannot be edited */
+    sc__model_dims blind = {.hidden = 512};
+    want = (sc__model_dims){.seq = 1024};
+    assert_int_equal(sc__shape_edit_init(&blind, &want, &e, &err), SC_E_USAGE);
+    assert_non_null(strstr(err.message, "could not be read from its shapes"));
+}
+
 static sc_traceset *load(const char *rel) {
     const char *p = sc_test_trace(rel);
     sc_traceset *set;
@@ -316,6 +387,7 @@ int main(void) {
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_no_trace),
         cmocka_unit_test(test_fit_recovers),
+        cmocka_unit_test(test_shape_edit_roles),
         cmocka_unit_test(test_megatron_kernels),
         cmocka_unit_test(test_korthikanti_layer),
     };

@@ -104,6 +104,10 @@ sc__kclass sc__kcost_classify(const char *kernel, const char *op, uint8_t task_k
     if (task_kind == SC_T_MEMSET) return SC__KC_MEMSET;
     if (task_kind == SC_T_MEMCPY) return SC__KC_COPY;
     sc__kclass k = from_kernel(kernel), o = from_op(op);
+    /* fused attention's backward helpers (o . dO, dQ's conversion) only
+     * stream a tensor: they are not its FLOPs */
+    if ((k == SC__KC_ATTENTION || o == SC__KC_ATTENTION) && (has(kernel, "dot_do_o") || has(kernel, "convert_dq")))
+        return SC__KC_ELEMENTWISE;
     if (k == SC__KC_GEMM || k == SC__KC_ATTENTION) return k == SC__KC_GEMM && o == SC__KC_ATTENTION ? o : k;
     if (o == SC__KC_GEMM || o == SC__KC_ATTENTION)
         return k == SC__KC_ELEMENTWISE || k == SC__KC_REDUCTION || k == SC__KC_COPY ? k : o;
@@ -453,8 +457,10 @@ sc__kshape sc__kshape_bytes(uint8_t cls, double bytes) {
 int64_t sc__kshape_min_dim(const sc__kshape *k) {
     double b, m, n, kk;
     if (gemm_dims(k, &b, &m, &n, &kk)) return (int64_t)fmin(m, fmin(n, kk));
+    /* fused attention's tiles span the head dim whole: only short
+     * sequences leave them part-empty */
     if ((k->form == SC__KF_SDPA || k->form == SC__KF_FLASH) && attn_dims(k, &b, &m, &n, &kk))
-        return (int64_t)fmin(m, fmin(n, kk));
+        return (int64_t)fmin(m, n);
     return 0;
 }
 

@@ -7,8 +7,9 @@
  *   GEMM and attention   floor + max(F / (peak x eff x (1 + edge / d)),
  *                                    B / (HBM x mem_eff))
  *                        F the FLOPs, B the bytes moved, d the smallest of
- *                        the problem's dimensions (tiles left part-empty and
- *                        short main loops cost most on a thin operand);
+ *                        a GEMM's dimensions (tiles left part-empty and
+ *                        short main loops cost most on a thin operand), or
+ *                        attention's shorter sequence;
  *   every other class    floor + B / (HBM x mem_eff).
  * Its parameters start from the profile (sc__kcost_defaults: eff the GPU's
  * measured GEMM ceiling, mem_eff its measured copy bandwidth) and can be
@@ -107,7 +108,8 @@ sc__kshape sc__kshape_bytes(uint8_t cls, double bytes);
 
 /* FLOPs and bytes of a shape; false when it has none. */
 bool sc__kshape_work(const sc__kshape *k, double *flops, double *bytes);
-/* The smallest problem dimension of a GEMM or attention shape (0: none). */
+/* The smallest problem dimension of a GEMM shape, the shorter sequence of
+ * an attention shape (0: none). */
 int64_t sc__kshape_min_dim(const sc__kshape *k);
 
 /* One class's parameters. */

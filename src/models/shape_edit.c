@@ -59,6 +59,13 @@ static void vote_attention(const sc__kshape *k, vote *seq, vote *hd, vote *batch
     }
 }
 
+static uint32_t winner_count(const vote *t) {
+    uint32_t best = 0;
+    for (size_t i = 0; i < t->len; i++)
+        if (t->n[i] > best) best = t->n[i];
+    return best;
+}
+
 void sc__model_dims_infer(const sc__krec *recs, size_t n, sc__model_dims *out) {
     memset(out, 0, sizeof *out);
     vote hidden = {0}, tokens = {0}, seq = {0}, hd = {0}, batch = {0}, heads_r = {0}, mb = {0}, ffn_r = {0};
@@ -83,9 +90,16 @@ void sc__model_dims_infer(const sc__krec *recs, size_t n, sc__model_dims *out) {
         out->tp = out->hidden / (hr * out->head_dim);
         out->heads = hr * out->tp;
     }
-    /* FFN: the row-parallel GEMMs back to hidden whose inner dimension is
-     * neither hidden nor a rank's share of it (attention's projection) */
-    for (size_t i = 0; out->hidden && out->tp && i < n; i++) {
+    /* FFN: the GEMMs back to hidden (the second MLP projection, the first
+     * one's input gradient) whose inner dimension is neither hidden nor a
+     * rank's share of it (attention's projection) nor a rank's QKV (its
+     * input gradient). Weight gradients add the tokens, three a layer:
+     * counted apart, and taken when nothing else has half their votes (FFN
+     * may equal the tokens; the output layer's input gradient, once a step,
+     * brings the vocabulary). */
+    vote tok = {0};
+    int64_t t = out->seq * out->micro_batch, h = out->hidden, tp = out->tp;
+    for (size_t i = 0; h && tp && i < n; i++) {
         const sc__kshape *k = &recs[i].shape;
         if (k->cls != SC__KC_GEMM || !is_gemm_form(k->form)) continue;
         size_t a = k->form == SC__KF_ADDMM ? 1 : 0;
@@ -93,9 +107,10 @@ void sc__model_dims_infer(const sc__krec *recs, size_t n, sc__model_dims *out) {
         if (!na || !nb) continue;
         int64_t kk = k->dim[a][na - 1];
         int64_t nn = k->form == SC__KF_LINEAR ? k->dim[a + 1][0] : k->dim[a + 1][nb - 1];
-        if (nn == out->hidden && kk != out->hidden && kk != out->hidden / out->tp) add_vote(&ffn_r, kk);
+        if (nn != h || kk == h || kk == h / tp || kk == 3 * h / tp) continue;
+        add_vote(kk == t ? &tok : &ffn_r, kk);
     }
-    out->ffn = winner(&ffn_r) * out->tp;
+    out->ffn = (winner_count(&ffn_r) * 2 >= winner_count(&tok) ? winner(&ffn_r) : winner(&tok)) * out->tp;
 }
 
 /* ------------------------------------------------------------ the edit */
@@ -219,34 +234,85 @@ static void activation(const sc__shape_edit *e, sc__kshape *k, size_t i) {
                                              : lookup(e, k->dim[i][d], R_TOKEN, R_ATTN);
 }
 
-static void all_feature(const sc__shape_edit *e, sc__kshape *k, size_t i) {
-    for (size_t d = 0; d < k->ndim[i]; d++) k->dim[i][d] = lookup(e, k->dim[i][d], R_FEATURE, -1);
-}
-
-/* Scores-like: the last two dimensions both the sequence. */
+/* Scores-like: the last two dimensions both the sequence, and before
+ * them a rank's batch x heads ([b a, s, s], [b, a, s, s]) or nothing (a
+ * mask: [1, s, s], [b, 1, s, s]). An activation whose hidden equals the
+ * sequence ([b, s, h]) is not. */
 static bool square_seq(const sc__shape_edit *e, const sc__kshape *k, size_t i) {
     uint8_t n = k->ndim[i];
-    return n >= 2 && k->dim[i][n - 1] == k->dim[i][n - 2] && k->dim[i][n - 1] == e->from.seq;
+    if (n < 2 || k->dim[i][n - 1] != k->dim[i][n - 2] || k->dim[i][n - 1] != e->from.seq) return false;
+    int64_t lead = 1, bh = e->from.micro_batch * e->from.heads / e->from.tp;
+    for (size_t d = 0; d + 2 < n; d++) lead *= k->dim[i][d];
+    bool mask4 = n == 4 && k->dim[i][1] == 1 && (k->dim[i][0] == 1 || k->dim[i][0] == e->from.micro_batch);
+    return lead == 1 || lead == bh || mask4;
 }
 
 static void edit_tensors(const sc__shape_edit *e, sc__kshape *k) {
     for (size_t i = 0; i < SC__KS_TENSORS; i++) {
         if (!k->ndim[i]) continue;
-        if (k->cls == SC__KC_SOFTMAX || square_seq(e, k, i)) all_attn(e, k, i);
+        /* a norm's input is an activation even when hidden equals the sequence */
+        if (k->cls == SC__KC_SOFTMAX || (k->cls != SC__KC_NORM && square_seq(e, k, i))) all_attn(e, k, i);
         else activation(e, k, i);
     }
 }
 
+/* Fused attention's q, k, v and output by position: [b, heads, s, d]
+ * (SDPA) or [b, s, heads, d] (flash), so that a batch equal to a rank's
+ * heads is not taken for them. */
+static void edit_attention(const sc__shape_edit *e, sc__kshape *k) {
+    int64_t p = e->from.tp;
+    bool flash = k->form == SC__KF_FLASH;
+    for (size_t i = 0; i < SC__KS_TENSORS; i++) {
+        if (k->ndim[i] != 4) continue;
+        int64_t *d = k->dim[i];
+        int64_t *heads = flash ? &d[2] : &d[1], *seq = flash ? &d[1] : &d[2];
+        if (d[0] == e->from.micro_batch) d[0] = e->to.micro_batch;
+        if (*heads == e->from.heads / p) *heads = e->to.heads / p;
+        if (*seq == e->from.seq) *seq = e->to.seq;
+        if (d[3] == e->from.head_dim) d[3] = e->to.head_dim;
+    }
+}
+
+/* A GEMM's M, K and N. Forward, input-gradient and weight-gradient GEMMs
+ * put the flattened tokens in any of the three ([T, in] x [in, out],
+ * [T, out] x [out, in], [in, T] x [T, out]); the first that is the tokens
+ * is taken for them, the others are features. Where a feature equals the
+ * tokens (FFN = s x b) the two readings are one permutation: the same
+ * FLOPs. */
+static void gemm_roles(const sc__shape_edit *e, int64_t *m, int64_t *kk, int64_t *n) {
+    int64_t t = e->from.seq * e->from.micro_batch, t2 = e->to.seq * e->to.micro_batch;
+    int64_t *d[3] = {m, kk, n};
+    int tok = *m == t ? 0 : *kk == t ? 1 : *n == t ? 2 : -1;
+    for (int i = 0; i < 3; i++) *d[i] = i == tok ? t2 : lookup(e, *d[i], R_FEATURE, -1);
+}
+
+/* mm, addmm, and linear or matmul of 2-D operands. */
+static void edit_gemm_2d(const sc__shape_edit *e, sc__kshape *k) {
+    size_t a = k->form == SC__KF_ADDMM ? 1 : 0;
+    bool linear = k->form == SC__KF_LINEAR;
+    int64_t *A = k->dim[a], *B = k->dim[a + 1];
+    int64_t m = A[0], kk = A[1], n = linear ? B[0] : B[1];
+    gemm_roles(e, &m, &kk, &n);
+    A[0] = m, A[1] = kk;
+    if (linear) B[0] = n, B[1] = kk;
+    else B[0] = kk, B[1] = n;
+    size_t c = a ? 0 : linear ? 2 : SC__KS_TENSORS; /* addmm's C, linear's bias */
+    if (c < SC__KS_TENSORS && k->ndim[c] == 2) k->dim[c][0] = m, k->dim[c][1] = n;
+    else if (c < SC__KS_TENSORS && k->ndim[c] == 1) k->dim[c][0] = n;
+}
+
 static void edit_gemm(const sc__shape_edit *e, sc__kshape *k) {
     size_t a = k->form == SC__KF_ADDMM ? 1 : 0;
-    bool batched = k->form == SC__KF_MATMUL && k->ndim[0] >= 3 && k->ndim[1] >= 3;
-    for (size_t i = 0; i < SC__KS_TENSORS; i++) {
-        if (!k->ndim[i]) continue;
-        if (batched) all_attn(e, k, i);
-        else if (i == a) activation(e, k, i);
-        else if (i == a + 1) all_feature(e, k, i);
-        else if (k->ndim[i] == 1) all_feature(e, k, i); /* a bias */
-        else activation(e, k, i);                        /* addmm's C */
+    uint8_t na = k->ndim[a], nb = k->ndim[a + 1];
+    if (k->form == SC__KF_MATMUL && na >= 3 && nb >= 3) { /* batched: attention's */
+        for (size_t i = 0; i < SC__KS_TENSORS; i++) all_attn(e, k, i);
+    } else if (na == 2 && nb == 2) {
+        edit_gemm_2d(e, k);
+    } else { /* [s, b, in] into a linear or matmul: tokens apart, then features */
+        activation(e, k, a);
+        for (size_t i = 0; i < SC__KS_TENSORS; i++)
+            if (i != a)
+                for (size_t d = 0; d < k->ndim[i]; d++) k->dim[i][d] = lookup(e, k->dim[i][d], R_FEATURE, -1);
     }
 }
 
@@ -255,9 +321,10 @@ bool sc__kshape_edit(const sc__shape_edit *e, const sc__kshape *k, sc__kshape *o
     if (!e->changes) return false;
     switch (k->form) {
     case SC__KF_MM: case SC__KF_ADDMM: case SC__KF_MATMUL: case SC__KF_LINEAR: edit_gemm(e, out); break;
-    case SC__KF_BMM: case SC__KF_BADDBMM: case SC__KF_SDPA: case SC__KF_FLASH:
+    case SC__KF_BMM: case SC__KF_BADDBMM:
         for (size_t i = 0; i < SC__KS_TENSORS; i++) all_attn(e, out, i);
         break;
+    case SC__KF_SDPA: case SC__KF_FLASH: edit_attention(e, out); break;
     case SC__KF_TENSORS: edit_tensors(e, out); break;
     default: return false;
     }
