@@ -154,7 +154,7 @@ static int int_list(const char *p, const char *end, int64_t *d, int max, double 
     while (p < end && *p != ']') {
         char *q;
         long long v = strtoll(p, &q, 10);
-        if (q == p || v < 0) return -1;
+        if (q == p || v < 0 || v > (1LL << 40)) return -1; /* no tensor has a dimension of 2^40 */
         if (n < max) d[n] = v;
         *numel *= (double)v;
         n++;

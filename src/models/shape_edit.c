@@ -14,6 +14,13 @@
 
 #include <stdio.h>
 
+/* Products of dimensions a hostile file may make huge: saturated, never
+ * overflowing. */
+static int64_t mul(int64_t a, int64_t b) {
+    int64_t r;
+    return __builtin_mul_overflow(a, b, &r) || r > INT64_MAX / 8 ? INT64_MAX / 8 : r;
+}
+
 /* ------------------------------------------------------------ inference */
 
 typedef struct vote {
@@ -73,7 +80,7 @@ void sc__model_dims_infer(const sc__krec *recs, size_t n, sc__model_dims *out) {
         const sc__kshape *k = &recs[i].shape;
         if (k->cls == SC__KC_NORM && k->form == SC__KF_TENSORS && k->ndim[0] >= 2) {
             int64_t t = 1;
-            for (size_t d = 0; d + 1 < k->ndim[0]; d++) t *= k->dim[0][d];
+            for (size_t d = 0; d + 1 < k->ndim[0]; d++) t = mul(t, k->dim[0][d]);
             add_vote(&hidden, k->dim[0][k->ndim[0] - 1]);
             add_vote(&tokens, t);
         }
@@ -86,9 +93,9 @@ void sc__model_dims_infer(const sc__krec *recs, size_t n, sc__model_dims *out) {
     if (!out->micro_batch && out->seq && winner(&tokens) % out->seq == 0) out->micro_batch = winner(&tokens) / out->seq;
     int64_t hr = winner(&heads_r);
     if (!hr && out->micro_batch && winner(&batch) % out->micro_batch == 0) hr = winner(&batch) / out->micro_batch;
-    if (hr && out->head_dim && out->hidden && out->hidden % (hr * out->head_dim) == 0) {
-        out->tp = out->hidden / (hr * out->head_dim);
-        out->heads = hr * out->tp;
+    if (hr && out->head_dim && out->hidden && out->hidden % mul(hr, out->head_dim) == 0) {
+        out->tp = out->hidden / mul(hr, out->head_dim);
+        out->heads = mul(hr, out->tp);
     }
     /* FFN: the GEMMs back to hidden (the second MLP projection, the first
      * one's input gradient) whose inner dimension is neither hidden nor a
@@ -98,7 +105,7 @@ void sc__model_dims_infer(const sc__krec *recs, size_t n, sc__model_dims *out) {
      * may equal the tokens; the output layer's input gradient, once a step,
      * brings the vocabulary). */
     vote tok = {0};
-    int64_t t = out->seq * out->micro_batch, h = out->hidden, tp = out->tp;
+    int64_t t = mul(out->seq, out->micro_batch), h = out->hidden, tp = out->tp;
     for (size_t i = 0; h && tp && i < n; i++) {
         const sc__kshape *k = &recs[i].shape;
         if (k->cls != SC__KC_GEMM || !is_gemm_form(k->form)) continue;
@@ -107,10 +114,10 @@ void sc__model_dims_infer(const sc__krec *recs, size_t n, sc__model_dims *out) {
         if (!na || !nb) continue;
         int64_t kk = k->dim[a][na - 1];
         int64_t nn = k->form == SC__KF_LINEAR ? k->dim[a + 1][0] : k->dim[a + 1][nb - 1];
-        if (nn != h || kk == h || kk == h / tp || kk == 3 * h / tp) continue;
+        if (nn != h || kk == h || kk == h / tp || kk == mul(3, h) / tp) continue;
         add_vote(kk == t ? &tok : &ffn_r, kk);
     }
-    out->ffn = (winner_count(&ffn_r) * 2 >= winner_count(&tok) ? winner(&ffn_r) : winner(&tok)) * out->tp;
+    out->ffn = mul(winner_count(&ffn_r) * 2 >= winner_count(&tok) ? winner(&ffn_r) : winner(&tok), out->tp);
 }
 
 /* ------------------------------------------------------------ the edit */
@@ -157,11 +164,11 @@ static sc_status target(const sc__model_dims *f, const sc__model_dims *r, sc__mo
     if (r->micro_batch) t->micro_batch = r->micro_batch;
     if (r->ffn) t->ffn = r->ffn;
     else if (r->hidden) {
-        if ((f->ffn * r->hidden) % f->hidden)
+        if (mul(f->ffn, r->hidden) % f->hidden)
             return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
                             "--hidden %lld: FFN %lld x %lld / %lld is not whole: give --ffn", (long long)r->hidden,
                             (long long)f->ffn, (long long)r->hidden, (long long)f->hidden);
-        t->ffn = f->ffn * r->hidden / f->hidden;
+        t->ffn = mul(f->ffn, r->hidden) / f->hidden;
     }
     if ((st = check(f, t, r, err)) != SC_OK) return st;
     t->head_dim = t->hidden / t->heads;
@@ -176,17 +183,17 @@ sc_status sc__shape_edit_init(const sc__model_dims *from, const sc__model_dims *
     if (st != SC_OK) return st;
     const sc__model_dims *f = from, *t = &e->to;
     int64_t p = f->tp;
-    put(e->token, &e->ntoken, f->seq * f->micro_batch, t->seq * t->micro_batch);
+    put(e->token, &e->ntoken, mul(f->seq, f->micro_batch), mul(t->seq, t->micro_batch));
     put(e->token, &e->ntoken, f->seq, t->seq);
     put(e->token, &e->ntoken, f->micro_batch, t->micro_batch);
     put(e->feature, &e->nfeature, f->hidden, t->hidden);
     put(e->feature, &e->nfeature, f->hidden / p, t->hidden / p);
-    put(e->feature, &e->nfeature, 3 * f->hidden / p, 3 * t->hidden / p);
+    put(e->feature, &e->nfeature, mul(3, f->hidden) / p, mul(3, t->hidden) / p);
     put(e->feature, &e->nfeature, f->ffn / p, t->ffn / p);
-    put(e->feature, &e->nfeature, 2 * f->ffn / p, 2 * t->ffn / p);
+    put(e->feature, &e->nfeature, mul(2, f->ffn) / p, mul(2, t->ffn) / p);
     put(e->feature, &e->nfeature, f->ffn, t->ffn);
-    put(e->feature, &e->nfeature, 3 * f->hidden, 3 * t->hidden);
-    put(e->attn, &e->nattn, f->micro_batch * f->heads / p, t->micro_batch * t->heads / p);
+    put(e->feature, &e->nfeature, mul(3, f->hidden), mul(3, t->hidden));
+    put(e->attn, &e->nattn, mul(f->micro_batch, f->heads) / p, mul(t->micro_batch, t->heads) / p);
     put(e->attn, &e->nattn, f->heads / p, t->heads / p);
     put(e->attn, &e->nattn, f->seq, t->seq);
     put(e->attn, &e->nattn, f->head_dim, t->head_dim);
@@ -227,8 +234,8 @@ static void all_attn(const sc__shape_edit *e, sc__kshape *k, size_t i) {
 static void activation(const sc__shape_edit *e, sc__kshape *k, size_t i) {
     uint8_t n = k->ndim[i];
     int64_t numel = 1;
-    for (size_t d = 0; d < n; d++) numel *= k->dim[i][d];
-    bool tokens = numel == e->from.seq * e->from.micro_batch;
+    for (size_t d = 0; d < n; d++) numel = mul(numel, k->dim[i][d]);
+    bool tokens = numel == mul(e->from.seq, e->from.micro_batch);
     for (size_t d = 0; d < n; d++)
         k->dim[i][d] = d + 1 == n && !tokens ? lookup(e, k->dim[i][d], R_FEATURE, R_TOKEN)
                                              : lookup(e, k->dim[i][d], R_TOKEN, R_ATTN);
@@ -241,8 +248,8 @@ static void activation(const sc__shape_edit *e, sc__kshape *k, size_t i) {
 static bool square_seq(const sc__shape_edit *e, const sc__kshape *k, size_t i) {
     uint8_t n = k->ndim[i];
     if (n < 2 || k->dim[i][n - 1] != k->dim[i][n - 2] || k->dim[i][n - 1] != e->from.seq) return false;
-    int64_t lead = 1, bh = e->from.micro_batch * e->from.heads / e->from.tp;
-    for (size_t d = 0; d + 2 < n; d++) lead *= k->dim[i][d];
+    int64_t lead = 1, bh = mul(e->from.micro_batch, e->from.heads) / e->from.tp;
+    for (size_t d = 0; d + 2 < n; d++) lead = mul(lead, k->dim[i][d]);
     bool mask4 = n == 4 && k->dim[i][1] == 1 && (k->dim[i][0] == 1 || k->dim[i][0] == e->from.micro_batch);
     return lead == 1 || lead == bh || mask4;
 }
@@ -280,7 +287,7 @@ static void edit_attention(const sc__shape_edit *e, sc__kshape *k) {
  * tokens (FFN = s x b) the two readings are one permutation: the same
  * FLOPs. */
 static void gemm_roles(const sc__shape_edit *e, int64_t *m, int64_t *kk, int64_t *n) {
-    int64_t t = e->from.seq * e->from.micro_batch, t2 = e->to.seq * e->to.micro_batch;
+    int64_t t = mul(e->from.seq, e->from.micro_batch), t2 = mul(e->to.seq, e->to.micro_batch);
     int64_t *d[3] = {m, kk, n};
     int tok = *m == t ? 0 : *kk == t ? 1 : *n == t ? 2 : -1;
     for (int i = 0; i < 3; i++) *d[i] = i == tok ? t2 : lookup(e, *d[i], R_FEATURE, -1);
@@ -351,7 +358,7 @@ void sc__shape_edit_activation(const sc__shape_edit *e, uint8_t cls, sc__kshape 
         k[i]->dtype = SC__DT_FP16;
         k[i]->ndim[0] = 2;
         k[i]->esize[0] = 2;
-        k[i]->dim[0][0] = m[i]->seq * m[i]->micro_batch;
+        k[i]->dim[0][0] = mul(m[i]->seq, m[i]->micro_batch);
         k[i]->dim[0][1] = m[i]->hidden;
     }
 }
