@@ -87,10 +87,10 @@ int sc_cli_replay_output(const sc_replay *r, const sc_cli_replay_args *a);
 
 /* The options predict adds to replay's (cmd_predict.c), shared with report. */
 typedef struct sc_cli_predict_args {
-    uint64_t dp, nodes, gpus_per_node, layers;
+    uint64_t dp, nodes, gpus_per_node, layers, hidden, ffn, heads, seq, micro_batch;
     const char *net, *nvlink, *gpu, *profile;
 } sc_cli_predict_args;
-#define SC_CLI_PREDICT_NOPTS 8
+#define SC_CLI_PREDICT_NOPTS 13
 /* Writes the SC_CLI_PREDICT_NOPTS options into opts, pointing at a (zeroed). */
 void sc_cli_predict_opts(sc_cli_predict_args *a, sc_cli_opt *opts);
 /* Sets o's edits from a: SC_EXIT_OK, or the usage exit code after saying why. */
@@ -150,5 +150,6 @@ int sc_cmd_model(int argc, char **argv);
 int sc_cmd_diff(int argc, char **argv);
 int sc_cmd_report(int argc, char **argv);
 int sc_cmd_benchgen(int argc, char **argv);
+int sc_cmd_kernels(int argc, char **argv);
 
 #endif

@@ -2,7 +2,8 @@
  * cmd_predict.c - `stepcast predict [--json] [--chrome FILE] [--force]
  * [--iteration N] [--comm coupled|traced|model] [--scale CLASS=FACTOR]...
  * [--dp N] [--nodes N] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X]
- * [--gpu NAME|--profile FILE] [--layers L] TRACE...`: the traced iteration edited into
+ * [--gpu NAME|--profile FILE] [--layers L] [--hidden H] [--ffn F] [--heads A]
+ * [--seq S] [--micro-batch B] TRACE...`: the traced iteration edited into
  * another job's (sc_predict_run, src/pipeline/predict.c) and simulated; the
  * report is replay's with what was inferred and changed.
  */
@@ -41,6 +42,15 @@ void sc_cli_predict_opts(sc_cli_predict_args *a, sc_cli_opt *opts) {
         {.name = "--profile", .kind = SC_CLI_STRING, .dest = &a->profile, .what = "a profile file"},
         {.name = "--layers", .kind = SC_CLI_UINT, .dest = &a->layers, .min = 1, .max = 1u << 16,
          .what = "a layer count from 1 to 65536"},
+        {.name = "--hidden", .kind = SC_CLI_UINT, .dest = &a->hidden, .min = 1, .max = 1u << 24,
+         .what = "a hidden size from 1"},
+        {.name = "--ffn", .kind = SC_CLI_UINT, .dest = &a->ffn, .min = 1, .max = 1u << 26, .what = "an FFN size from 1"},
+        {.name = "--heads", .kind = SC_CLI_UINT, .dest = &a->heads, .min = 1, .max = 1u << 16,
+         .what = "a head count from 1"},
+        {.name = "--seq", .kind = SC_CLI_UINT, .dest = &a->seq, .min = 1, .max = 1u << 24,
+         .what = "a sequence length from 1"},
+        {.name = "--micro-batch", .kind = SC_CLI_UINT, .dest = &a->micro_batch, .min = 1, .max = 1u << 16,
+         .what = "a micro-batch size from 1"},
     };
     memcpy(opts, own, sizeof own);
 }
@@ -53,13 +63,19 @@ int sc_cli_predict_options(const char *cmd, const sc_cli_predict_args *a, sc_pre
     o->nodes = (uint32_t)a->nodes;
     o->gpus_per_node = (uint32_t)a->gpus_per_node;
     o->layers = (uint32_t)a->layers;
+    o->hidden = (uint32_t)a->hidden;
+    o->ffn = (uint32_t)a->ffn;
+    o->heads = (uint32_t)a->heads;
+    o->seq = (uint32_t)a->seq;
+    o->micro_batch = (uint32_t)a->micro_batch;
     o->gpu = a->gpu;
     o->profile_path = a->profile;
     return SC_EXIT_OK;
 }
 
 bool sc_cli_predict_edits(const sc_cli_predict_args *a) {
-    return a->dp || a->nodes || a->gpus_per_node || a->layers || a->net || a->nvlink || a->gpu || a->profile;
+    return a->dp || a->nodes || a->gpus_per_node || a->layers || a->hidden || a->ffn || a->heads || a->seq ||
+           a->micro_batch || a->net || a->nvlink || a->gpu || a->profile;
 }
 
 int sc_cmd_predict(int argc, char **argv) {

@@ -25,10 +25,10 @@ static const sc_cli_command commands[] = {
      "[--comm coupled|traced|model] [--scale CLASS=FACTOR]... [--sensitivity|--no-sensitivity] "
      "[--breakdown stepcast|hta] [--timings] TRACE|DIR...",
      sc_cmd_replay},
-    {"predict", "edit the traced iteration into another job (data-parallel degree, nodes, links, GPU, layers) and simulate it",
+    {"predict", "edit the traced iteration into another job (data-parallel degree, nodes, links, GPU, layers, model shape) and simulate it",
      "stepcast predict [--json] [--chrome FILE [--force]] [--iteration N] [--comm coupled|traced|model] "
      "[--scale CLASS=FACTOR]... [--sensitivity|--no-sensitivity] [--breakdown stepcast|hta] [--dp N] [--nodes N] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "
-     "[--gpu NAME|--profile FILE] [--layers L] TRACE|DIR...",
+     "[--gpu NAME|--profile FILE] [--hidden H] [--ffn F] [--heads A] [--seq S] [--micro-batch B] [--layers L] TRACE|DIR...",
      sc_cmd_predict},
     {"model", "predict a training step from its configuration alone (model, parallelism, GPU): step, MFU, memory",
      "stepcast model [--json] [--chrome FILE [--force]] [--config FILE] [--preset NAME] [--sweep] [--layers N] [--hidden N] "
@@ -52,6 +52,8 @@ static const sc_cli_command commands[] = {
      "stepcast structure [--json] [--iteration N] TRACE|DIR...", sc_cmd_structure},
     {"diff", "compare two traces or trace sets per step, kernel class, collective, operator and kernel",
      "stepcast diff [--json] [--top N] A B   (A, B: a trace file or a folder of them)", sc_cmd_diff},
+    {"kernels", "the kernel cost model against a trace's kernels: per class count, time and median error",
+     "stepcast kernels [--json] [--gpu NAME|--profile FILE] [--iteration N] TRACE|DIR...", sc_cmd_kernels},
     {"export", "write Chakra execution traces (PREFIX.<rank>.et) for ASTRA-sim & co.",
      "stepcast export --chakra PREFIX [--no-cpu|--gpu-only] [--iteration N] [--force] TRACE|DIR...",
      sc_cmd_export},

@@ -546,8 +546,20 @@ typedef struct sc_predict_options {
     const char *profile_path;  /* or by a profile file (JSON, the fields of `stepcast comm`) */
     uint32_t layers;           /* the model's layers: whole layers (forward and backward, with
                                   their collectives) copied or removed (sc_structure) */
+    /* Shape edits (0: the trace's): every kernel whose shapes scale with
+     * these is re-timed by the kernel cost model (traced time x model(new) /
+     * model(traced)), every collective whose message does is re-sized and
+     * re-timed. FFN follows hidden when only hidden is given. */
+    uint32_t hidden, ffn, heads, seq, micro_batch;
 } sc_predict_options;
 #define SC_PREDICT_OPTIONS_INIT {.replay = SC_REPLAY_OPTIONS_INIT}
+
+/* A transformer's dimensions as its kernels' shapes show them (0:
+ * unknown): hidden, FFN and heads of the whole model, the sequence, the
+ * micro-batch and the tensor-parallel degree. */
+typedef struct sc_model_dims {
+    int64_t hidden, ffn, heads, seq, micro_batch, tp, head_dim;
+} sc_model_dims;
 
 /* A job's shape as predict sees it. */
 typedef struct sc_job_shape {
@@ -567,6 +579,12 @@ typedef struct sc_prediction {
     double ranks_per_traced_rank; /* predicted ranks each simulated traced rank stands for */
     size_t shapes;             /* distinct rank shapes among the traced ranks */
     uint32_t traced_layers, predicted_layers; /* 0: the structure is unknown */
+    /* Shape edits: the model's dimensions as the traced kernels show them
+     * and as edited (0: unknown); what was re-timed. */
+    sc_model_dims traced_model, predicted_model;
+    uint64_t kernels_reshaped;    /* kernels re-shaped and re-timed by the cost model */
+    uint64_t kernels_unshaped;    /* kernels without shapes, timed as one activation */
+    uint64_t collectives_resized; /* collectives whose message was re-sized */
 } sc_prediction;
 
 SC_API sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts, sc_replay **out,
@@ -994,6 +1012,54 @@ SC_API sc_status sc_diff_row_at(const sc_diff *diff, size_t i, sc_diff_row *out,
  * many per section but steps, 0 for all; JSON always has all); text or
  * JSON, deterministic. */
 SC_API sc_status sc_diff_write(const sc_diff *diff, FILE *out, int json, size_t top, sc_error *err);
+/* -------------------------------------------------------------- 14 kernels */
+
+/* `stepcast kernels`: the kernel cost model against a trace's own kernels.
+ * Every kernel, copy and fill of the iteration is classified (GEMM,
+ * attention, elementwise, norm, softmax, optimizer, copy, memset,
+ * reduction, other; collectives are counted, and timed by the
+ * communication model), given FLOPs and bytes from its enqueuing
+ * operator's shapes, and timed by the GPU's profile (before) and by the
+ * model fitted per class to the trace (after). */
+typedef struct sc_kernels sc_kernels;
+
+typedef struct sc_kernels_options {
+    const char *gpu;          /* a built-in profile; NULL: the traces' GPU */
+    const char *profile_path; /* a JSON profile file instead */
+    sc_graph_options graph;   /* the iteration */
+} sc_kernels_options;
+#define SC_KERNELS_OPTIONS_INIT {.gpu = NULL, .profile_path = NULL, .graph = SC_GRAPH_OPTIONS_INIT}
+
+/* An unknown GPU (and traces naming none) is SC_E_USAGE. */
+SC_API sc_status sc_kernels_run(const sc_traceset *set, const sc_kernels_options *opts, sc_kernels **out,
+                                sc_error *err);
+SC_API void sc_kernels_free(sc_kernels *k);
+
+/* One class. Errors are |model - traced| / traced in percent, the median
+ * over the class's kernels with shapes; -1 when none. */
+typedef struct sc_kernel_class {
+    const char *name;       /* "gemm", "attention", ... */
+    uint64_t count;         /* kernels of the class in the iteration, every rank */
+    uint64_t with_shapes;   /* those the model can time */
+    double traced_us;       /* their summed traced time */
+    double error_before_pct, error_after_pct; /* the profile's defaults; fitted */
+    uint64_t fitted;        /* kernels the fit used (0: defaults kept) */
+    double eff;             /* GEMM, attention: share of the dense peak reached */
+    double edge;            /* ... the thin-operand penalty's scale (elements) */
+    double mem_eff;         /* share of HBM bandwidth reached */
+    double floor_us;        /* fixed cost of a kernel */
+} sc_kernel_class;
+
+SC_API size_t sc_kernels_class_count(const sc_kernels *k);
+SC_API sc_status sc_kernels_class_at(const sc_kernels *k, size_t i, sc_kernel_class *out, sc_error *err);
+/* The profile's name, its measured ceilings and their source. */
+SC_API const char *sc_kernels_gpu(const sc_kernels *k);
+SC_API double sc_kernels_gemm_ceiling(const sc_kernels *k);
+/* The model's dimensions as the first rank's shapes show them. */
+SC_API sc_model_dims sc_kernels_dims(const sc_kernels *k);
+/* `stepcast kernels`: one line per class, text or JSON ({"gpu", "ceiling",
+ * "model", "classes": [{"class", "count", ...}]}); deterministic. */
+SC_API sc_status sc_kernels_write(const sc_kernels *k, FILE *out, int json, sc_error *err);
 
 #ifdef __cplusplus
 }

@@ -222,8 +222,108 @@ static void test_bad_edits(void **state) {
     sc_traceset_free(set);
 }
 
+/* The JSON of a prediction with its "prediction" member (its braces
+ * balanced) cut out. */
+static void cut_member(char *json) {
+    char *p = strstr(json, ",\"prediction\":{");
+    assert_non_null(p);
+    char *q = strchr(p, '{');
+    int depth = 0;
+    for (; *q; q++) {
+        if (*q == '{') depth++;
+        else if (*q == '}' && --depth == 0) break;
+    }
+    assert_true(*q == '}');
+    memmove(p, q + 1, strlen(q + 1) + 1);
+}
+
+/* Shape edits that change nothing (the traced hidden size, heads,
+ * sequence, micro-batch) are the replay, byte for byte but for the
+ * prediction member; one that changes something re-times kernels and
+ * lengthens the step. */
+static void test_shape_identity(void **state) {
+    (void)state;
+    sc_traceset *set = load("megatron-tp8-a100");
+    sc_replay *r, *p;
+    sc_error err;
+    assert_int_equal(sc_replay_run(set, NULL, &r, &err), SC_OK);
+    sc_predict_options o = SC_PREDICT_OPTIONS_INIT;
+    o.hidden = 4096;
+    o.heads = 64;
+    o.seq = 2048;
+    o.micro_batch = 4;
+    o.ffn = 16384;
+    p = predict(set, &o);
+    const sc_prediction *pr = sc_replay_prediction(p);
+    assert_int_equal(pr->traced_model.hidden, 4096);
+    assert_int_equal(pr->kernels_reshaped + pr->kernels_unshaped + pr->collectives_resized, 0);
+    char *a = report(r, 1), *b = report(p, 1);
+    cut_member(b);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    sc_replay_free(p);
+    o = (sc_predict_options)SC_PREDICT_OPTIONS_INIT;
+    o.seq = 4096;
+    p = predict(set, &o);
+    pr = sc_replay_prediction(p);
+    printf("# --seq 4096: %llu kernels re-timed, %llu unshaped, %llu collectives re-sized; step %.3f -> %.3f ms\n",
+           (unsigned long long)pr->kernels_reshaped, (unsigned long long)pr->kernels_unshaped,
+           (unsigned long long)pr->collectives_resized, (double)sc_replay_get_step(r).simulated_ns / 1e6,
+           (double)sc_replay_get_step(p).simulated_ns / 1e6);
+    assert_true(pr->kernels_reshaped > 0 && pr->collectives_resized > 0);
+    assert_true(sc_replay_get_step(p).simulated_ns > sc_replay_get_step(r).simulated_ns);
+    char *text = report(p, 0);
+    assert_non_null(strstr(text, "seq 2048 -> 4096"));
+    free(text);
+    sc_replay_free(p);
+    sc_replay_free(r);
+    sc_traceset_free(set);
+}
+
+/* Shape edits that do not fit the model: one clear line each. */
+static void test_shape_bad_edits(void **state) {
+    (void)state;
+    sc_traceset *set = load("megatron-tp8-a100");
+    sc_replay *r;
+    sc_error err;
+    static const struct {
+        uint32_t hidden, heads, ffn;
+        const char *says;
+    } bad[] = {
+        {0, 3, 0, "--heads: hidden 4096 is not divisible by 3 heads"},
+        {4100, 0, 0, "--hidden: hidden 4100 is not divisible by 64 heads"},
+        {0, 4, 0, "4 heads do not split over the trace's tensor-parallel degree 8"},
+        {0, 0, 1001, "--ffn: 1001 does not split over the trace's tensor-parallel degree 8"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        sc_predict_options o = SC_PREDICT_OPTIONS_INIT;
+        o.hidden = bad[i].hidden;
+        o.heads = bad[i].heads;
+        o.ffn = bad[i].ffn;
+        assert_int_equal(sc_predict_run(set, &o, &r, &err), SC_E_USAGE);
+        assert_null(r);
+        if (!strstr(err.message, bad[i].says)) fail_msg("'%s' does not say '%s'", err.message, bad[i].says);
+        assert_null(strchr(err.message, '\n'));
+    }
+    sc_predict_options o = SC_PREDICT_OPTIONS_INIT;
+    o.hidden = 8192;
+    o.replay.comm = SC_COMM_TRACED;
+    assert_int_equal(sc_predict_run(set, &o, &r, &err), SC_E_USAGE);
+    sc_traceset_free(set);
+    /* a trace without attention or norms with shapes says what it lacks */
+    set = load("param-dlrm-8rank/kineto");
+    o = (sc_predict_options)SC_PREDICT_OPTIONS_INIT;
+    o.hidden = 1024;
+    assert_int_equal(sc_predict_run(set, &o, &r, &err), SC_E_USAGE);
+    assert_non_null(strstr(err.message, "could not be read from its shapes"));
+    sc_traceset_free(set);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shape_identity),
+        cmocka_unit_test(test_shape_bad_edits),
         cmocka_unit_test(test_no_edit_is_the_replay),
         cmocka_unit_test(test_dp_on_dlrm),
         cmocka_unit_test(test_comm_model_replay),

@@ -479,6 +479,8 @@ static void test_scale_rules(void **state) {
     assert_string_equal(r.name, "ampere_fp16");
     assert_int_equal(sc__scale_parse("gemm", &r, &err), SC_E_USAGE);
     assert_int_equal(sc__scale_parse("gemm=-1", &r, &err), SC_E_USAGE);
+    assert_int_equal(sc__scale_parse("cpu=0", &r, &err), SC_OK); /* costs nothing */
+    assert_true(r.factor == 0);
     assert_int_equal(sc__scale_parse("gemm=abc", &r, &err), SC_E_USAGE);
     assert_int_equal(sc__scale_parse("=2", &r, &err), SC_E_USAGE);
     assert_int_equal(sc__scale_class_of("sm80_xmma_gemm_f16f16_f16f32", SC_T_KERNEL), SC_SCALE_GEMM);

@@ -54,6 +54,10 @@ vgrun comm-table 0 "$build/stepcast" comm --json --gpu h100 --ranks 16
 vgrun comm-hta 0 "$build/stepcast" comm "$traces/hta-testdata/nccl_parser_config"
 vgrun comm-chakra 0 "$build/stepcast" comm --gpu h100 "$traces/chakra-et/microbenchmarks/all_reduce"
 vgrun comm-bad-profile 1 "$build/stepcast" comm --profile tests/corpus/profile_truncated.json
+vgrun kernels-megatron 0 "$build/stepcast" kernels --json "$traces/megatron-tp8-a100/megatron_kineto_0.json.gz"
+vgrun predict-shape-megatron 0 "$build/stepcast" predict --hidden 6144 --heads 64 --scale cpu=0 \
+    "$traces/megatron-tp8-a100/megatron_kineto_0.json.gz"
+vgrun predict-shape-bad 2 "$build/stepcast" predict --heads 3 "$traces/megatron-tp8-a100/megatron_kineto_0.json.gz"
 tmp=${TMPDIR:-/tmp}/stepcast-valgrind-$$
 mkdir -p "$tmp"
 vgrun export-dlrm 0 "$build/stepcast" export --chakra "$tmp/dlrm" --no-cpu "$traces/param-dlrm-8rank/kineto"

@@ -24,7 +24,15 @@
  *                another GPU: GEMM and attention kernels by the ratio of
  *                dense tensor TFLOP/s, other GPU work by the ratio of HBM
  *                bandwidths (transforms/retime.c), collectives by the new
- *                node's fabric; CPU time stays.
+ *                node's fabric; CPU time stays;
+ *   --hidden, --ffn, --heads, --seq, --micro-batch
+ *                the model's dimensions, read off the traced kernels'
+ *                shapes (models/shape_edit.c): every kernel whose shapes
+ *                scale with them re-timed by the kernel cost model fitted
+ *                to the trace (traced time x model(new) / model(traced)),
+ *                every collective whose message does re-sized
+ *                (transforms/reshape.c). The shapes are read before the
+ *                build releases the traces' events.
  * Collectives are re-timed by the communication model (models/comm.c):
  * fitted to the trace's own collectives while the fabric is the traced
  * one, else the new hardware's model times the trace's efficiency against
@@ -45,8 +53,10 @@
 #include "../models/comm.h"
 #include "../models/hardware.h"
 #include "../trace/trace.h"
+#include "../transforms/reshape.h"
 #include "../transforms/retime.h"
 #include "../transforms/rewrite.h"
+#include "kernels.h"
 #include "structure.h"
 #include "symmetry.h"
 
@@ -56,6 +66,15 @@
 
 /* The profile collectives are modelled from when the trace's GPU has none. */
 #define FALLBACK_PROFILE "a100-80gb"
+
+/* The shape edits: every trace's kernel records (read before the build),
+ * the edit, and the cost model fitted to the graph's traced kernels. */
+typedef struct shape_ctx {
+    sc__krecs *recs;
+    size_t nrecs;
+    sc__shape_edit edit;
+    sc__kcost_model model;
+} shape_ctx;
 
 struct sc__prediction {
     sc_prediction pub;
@@ -197,11 +216,45 @@ static sc_status new_shape(const sc_predict_options *o, const traced_job *tj, sc
 
 static bool finite_positive_or_zero(double x) { return isfinite(x) && x >= 0 && x < 1e9; }
 
+static bool shape_edits(const sc_predict_options *o) {
+    return o->hidden || o->ffn || o->heads || o->seq || o->micro_batch;
+}
+
 static sc_status check_options(const sc_predict_options *o, sc_error *err) {
     if (!finite_positive_or_zero(o->net_gbps) || !finite_positive_or_zero(o->nvlink_gbps))
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "a link bandwidth must be a number > 0");
     if (o->gpu && o->profile_path)
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "give --gpu or --profile, not both");
+    if (shape_edits(o) && o->replay.comm == SC_COMM_TRACED)
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
+                        "--comm traced keeps each rank's traced collectives: it cannot take shape edits that re-size them");
+    return SC_OK;
+}
+
+/* The shape edit the options ask for, from the traces' kernel records
+ * (read now, while the traces hold their events). */
+static sc_status shape_prepare(const sc_traceset *set, const sc_predict_options *o, shape_ctx *sx, sc_error *err) {
+    for (size_t i = 0; i < set->count; i++)
+        if (set->traces[i]->format != SC__FMT_KINETO)
+            return sc__fail(err, SC_E_USAGE, set->traces[i]->path, SC_NO_OFFSET,
+                            "shape edits need Kineto traces with shapes; this is a Chakra file");
+    if (!sc__kernels_collect(set, &sx->recs)) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    sx->nrecs = set->count;
+    sc__model_dims traced, want = {.hidden = o->hidden, .ffn = o->ffn, .heads = o->heads, .seq = o->seq,
+                                   .micro_batch = o->micro_batch};
+    sc__model_dims_infer(sx->recs[0].recs, sx->recs[0].n, &traced);
+    return sc__shape_edit_init(&traced, &want, &sx->edit, err);
+}
+
+/* The kernel cost model of the traced GPU fitted to g's traced kernels. */
+static sc_status shape_fit(const sc_traceset *set, const sc__graph *g, shape_ctx *sx, sc_error *err) {
+    const char *device = set->count ? sc__trace_gpu_name(set->traces[0]) : "";
+    const sc__hw_profile *p = *device ? sc__hw_find(device) : NULL;
+    if (!p) p = sc__hw_find(FALLBACK_PROFILE);
+    if (!p) return sc__fail(err, SC_E_INTERNAL, NULL, SC_NO_OFFSET, "no profile %s", FALLBACK_PROFILE);
+    sc__kcost_defaults(p, &sx->model);
+    if (!sc__kernels_fit(&sx->model, g, sx->recs))
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory fitting the kernel model");
     return SC_OK;
 }
 
@@ -284,10 +337,30 @@ sc_status sc__replay_model_comm(sc_replay *r, const sc_traceset *set, sc_error *
 
 /* ------------------------------------------------------------ the run */
 
-static sc_status edit(sc_replay *r, const sc_traceset *set, const sc_predict_options *o, struct sc__prediction *pd,
-                      sc_error *err) {
+/* The shape edits on r's calibrated graph, and what they did into pd. */
+static sc_status reshape(sc_replay *r, const traced_job *tj, const shape_ctx *sx, struct sc__prediction *pd,
+                         sc_error *err) {
+    pd->pub.traced_model = sx->edit.from;
+    pd->pub.predicted_model = sx->edit.to;
+    sc__comm_model m;
+    sc_status st = traced_model(r->g, tj, true, &m, err);
+    if (st != SC_OK) return st;
+    sc__reshape_stats rs;
+    sc__reshape_graph(r->g, sx->recs, &sx->model, &sx->edit, &m, &rs);
+    pd->pub.kernels_reshaped = rs.kernels;
+    pd->pub.kernels_unshaped = rs.unshaped;
+    pd->pub.collectives_resized = rs.collectives;
+    return SC_OK;
+}
+
+static sc_status edit(sc_replay *r, const sc_traceset *set, const sc_predict_options *o, const shape_ctx *sx,
+                      struct sc__prediction *pd, sc_error *err) {
     traced_job tj;
     infer_traced(set, r->g, &tj, pd->traced_gpu, sizeof pd->traced_gpu);
+    if (sx) {
+        sc_status st = reshape(r, &tj, sx, pd, err);
+        if (st != SC_OK) return st;
+    }
     pd->pub.traced = tj.shape;
     pd->pub.traced.gpu = pd->traced_gpu;
     pd->pub.comm_model = "none";
@@ -366,14 +439,18 @@ static sc_status edit_layers(sc_replay *r, const sc_predict_options *o, struct s
 }
 
 static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_predict_options *o,
-                               const sc__scale_rule *rules, sc_replay **out, sc_error *err) {
+                               const sc__scale_rule *rules, shape_ctx *sx, sc_replay **out, sc_error *err) {
     struct sc__prediction *pd = calloc(1, sizeof *pd);
-    if (!pd) {
+    sc_status st = pd ? SC_OK : sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    /* fitted to the traced durations, before --scale touches them */
+    if (st == SC_OK && sx) st = shape_fit(set, g, sx, err);
+    if (st != SC_OK) {
+        free(pd);
         sc__graph_free(g);
-        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+        return st;
     }
     pd->dp_comm = SC__NONE;
-    sc_status st = sc__replay_prepare(g, o->replay.comm != SC_COMM_TRACED, true, rules, o->replay.nscales, out, err);
+    st = sc__replay_prepare(g, o->replay.comm != SC_COMM_TRACED, true, rules, o->replay.nscales, out, err);
     if (st != SC_OK) {
         free(pd);
         return st;
@@ -383,8 +460,10 @@ static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_pr
     pd->pub.shapes = cls ? sc__rank_classes((*out)->g, cls) : 0;
     free(cls);
     if (!pd->pub.shapes) st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    /* Shapes first: the kernel records are keyed by traced events, which
+     * the layer copies do not have; the copies then carry the new times. */
+    if (st == SC_OK) st = edit(*out, set, o, sx, pd, err);
     if (st == SC_OK && o->layers) st = edit_layers(*out, o, pd, err);
-    if (st == SC_OK) st = edit(*out, set, o, pd, err);
     if (st == SC_OK) st = sc__replay_sensitivity(*out, set, &o->replay, err);
     if (st == SC_OK) st = sc__replay_finish(*out, set, err);
     if (st != SC_OK) {
@@ -409,11 +488,19 @@ sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts,
         free(rules);
         return st;
     }
+    shape_ctx sx = {0};
+    if (shape_edits(opts) && (st = shape_prepare(set, opts, &sx, err)) != SC_OK) {
+        sc__kernels_free_recs(sx.recs, sx.nrecs);
+        sc__replay_hta_attach(NULL, &hta);
+        free(rules);
+        return st;
+    }
     double t0 = sc__now();
     sc__graph *g;
     st = sc__replay_build(set, &opts->replay, &g, err);
     double build = sc__now() - t0;
-    if (st == SC_OK) st = predict_graph(g, set, opts, rules, out, err);
+    if (st == SC_OK) st = predict_graph(g, set, opts, rules, shape_edits(opts) ? &sx : NULL, out, err);
+    sc__kernels_free_recs(sx.recs, sx.nrecs);
     free(rules);
     if (st == SC_OK) (*out)->timings.build = build;
     sc__replay_hta_attach(*out, &hta);

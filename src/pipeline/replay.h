@@ -147,6 +147,14 @@ sc_status sc__hta_breakdown(const sc_traceset *set, sc_hta_breakdown **out, size
 sc_status sc__replay_model_comm(sc_replay *r, const sc_traceset *set, sc_error *err);
 void sc__prediction_free(struct sc__prediction *pd);
 
+/* Simulated time (layer_time.c): from task first's start to task last's
+ * end (-1 when out of range), for one layer's tasks once the layer
+ * structure says which they are; and, without it, the median period of a
+ * marker kernel on rank `rank`'s GPU (the simulated start of one
+ * occurrence to that of the occurrence `every` later; -1 when fewer). */
+int64_t sc__replay_span_ns(const sc_replay *r, uint32_t first, uint32_t last);
+int64_t sc__replay_marker_period_ns(const sc_replay *r, uint32_t rank, const char *marker, uint32_t every);
+
 /* "coupled", "traced" or "model": how the replay timed its collectives. */
 static inline const char *sc__replay_mode(const sc_replay *r) {
     return r->modelled ? "model" : r->coupled ? "coupled" : "traced";

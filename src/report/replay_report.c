@@ -90,6 +90,41 @@ static void shape_json(sc__buf *b, const char *key, const sc_job_shape *s) {
     sc__buf_printf(b, ",\"nvlink_gbps\":%.1f,\"net_gbps\":%.1f}", s->nvlink_gbps, s->net_gbps);
 }
 
+static void dims_json(sc__buf *b, const char *key, const sc_model_dims *d) {
+    sc__buf_printf(b, "\"%s\":{\"hidden\":%lld,\"ffn\":%lld,\"heads\":%lld,\"seq\":%lld,\"micro_batch\":%lld,"
+                      "\"tp\":%lld,\"head_dim\":%lld}",
+                   key, (long long)d->hidden, (long long)d->ffn, (long long)d->heads, (long long)d->seq,
+                   (long long)d->micro_batch, (long long)d->tp, (long long)d->head_dim);
+}
+
+/* The shape edits, when some were asked for. */
+static void model_json(sc__buf *b, const sc_prediction *p) {
+    if (!p->predicted_model.hidden) return;
+    sc__buf_puts(b, ",\"model\":{");
+    dims_json(b, "traced", &p->traced_model);
+    sc__buf_puts(b, ",");
+    dims_json(b, "new", &p->predicted_model);
+    sc__buf_printf(b, ",\"kernels_reshaped\":%llu,\"kernels_unshaped\":%llu,\"collectives_resized\":%llu}",
+                   (unsigned long long)p->kernels_reshaped, (unsigned long long)p->kernels_unshaped,
+                   (unsigned long long)p->collectives_resized);
+}
+
+static void model_text(sc__buf *b, const sc_prediction *p) {
+    const sc_model_dims *f = &p->traced_model, *t = &p->predicted_model;
+    if (!t->hidden) return;
+    sc__buf_printf(b,
+                   "  model: hidden %lld -> %lld, ffn %lld -> %lld, heads %lld -> %lld, seq %lld -> %lld, "
+                   "micro-batch %lld -> %lld (tp %lld)\n",
+                   (long long)f->hidden, (long long)t->hidden, (long long)f->ffn, (long long)t->ffn,
+                   (long long)f->heads, (long long)t->heads, (long long)f->seq, (long long)t->seq,
+                   (long long)f->micro_batch, (long long)t->micro_batch, (long long)f->tp);
+    sc__buf_printf(b,
+                   "  kernels re-timed by the cost model: %llu with shapes, %llu without (as one activation); "
+                   "collectives re-sized: %llu\n",
+                   (unsigned long long)p->kernels_reshaped, (unsigned long long)p->kernels_unshaped,
+                   (unsigned long long)p->collectives_resized);
+}
+
 static void prediction_json(sc__buf *b, const sc_prediction *p) {
     sc__buf_puts(b, ",\"prediction\":{");
     shape_json(b, "traced", &p->traced);
@@ -103,6 +138,7 @@ static void prediction_json(sc__buf *b, const sc_prediction *p) {
                    p->ranks_per_traced_rank, p->shapes);
     if (p->predicted_layers)
         sc__buf_printf(b, ",\"layers\":{\"traced\":%u,\"new\":%u}", p->traced_layers, p->predicted_layers);
+    model_json(b, p);
     sc__buf_puts(b, "}");
 }
 
@@ -136,8 +172,9 @@ static void prediction_text(sc__buf *b, const sc_prediction *p) {
         sc__buf_printf(b, "  GPU tasks re-timed for %s: %llu\n", p->predicted.gpu,
                        (unsigned long long)p->gpu_tasks_retimed);
     if (p->predicted_layers)
-        sc__buf_printf(b, "  layers: %u traced -> %u simulated (copies of the last layer, or the last removed)\n",
+        sc__buf_printf(b, "  layers: %u traced -> %u simulated (copies of the traced layers in turn, or the last removed)\n",
                        p->traced_layers, p->predicted_layers);
+    model_text(b, p);
     sc__buf_puts(b, "\n");
 }
 

@@ -62,8 +62,9 @@ sc_status sc__scale_parse(const char *spec, sc__scale_rule *out, sc_error *err) 
     errno = 0;
     char *end;
     double f = strtod(eq + 1, &end);
-    if (errno || end == eq + 1 || *end || !isfinite(f) || f <= 0)
-        return sc__fail(err, SC_E_USAGE, "--scale", SC_NO_OFFSET, "FACTOR must be a number > 0, got '%s'",
+    /* 0 is "costs nothing" (a host that is never the bottleneck) */
+    if (errno || end == eq + 1 || *end || !isfinite(f) || f < 0)
+        return sc__fail(err, SC_E_USAGE, "--scale", SC_NO_OFFSET, "FACTOR must be a number >= 0, got '%s'",
                         eq + 1);
     out->factor = f;
     memcpy(out->name, spec, n);

@@ -24,7 +24,8 @@ typedef struct sc__scale_rule {
 } sc__scale_rule;
 
 /* Parses "CLASS=FACTOR"; a CLASS that is not a class name is a name substring.
- * FACTOR must be a finite number > 0. Fails with SC_E_USAGE. */
+ * FACTOR must be a finite number >= 0 (0: the tasks cost nothing). Fails
+ * with SC_E_USAGE. */
 sc_status sc__scale_parse(const char *spec, sc__scale_rule *out, sc_error *err);
 
 /* The narrowest class of a task: GEMM, ATTENTION, COMPUTE (other GPU work),
