@@ -2,7 +2,8 @@
  * cmd_predict.c - `stepcast predict [--json] [--chrome FILE] [--force]
  * [--iteration N] [--comm coupled|traced|model] [--scale CLASS=FACTOR]...
  * [--dp N] [--nodes N] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X]
- * [--gpu NAME|--profile FILE] [--layers L] TRACE...`: the traced iteration edited into
+ * [--gpu NAME|--profile FILE] [--layers L] [--tp T] [--pp P [--schedule gpipe|1f1b|interleaved]
+ * [--virtual-stages V] [--microbatches M]] TRACE...`: the traced iteration edited into
  * another job's (sc_predict_run, src/pipeline/predict.c) and simulated; the
  * report is replay's with what was inferred and changed.
  */
@@ -28,7 +29,7 @@ static bool parse_rate(const char *name, const char *text, double *out) {
 int sc_cmd_predict(int argc, char **argv) {
     static sc_cli_replay_args ra;
     const char *net = NULL, *nvlink = NULL;
-    uint64_t dp = 0, nodes = 0, gpn = 0, layers = 0;
+    uint64_t dp = 0, nodes = 0, gpn = 0, layers = 0, tp = 0, pp = 0, vs = 0, mb = 0;
     sc_predict_options o = SC_PREDICT_OPTIONS_INIT;
     const sc_cli_opt own[] = {
         {.name = "--dp", .kind = SC_CLI_UINT, .dest = &dp, .min = 1, .max = 1u << 24,
@@ -44,6 +45,15 @@ int sc_cmd_predict(int argc, char **argv) {
         {.name = "--profile", .kind = SC_CLI_STRING, .dest = &o.profile_path, .what = "a profile file"},
         {.name = "--layers", .kind = SC_CLI_UINT, .dest = &layers, .min = 1, .max = 1u << 16,
          .what = "a layer count from 1 to 65536"},
+        {.name = "--tp", .kind = SC_CLI_UINT, .dest = &tp, .min = 1, .max = 1024,
+         .what = "a tensor-parallel degree from 1 to 1024"},
+        {.name = "--pp", .kind = SC_CLI_UINT, .dest = &pp, .min = 1, .max = 1024,
+         .what = "a pipeline stage count from 1 to 1024"},
+        {.name = "--schedule", .kind = SC_CLI_STRING, .dest = &o.schedule, .what = "gpipe, 1f1b or interleaved"},
+        {.name = "--virtual-stages", .kind = SC_CLI_UINT, .dest = &vs, .min = 1, .max = 1024,
+         .what = "a chunk count per stage from 1 to 1024"},
+        {.name = "--microbatches", .kind = SC_CLI_UINT, .dest = &mb, .min = 1, .max = 1u << 16,
+         .what = "a micro-batch count from 1 to 65536"},
     };
     sc_cli_opt opts[SC_CLI_REPLAY_NOPTS + SC_CLI_NOPTS(own)];
     sc_cli_replay_opts(&ra, opts);
@@ -63,6 +73,15 @@ int sc_cmd_predict(int argc, char **argv) {
     o.nodes = (uint32_t)nodes;
     o.gpus_per_node = (uint32_t)gpn;
     o.layers = (uint32_t)layers;
+    o.tp = (uint32_t)tp;
+    o.pp = (uint32_t)pp;
+    o.virtual_stages = (uint32_t)vs;
+    o.microbatches = (uint32_t)mb;
+    if (!pp && (o.schedule || vs || mb)) {
+        sc_cli_usage("predict", "--schedule, --virtual-stages and --microbatches go with --pp");
+        sc_cli_args_free(&a);
+        return SC_EXIT_USAGE;
+    }
     sc_traceset *set;
     if ((rc = sc_cli_load("predict", &a, &set)) != SC_EXIT_OK) return rc;
     sc_error err;
