@@ -170,6 +170,27 @@ static void test_megatron_tp(void **state) {
     sc_traceset_free(set);
 }
 
+/* A real backward (the H100 GPT small trace, 8 layers): two stages, one
+ * micro-batch, the activation [B, S, H] bf16 sent between. */
+static void test_h100_pp2(void **state) {
+    (void)state;
+    const char *path = "tests/data/h100-gpt/small/rank0.trace.json.gz";
+    sc_traceset *set;
+    sc_replay *r;
+    sc_error err;
+    if (sc_traceset_load(&path, 1, NULL, &set, &err) != SC_OK) fail_msg("%s", err.message);
+    assert_int_equal(predict(set, 0, 2, &r, &err), SC_OK);
+    const sc_prediction *q = sc_replay_prediction(r);
+    assert_int_equal(q->predicted.ranks, 2);
+    assert_int_equal(sc_replay_rank_count(r), 2);
+    assert_int_equal(q->p2p_bytes, (int64_t)4 * 1024 * 1024 * 2);
+    assert_true(q->tasks_modelled > 0);
+    sc_replay_free(r);
+    assert_int_equal(predict(set, 0, 3, &r, &err), SC_E_USAGE);
+    assert_non_null(strstr(err.message, "8 layers do not split evenly into 3 stages"));
+    sc_traceset_free(set);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bubble_1f1b),
@@ -178,6 +199,7 @@ int main(void) {
         cmocka_unit_test(test_1f1b_64_on_16_in_seconds),
         cmocka_unit_test(test_uneven_stages_refused),
         cmocka_unit_test(test_megatron_tp),
+        cmocka_unit_test(test_h100_pp2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
