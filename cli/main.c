@@ -28,7 +28,8 @@ static const sc_cli_command commands[] = {
     {"predict", "edit the traced iteration into another job (data-parallel degree, nodes, links, GPU, layers) and simulate it",
      "stepcast predict [--json] [--chrome FILE [--force]] [--iteration N] [--comm coupled|traced|model] "
      "[--scale CLASS=FACTOR]... [--sensitivity|--no-sensitivity] [--breakdown stepcast|hta] [--dp N] [--nodes N] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "
-     "[--gpu NAME|--profile FILE] [--layers L] TRACE|DIR...",
+     "[--gpu NAME|--profile FILE] [--layers L] [--tp T] "
+     "[--pp P [--schedule gpipe|1f1b|interleaved] [--virtual-stages V] [--microbatches M]] TRACE|DIR...",
      sc_cmd_predict},
     {"comm", "model collectives on a GPU's nodes (nccl-tests-like table), or a trace's against the model",
      "stepcast comm [--json] [--gpu NAME|--profile FILE] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "
