@@ -41,6 +41,11 @@ static sc_status check_tp(const sc_predict_options *o, const sc__model *m, const
     if (!s->tp)
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "--tp: the trace's tensor-parallel degree is unknown (%s)",
                         s->why_no_tp ? s->why_no_tp : "no collective in the layers");
+    if (s->tp == 1 && o->tp > 1)
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
+                        "--tp %u: the trace has no tensor-parallel collectives to resize (TP 1), and inserting "
+                        "them is not supported",
+                        o->tp);
     if (!m || (m->hidden.value <= 0 && m->heads.value <= 0))
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
                         "--tp: the model's hidden size and heads are unknown (%s), so a split cannot be checked",
