@@ -3,7 +3,8 @@
  * [--iteration N] [--comm coupled|traced|model] [--scale CLASS=FACTOR]...
  * [--dp N] [--nodes N] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X]
  * [--gpu NAME|--profile FILE] [--layers L] [--hidden H] [--ffn F] [--heads A]
- * [--seq S] [--micro-batch B] TRACE...`: the traced iteration edited into
+ * [--seq S] [--micro-batch B] [--tp T] [--pp P [--schedule gpipe|1f1b|interleaved]
+ * [--virtual-stages V] [--microbatches M]] TRACE...`: the traced iteration edited into
  * another job's (sc_predict_run, src/pipeline/predict.c) and simulated; the
  * report is replay's with what was inferred and changed.
  */
@@ -51,6 +52,15 @@ void sc_cli_predict_opts(sc_cli_predict_args *a, sc_cli_opt *opts) {
          .what = "a sequence length from 1"},
         {.name = "--micro-batch", .kind = SC_CLI_UINT, .dest = &a->micro_batch, .min = 1, .max = 1u << 16,
          .what = "a micro-batch size from 1"},
+        {.name = "--tp", .kind = SC_CLI_UINT, .dest = &a->tp, .min = 1, .max = 1024,
+         .what = "a tensor-parallel degree from 1 to 1024"},
+        {.name = "--pp", .kind = SC_CLI_UINT, .dest = &a->pp, .min = 1, .max = 1024,
+         .what = "a pipeline stage count from 1 to 1024"},
+        {.name = "--schedule", .kind = SC_CLI_STRING, .dest = &a->schedule, .what = "gpipe, 1f1b or interleaved"},
+        {.name = "--virtual-stages", .kind = SC_CLI_UINT, .dest = &a->virtual_stages, .min = 1, .max = 1024,
+         .what = "a chunk count per stage from 1 to 1024"},
+        {.name = "--microbatches", .kind = SC_CLI_UINT, .dest = &a->microbatches, .min = 1, .max = 1u << 16,
+         .what = "a micro-batch count from 1 to 65536"},
     };
     memcpy(opts, own, sizeof own);
 }
@@ -68,6 +78,15 @@ int sc_cli_predict_options(const char *cmd, const sc_cli_predict_args *a, sc_pre
     o->heads = (uint32_t)a->heads;
     o->seq = (uint32_t)a->seq;
     o->micro_batch = (uint32_t)a->micro_batch;
+    o->tp = (uint32_t)a->tp;
+    o->pp = (uint32_t)a->pp;
+    o->schedule = a->schedule;
+    o->virtual_stages = (uint32_t)a->virtual_stages;
+    o->microbatches = (uint32_t)a->microbatches;
+    if (!a->pp && (a->schedule || a->virtual_stages || a->microbatches)) {
+        sc_cli_usage(cmd, "--schedule, --virtual-stages and --microbatches go with --pp");
+        return SC_EXIT_USAGE;
+    }
     o->gpu = a->gpu;
     o->profile_path = a->profile;
     return SC_EXIT_OK;
@@ -75,7 +94,7 @@ int sc_cli_predict_options(const char *cmd, const sc_cli_predict_args *a, sc_pre
 
 bool sc_cli_predict_edits(const sc_cli_predict_args *a) {
     return a->dp || a->nodes || a->gpus_per_node || a->layers || a->hidden || a->ffn || a->heads || a->seq ||
-           a->micro_batch || a->net || a->nvlink || a->gpu || a->profile;
+           a->micro_batch || a->tp || a->pp || a->net || a->nvlink || a->gpu || a->profile;
 }
 
 int sc_cmd_predict(int argc, char **argv) {

@@ -551,6 +551,13 @@ typedef struct sc_predict_options {
      * model(traced)), every collective whose message does is re-sized and
      * re-timed. FFN follows hidden when only hidden is given. */
     uint32_t hidden, ffn, heads, seq, micro_batch;
+    uint32_t tp;               /* tensor-parallel degree: each layer's sharded work re-timed,
+                                  its TP collectives re-timed for tp ranks (1: none) */
+    uint32_t pp;               /* pipeline stages: the layers split into pp stages, each
+                                  micro-batch's forward and backward run per the schedule */
+    const char *schedule;      /* "gpipe", "1f1b" (NULL: 1f1b) or "interleaved" */
+    uint32_t virtual_stages;   /* interleaved: model chunks per stage (0: 1) */
+    uint32_t microbatches;     /* micro-batches per step with pp (0: 1) */
 } sc_predict_options;
 #define SC_PREDICT_OPTIONS_INIT {.replay = SC_REPLAY_OPTIONS_INIT}
 
@@ -585,6 +592,13 @@ typedef struct sc_prediction {
     uint64_t kernels_reshaped;    /* kernels re-shaped and re-timed by the cost model */
     uint64_t kernels_unshaped;    /* kernels without shapes, timed as one activation */
     uint64_t collectives_resized; /* collectives whose message was re-sized */
+    uint32_t traced_tp, predicted_tp; /* 0: not asked for (predicted) or unknown */
+    uint64_t tp_sharded, tp_replicated; /* layer kernels re-timed for tp / kept */
+    uint32_t pp, virtual_stages, microbatches; /* pp 0: no pipeline edit */
+    const char *schedule;      /* the pipeline schedule simulated, NULL without pp */
+    int64_t p2p_bytes;         /* one stage-to-stage send */
+    uint64_t tasks_traced, tasks_modelled; /* tasks simulated: from the trace once, or copies
+                                              and inserted ones (pipeline) */
 } sc_prediction;
 
 SC_API sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts, sc_replay **out,

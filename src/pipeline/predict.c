@@ -58,11 +58,14 @@
 #include "../transforms/rewrite.h"
 #include "kernels.h"
 #include "structure.h"
+#include "predict_parallel.h"
+#include "structure_run.h"
 #include "symmetry.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The profile collectives are modelled from when the trace's GPU has none. */
 #define FALLBACK_PROFILE "a100-80gb"
@@ -76,12 +79,6 @@ typedef struct shape_ctx {
     sc__kcost_model model;
 } shape_ctx;
 
-struct sc__prediction {
-    sc_prediction pub;
-    char traced_gpu[96], predicted_gpu[96];
-    sc__hw_profile file_profile; /* --profile */
-    uint32_t dp_comm, dp;        /* the data-parallel communicator re-timed for dp ranks; SC__NONE */
-};
 
 /* ------------------------------------------------------------ the traced job */
 
@@ -109,8 +106,23 @@ typedef struct traced_job {
     const sc__hw_profile *profile; /* the traced GPU's, NULL when unknown */
     uint32_t dp_comm;               /* label of the data-parallel communicator, SC__NONE */
     size_t ncomms;                  /* communicators with collectives */
+    uint32_t mp_num, mp_den;        /* the model-parallel ranks grow mp_num / mp_den times (--tp, --pp) */
     char comm_names[256];           /* their labels, for an error */
 } traced_job;
+
+struct sc__prediction {
+    sc_prediction pub;
+    char traced_gpu[96], predicted_gpu[96];
+    sc__hw_profile file_profile; /* --profile */
+    traced_job tj;               /* the traced job, before any edit */
+    sc__model model;             /* the model's dimensions (have_model) */
+    bool have_model;
+    sc__par_result par;          /* --tp, --pp */
+    bool have_pre;               /* the models below, from the graph before --tp / --pp */
+    sc__comm_model pre_fit, pre_prof;
+    double pre_factor[SC_C_COUNT];
+    uint32_t dp_comm, dp;        /* the data-parallel communicator re-timed for dp ranks; SC__NONE */
+};
 
 static void infer_traced(const sc_traceset *set, const sc__graph *g, traced_job *tj, char *gpu_name, size_t cap) {
     memset(tj, 0, sizeof *tj);
@@ -182,6 +194,8 @@ static sc_status new_shape(const sc_predict_options *o, const traced_job *tj, sc
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
                         "--dp: the trace has no collectives, so no data-parallel communicator to grow");
     uint32_t mp = t->dp ? t->ranks / t->dp : t->ranks;
+    if (tj->mp_den) mp = (uint32_t)((uint64_t)mp * tj->mp_num / tj->mp_den);
+    if (!mp) mp = 1;
     if (t->dp && t->ranks % t->dp)
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
                         "--dp: the data-parallel communicator's %u ranks do not divide the job's %u", t->dp,
@@ -294,10 +308,16 @@ static sc_status retime_comm(sc_replay *r, const sc_predict_options *o, const tr
     sc__comm_model m;
     double factor[SC_C_COUNT];
     bool fitted = !hardware_changes(o, &tj->shape, s, tj, np);
-    sc_status st = traced_model(g, tj, fitted, &m, err);
+    sc_status st = SC_OK;
+    if (pd->have_pre) {
+        m = fitted ? pd->pre_fit : pd->pre_prof;
+        memcpy(factor, pd->pre_factor, sizeof factor);
+    } else {
+        st = traced_model(g, tj, fitted, &m, err);
+    }
     if (st != SC_OK) return st;
     if (!fitted) {
-        sc__retime_efficiency(g, &m, factor);
+        if (!pd->have_pre) sc__retime_efficiency(g, &m, factor);
         st = sc__comm_model_from_profile(np, s->gpus_per_node, o->net_gbps, o->nvlink_gbps, &m, err);
         if (st != SC_OK) return st;
     }
@@ -306,12 +326,18 @@ static sc_status retime_comm(sc_replay *r, const sc_predict_options *o, const tr
     if (tj->dp_comm != SC__NONE && s->dp < tj->shape.dp && !sc__retime_split(g, tj->dp_comm, s->dp))
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     uint32_t *ranks = NULL;
-    if (tj->dp_comm != SC__NONE && s->dp != tj->shape.dp) {
+    const sc__par_result *pr = &pd->par;
+    bool tp = pr->tp_comm != SC__NONE && o->tp && o->tp != pr->tp_from, pp = o->pp && pr->pp_comm != SC__NONE;
+    if ((tj->dp_comm != SC__NONE && s->dp != tj->shape.dp) || tp || pp) {
         if (!(ranks = calloc(g->strings.count ? g->strings.count : 1, sizeof *ranks)))
             return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
-        ranks[tj->dp_comm] = s->dp;
-        pd->dp_comm = tj->dp_comm;
-        pd->dp = s->dp;
+        if (tj->dp_comm != SC__NONE && s->dp != tj->shape.dp) {
+            ranks[tj->dp_comm] = s->dp;
+            pd->dp_comm = tj->dp_comm;
+            pd->dp = s->dp;
+        }
+        if (tp) ranks[pr->tp_comm] = o->tp;
+        if (pp) ranks[pr->pp_comm] = pr->p2p_ranks;
     }
     sc__retime_stats rs;
     sc__retime_groups(g, &m, fitted ? NULL : factor, ranks, &rs);
@@ -353,14 +379,9 @@ static sc_status reshape(sc_replay *r, const traced_job *tj, const shape_ctx *sx
     return SC_OK;
 }
 
-static sc_status edit(sc_replay *r, const sc_traceset *set, const sc_predict_options *o, const shape_ctx *sx,
-                      struct sc__prediction *pd, sc_error *err) {
-    traced_job tj;
-    infer_traced(set, r->g, &tj, pd->traced_gpu, sizeof pd->traced_gpu);
-    if (sx) {
-        sc_status st = reshape(r, &tj, sx, pd, err);
-        if (st != SC_OK) return st;
-    }
+static sc_status edit(sc_replay *r, const sc_traceset *set, const sc_predict_options *o, struct sc__prediction *pd,
+                      sc_error *err) {
+    traced_job tj = pd->tj;
     pd->pub.traced = tj.shape;
     pd->pub.traced.gpu = pd->traced_gpu;
     pd->pub.comm_model = "none";
@@ -377,14 +398,16 @@ static sc_status edit(sc_replay *r, const sc_traceset *set, const sc_predict_opt
     if (np != tj.profile && !tj.profile)
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
                         "--gpu: the traced GPU '%s' has no hardware profile to scale from", pd->traced_gpu);
-    bool comm = o->replay.comm == SC_COMM_MODEL || edits_comm(o, &tj.shape, &pd->pub.predicted, &tj, np);
+    bool par = (o->tp && o->tp != pd->par.tp_from) || o->pp;
+    bool comm = o->replay.comm == SC_COMM_MODEL || par || edits_comm(o, &tj.shape, &pd->pub.predicted, &tj, np);
     if (comm && o->replay.comm == SC_COMM_TRACED)
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
                         "--comm traced keeps each rank's traced collectives: it cannot take edits that re-time them");
     if (comm && np && (st = retime_comm(r, o, &tj, np, pd, err)) != SC_OK) return st;
     if (comm && !np && (st = retime_comm(r, o, &tj, sc__hw_find(FALLBACK_PROFILE), pd, err)) != SC_OK) return st;
     if (np != tj.profile) pd->pub.gpu_tasks_retimed = sc__retime_gpu(r->g, r->cls, tj.profile, np);
-    pd->pub.ranks_per_traced_rank = (double)pd->pub.predicted.ranks / (double)pd->pub.traced.ranks;
+    pd->pub.ranks_per_traced_rank =
+        (double)pd->pub.predicted.ranks / ((double)pd->pub.traced.ranks * (o->pp ? o->pp : 1));
     return SC_OK;
 }
 
@@ -438,8 +461,57 @@ static sc_status edit_layers(sc_replay *r, const sc_predict_options *o, struct s
     return SC_OK;
 }
 
+/* The communication models of the graph before --tp / --pp change its
+ * collectives: fitted to them, the traced profile's, and the efficiency
+ * of the one against the other. */
+static sc_status comm_before(const sc__graph *g, struct sc__prediction *pd, sc_error *err) {
+    sc_status st = traced_model(g, &pd->tj, true, &pd->pre_fit, err);
+    if (st == SC_OK) st = traced_model(g, &pd->tj, false, &pd->pre_prof, err);
+    if (st != SC_OK) return st;
+    sc__retime_efficiency(g, &pd->pre_prof, pd->pre_factor);
+    pd->have_pre = true;
+    return SC_OK;
+}
+
+/* --tp, --pp (predict_parallel.c), and what they make of the job. */
+static sc_status edit_parallel(sc_replay *r, const sc_predict_options *o, struct sc__prediction *pd, sc_error *err) {
+    if (o->replay.comm == SC_COMM_TRACED)
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
+                        "--tp and --pp re-time collectives: they cannot take --comm traced");
+    sc_status st = comm_before(r->g, pd, err);
+    const sc__model *m = pd->have_model ? &pd->model : NULL;
+    if (st == SC_OK && o->tp) st = sc__predict_tp(r, o, m, &pd->par, err);
+    if (st != SC_OK) return st;
+    /* the trace's one communicator is the tensor-parallel one, not data-parallel */
+    if (pd->par.tp_comm != SC__NONE && pd->par.tp_comm == pd->tj.dp_comm) {
+        pd->tj.dp_comm = SC__NONE;
+        pd->tj.shape.dp = 1;
+    }
+    if (o->pp) st = sc__predict_pp(r, o, m, &pd->pre_fit, pd->tj.shape.gpus_per_node, &pd->par, err);
+    if (st != SC_OK) return st;
+    bool tp = o->tp && pd->par.tp_from;
+    pd->tj.mp_num = (tp ? o->tp : 1) * (o->pp ? o->pp : 1);
+    pd->tj.mp_den = tp ? pd->par.tp_from : 1;
+    sc_prediction *p = &pd->pub;
+    p->traced_tp = pd->par.tp_from;
+    p->predicted_tp = o->tp;
+    p->tp_sharded = pd->par.sharded;
+    p->tp_replicated = pd->par.replicated;
+    if (o->pp) {
+        p->pp = o->pp;
+        p->virtual_stages = o->virtual_stages ? o->virtual_stages : 1;
+        p->microbatches = o->microbatches ? o->microbatches : 1;
+        p->schedule = pd->par.schedule;
+        p->p2p_bytes = pd->par.p2p_bytes;
+        p->tasks_traced = pd->par.traced_tasks;
+        p->tasks_modelled = pd->par.modelled_tasks;
+    }
+    return SC_OK;
+}
+
 static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_predict_options *o,
-                               const sc__scale_rule *rules, shape_ctx *sx, sc_replay **out, sc_error *err) {
+                               const sc__scale_rule *rules, shape_ctx *sx, const sc__model *model, sc_replay **out,
+                               sc_error *err) {
     struct sc__prediction *pd = calloc(1, sizeof *pd);
     sc_status st = pd ? SC_OK : sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     /* fitted to the traced durations, before --scale touches them */
@@ -460,10 +532,18 @@ static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_pr
     pd->pub.shapes = cls ? sc__rank_classes((*out)->g, cls) : 0;
     free(cls);
     if (!pd->pub.shapes) st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    if (st == SC_OK) {
+        infer_traced(set, (*out)->g, &pd->tj, pd->traced_gpu, sizeof pd->traced_gpu);
+        pd->par.tp_comm = pd->par.pp_comm = SC__NONE;
+        if (model) pd->model = *model, pd->have_model = true;
+    }
     /* Shapes first: the kernel records are keyed by traced events, which
-     * the layer copies do not have; the copies then carry the new times. */
-    if (st == SC_OK) st = edit(*out, set, o, sx, pd, err);
+     * the layer and pipeline copies do not have; the copies then carry the
+     * new times. */
+    if (st == SC_OK && sx) st = reshape(*out, &pd->tj, sx, pd, err);
     if (st == SC_OK && o->layers) st = edit_layers(*out, o, pd, err);
+    if (st == SC_OK && (o->tp || o->pp)) st = edit_parallel(*out, o, pd, err);
+    if (st == SC_OK) st = edit(*out, set, o, pd, err);
     if (st == SC_OK) st = sc__replay_sensitivity(*out, set, &o->replay, err);
     if (st == SC_OK) st = sc__replay_finish(*out, set, err);
     if (st != SC_OK) {
@@ -471,6 +551,16 @@ static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_pr
         *out = NULL;
     }
     return st;
+}
+
+/* The model's dimensions from the set (its events held) and g. */
+static sc_status model_dims(const sc_traceset *set, const sc__graph *g, sc__model *m, sc_error *err) {
+    sc__structure s;
+    sc_status st = sc__structure_find(g, &s, err);
+    if (st != SC_OK) return st;
+    sc__structure_dims(set, g, &s, m);
+    sc__structure_free(&s);
+    return SC_OK;
 }
 
 sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts, sc_replay **out, sc_error *err) {
@@ -497,9 +587,15 @@ sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts,
     }
     double t0 = sc__now();
     sc__graph *g;
-    st = sc__replay_build(set, &opts->replay, &g, err);
+    sc_replay_options ro = opts->replay;
+    bool dims = opts->tp || opts->pp; /* the model's dimensions, read off the traces' shapes */
+    if (dims) ro.graph.release_traces = 0;
+    st = sc__replay_build(set, &ro, &g, err);
     double build = sc__now() - t0;
-    if (st == SC_OK) st = predict_graph(g, set, opts, rules, shape_edits(opts) ? &sx : NULL, out, err);
+    sc__model model;
+    if (st == SC_OK && dims && (st = model_dims(set, g, &model, err)) != SC_OK) sc__graph_free(g);
+    else if (st == SC_OK)
+        st = predict_graph(g, set, opts, rules, shape_edits(opts) ? &sx : NULL, dims ? &model : NULL, out, err);
     sc__kernels_free_recs(sx.recs, sx.nrecs);
     free(rules);
     if (st == SC_OK) (*out)->timings.build = build;

@@ -6,7 +6,9 @@
  * Inside one rank's forward layers (their traced time window):
  *   hidden       the normalized dimension of the layers' norms (LayerNorm,
  *                RMSNorm: the 1-D weight);
- *   dtype        the first input type of the layers' GEMMs;
+ *   dtype        the first input type of the layers' GEMMs (mm / addmm /
+ *                matmul before aten::linear, whose input is the one
+ *                before autocast);
  *   ffn          the widest inner dimension K of a GEMM whose output is
  *                the hidden size (the MLP's second projection), times TP;
  *   head dim, S  the attention's scores (baddbmm / bmm [b*h, S, S] x
@@ -82,7 +84,7 @@ typedef struct seen {
     int64_t gemm_k_for_hidden;     /* widest K of a GEMM with N == hidden (needs hidden: pass 2) */
     int64_t head_dim, attn_seq, attn_bh, sdpa_b, sdpa_h, sdpa_s, sdpa_d;
     int64_t emb_b, emb_s;
-    const char *dtype;
+    const char *dtype, *dtype_low; /* of aten::linear; of the GEMMs below it */
 } seen;
 
 static void vote(seen *w, int64_t h) {
@@ -130,11 +132,16 @@ static void look(seen *w, const char *name, const tensor_dims *td, const char *t
     }
     if ((has_ci(name, "layernorm") || has_ci(name, "layer_norm") || has_ci(name, "rmsnorm") ||
          has_ci(name, "rms_norm")) &&
-        td->nargs >= 2 && td->rank[1] == 1 && td->rank[0] >= 2 && td->d[0][td->rank[0] - 1] == td->d[1][0])
-        vote(w, td->d[1][0]);
+        td->nargs >= 2 && td->rank[0] >= 2) {
+        /* the weight: second (fused norms), or third after aten::layer_norm's normalized_shape */
+        int a = td->rank[1] == 1 ? 1 : td->nargs >= 3 && td->rank[1] == 0 && td->rank[2] == 1 ? 2 : 0;
+        if (a && td->d[0][td->rank[0] - 1] == td->d[a][0]) vote(w, td->d[a][0]);
+    }
     int64_t k, n;
     if (gemm_kn(name, td, &k, &n)) {
-        if (!w->dtype && types) w->dtype = dtype_of(types);
+        /* aten::linear records its input before autocast casts it: the GEMM under it says the type */
+        bool low = strcmp(name, "aten::linear") != 0;
+        if (types && (low ? !w->dtype_low : !w->dtype)) *(low ? &w->dtype_low : &w->dtype) = dtype_of(types);
         if (hidden && n == hidden && k > w->gemm_k_for_hidden) w->gemm_k_for_hidden = k;
     }
     if ((!strcmp(name, "aten::baddbmm") && td->nargs >= 3 && td->rank[1] == 3 && td->rank[2] == 3) ||
@@ -228,6 +235,7 @@ void sc__structure_dims(const sc_traceset *set, const sc__graph *g, const sc__st
     }
     set_dim(&m->heads, heads, "hidden / the attention's head dimension", hwhy ? hwhy : "unknown");
     m->head_dim = d;
+    if (w.dtype_low) w.dtype = w.dtype_low;
     m->dtype = w.dtype;
     m->why_no_dtype = w.dtype ? NULL : !tr ? why : "no GEMM in the layers records its input type";
 }

@@ -139,6 +139,16 @@ static void prediction_json(sc__buf *b, const sc_prediction *p) {
     if (p->predicted_layers)
         sc__buf_printf(b, ",\"layers\":{\"traced\":%u,\"new\":%u}", p->traced_layers, p->predicted_layers);
     model_json(b, p);
+    if (p->predicted_tp)
+        sc__buf_printf(b, ",\"tp\":{\"traced\":%u,\"new\":%u,\"kernels_sharded\":%llu,\"kernels_replicated\":%llu}",
+                       p->traced_tp, p->predicted_tp, (unsigned long long)p->tp_sharded,
+                       (unsigned long long)p->tp_replicated);
+    if (p->pp)
+        sc__buf_printf(b,
+                       ",\"pp\":{\"stages\":%u,\"schedule\":\"%s\",\"virtual_stages\":%u,\"microbatches\":%u,"
+                       "\"p2p_bytes\":%lld,\"tasks_traced\":%llu,\"tasks_modelled\":%llu}",
+                       p->pp, p->schedule, p->virtual_stages, p->microbatches, (long long)p->p2p_bytes,
+                       (unsigned long long)p->tasks_traced, (unsigned long long)p->tasks_modelled);
     sc__buf_puts(b, "}");
 }
 
@@ -175,6 +185,17 @@ static void prediction_text(sc__buf *b, const sc_prediction *p) {
         sc__buf_printf(b, "  layers: %u traced -> %u simulated (copies of the traced layers in turn, or the last removed)\n",
                        p->traced_layers, p->predicted_layers);
     model_text(b, p);
+    if (p->predicted_tp)
+        sc__buf_printf(b, "  tensor parallel: %u traced -> %u (%llu layer kernels re-sharded, %llu replicated kept)\n",
+                       p->traced_tp, p->predicted_tp, (unsigned long long)p->tp_sharded,
+                       (unsigned long long)p->tp_replicated);
+    if (p->pp)
+        sc__buf_printf(b,
+                       "  pipeline: %u stages, %s schedule, %u virtual stage%s, %u micro-batch%s, %lld bytes per "
+                       "send; %llu tasks traced, %llu modelled (copies and sends)\n",
+                       p->pp, p->schedule, p->virtual_stages, p->virtual_stages == 1 ? "" : "s", p->microbatches,
+                       p->microbatches == 1 ? "" : "es", (long long)p->p2p_bytes, (unsigned long long)p->tasks_traced,
+                       (unsigned long long)p->tasks_modelled);
     sc__buf_puts(b, "\n");
 }
 

@@ -1,0 +1,33 @@
+/*
+ * predict_parallel.h - predict's tensor- and pipeline-parallel edits
+ * (--tp, --pp with its schedule and micro-batches): the traced graph's
+ * layers and collectives found (structure.h), checked against the model's
+ * dimensions, and handed to the graph rewrites (transforms/tp_edit.h,
+ * transforms/pp_rewrite.h). predict.c calls them between the replay's
+ * prepare and finish, then re-times every collective, the new ones too.
+ */
+#ifndef SC_PIPELINE_PREDICT_PARALLEL_H
+#define SC_PIPELINE_PREDICT_PARALLEL_H
+
+#include "../models/comm.h"
+#include "replay.h"
+#include "structure_run.h"
+
+typedef struct sc__par_result {
+    uint32_t tp_from, tp_comm;   /* traced TP degree; the TP communicator's label (SC__NONE) */
+    uint32_t pp_comm, p2p_ranks; /* the pipeline's send/recv label; the ranks to time them over */
+    uint64_t sharded, replicated;
+    int64_t p2p_bytes;
+    uint64_t traced_tasks, modelled_tasks;
+    const char *schedule;
+} sc__par_result;
+
+/* --tp: m the model's dimensions (NULL: unknown). */
+sc_status sc__predict_tp(sc_replay *r, const sc_predict_options *o, const sc__model *m, sc__par_result *res,
+                         sc_error *err);
+
+/* --pp: cm times the stage-to-stage sends, gpn GPUs per node. */
+sc_status sc__predict_pp(sc_replay *r, const sc_predict_options *o, const sc__model *m, const sc__comm_model *cm,
+                         uint32_t gpn, sc__par_result *res, sc_error *err);
+
+#endif /* SC_PIPELINE_PREDICT_PARALLEL_H */
