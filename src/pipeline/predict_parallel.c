@@ -144,6 +144,18 @@ static void segments(const sc__graph *g, const sc__structure *s, const span *sp,
     }
 }
 
+bool sc__pp_label(const sc__graph *g, const sc__structure *s, uint8_t *seg, uint32_t *layer) {
+    size_t nr = g->ranks.len, L = s->nlayers;
+    span *sp = sc__alloc_array(2 * nr + 1, sizeof *sp);
+    int64_t *start = sc__alloc_array(2 * nr * L + 1, sizeof *start);
+    if (sp && start) {
+        spans(g, s, sp, start);
+        segments(g, s, sp, start, seg, layer);
+    }
+    free(sp), free(start);
+    return sp && start;
+}
+
 static int dtype_bytes(const char *dtype) {
     if (!dtype) return 2;
     if (!strcmp(dtype, "fp32") || !strcmp(dtype, "tf32")) return 4;
