@@ -560,7 +560,7 @@ typedef struct sc_predict_options {
     uint32_t microbatches;     /* micro-batches per step with pp (0: 1) */
     int model_backward;        /* a modelled backward from the forward's kernels: added to a
                                   forward-only trace, or replacing a traced one (to check the
-                                  method); pp on a forward-only trace turns it on */
+                                  method) */
 } sc_predict_options;
 #define SC_PREDICT_OPTIONS_INIT {.replay = SC_REPLAY_OPTIONS_INIT}
 
@@ -602,8 +602,8 @@ typedef struct sc_prediction {
     int64_t p2p_bytes;         /* one stage-to-stage send */
     uint64_t tasks_traced, tasks_modelled; /* tasks simulated: from the trace once, or copies
                                               and inserted ones (pipeline) */
-    /* The modelled backward (model_backward, or pp on a forward-only trace). */
-    int backward_modelled, backward_auto; /* built; turned on by pp */
+    /* The modelled backward (model_backward). */
+    int backward_modelled;
     uint64_t backward_tasks_traced;    /* tasks of the graph it was built from */
     uint64_t backward_tasks_modelled;  /* the backward's tasks (copies of the forward's) */
     uint64_t backward_tasks_dropped;   /* a traced backward's tasks it replaced */

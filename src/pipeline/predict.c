@@ -510,29 +510,10 @@ static sc_status edit_parallel(sc_replay *r, const sc_predict_options *o, struct
     return SC_OK;
 }
 
-/* Does g's structure show a backward (GPU work in the backward phase)? */
-static sc_status has_backward(const sc__graph *g, bool *yes, sc_error *err) {
-    sc__structure s;
-    sc_status st = sc__structure_find(g, &s, err);
-    if (st != SC_OK) return st;
-    *yes = false;
-    for (size_t i = 0; i < g->tasks.len && !*yes; i++)
-        *yes = s.task_phase[i] == SC__PHASE_BACKWARD && sc__task_on_gpu(sc__graph_tasks(g)[i].kind);
-    sc__structure_free(&s);
-    return SC_OK;
-}
-
-/* --model-backward, or --pp on a forward-only trace (a pipeline needs a
- * backward): the modelled backward (predict_backward.c), timed by the cost
- * model fitted to the trace when the kernel records are at hand. */
+/* --model-backward: the modelled backward (predict_backward.c), timed by
+ * the cost model fitted to the trace when the kernel records are at hand. */
 static sc_status model_backward(sc_replay *r, const sc_predict_options *o, const shape_ctx *sx,
                                 struct sc__prediction *pd, sc_error *err) {
-    if (!o->model_backward) {
-        bool yes;
-        sc_status st = has_backward(r->g, &yes, err);
-        if (st != SC_OK || yes) return st;
-        pd->pub.backward_auto = 1;
-    }
     sc__bwd_result br;
     sc_status st = sc__predict_backward(r, sx ? sx->recs : NULL, sx ? &sx->model : &pd->bwd_model,
                                         sx && shape_edits(o) ? &sx->edit : NULL, &br, err);
@@ -579,7 +560,7 @@ static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_pr
      * the layer and pipeline copies do not have; the copies then carry the
      * new times. */
     if (st == SC_OK && sx && shape_edits(o)) st = reshape(*out, &pd->tj, sx, pd, err);
-    if (st == SC_OK && (o->model_backward || o->pp)) st = model_backward(*out, o, sx, pd, err);
+    if (st == SC_OK && o->model_backward) st = model_backward(*out, o, sx, pd, err);
     if (st == SC_OK && o->layers) st = edit_layers(*out, o, pd, err);
     if (st == SC_OK && (o->tp || o->pp)) st = edit_parallel(*out, o, pd, err);
     if (st == SC_OK) st = edit(*out, set, o, pd, err);
@@ -619,7 +600,7 @@ sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts,
     }
     shape_ctx sx = {0};
     /* the modelled backward times kernels from their shapes too */
-    bool kineto = true, bwd = opts->model_backward || opts->pp;
+    bool kineto = true, bwd = opts->model_backward;
     for (size_t i = 0; i < set->count; i++) kineto = kineto && set->traces[i]->format == SC__FMT_KINETO;
     if ((shape_edits(opts) || (bwd && kineto)) && (st = shape_prepare(set, opts, &sx, err)) != SC_OK) {
         sc__kernels_free_recs(sx.recs, sx.nrecs);

@@ -178,7 +178,7 @@ static sc_status check_pp(const sc__structure *s, const sc__model *m, sc_error *
     if (s->nbackward != s->nlayers)
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
                         "--pp: the trace has %s, so a micro-batch's backward cannot be laid out per stage "
-                        "(a modelled backward for forward-only traces is not built yet)",
+                        "(give --model-backward to model one from the forward)",
                         s->nbackward ? "a backward that does not repeat its forward layers" : "no backward");
     if (!m || m->hidden.value <= 0 || m->seq.value <= 0 || m->micro_batch.value <= 0)
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
