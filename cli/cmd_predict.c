@@ -4,7 +4,7 @@
  * [--dp N] [--nodes N] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X]
  * [--gpu NAME|--profile FILE] [--layers L] [--hidden H] [--ffn F] [--heads A]
  * [--seq S] [--micro-batch B] [--tp T] [--pp P [--schedule gpipe|1f1b|interleaved]
- * [--virtual-stages V] [--microbatches M]] TRACE...`: the traced iteration edited into
+ * [--virtual-stages V] [--microbatches M]] [--model-backward] TRACE...`: the traced iteration edited into
  * another job's (sc_predict_run, src/pipeline/predict.c) and simulated; the
  * report is replay's with what was inferred and changed.
  */
@@ -61,6 +61,7 @@ void sc_cli_predict_opts(sc_cli_predict_args *a, sc_cli_opt *opts) {
          .what = "a chunk count per stage from 1 to 1024"},
         {.name = "--microbatches", .kind = SC_CLI_UINT, .dest = &a->microbatches, .min = 1, .max = 1u << 16,
          .what = "a micro-batch count from 1 to 65536"},
+        {.name = "--model-backward", .kind = SC_CLI_FLAG, .dest = &a->model_backward},
     };
     memcpy(opts, own, sizeof own);
 }
@@ -83,6 +84,7 @@ int sc_cli_predict_options(const char *cmd, const sc_cli_predict_args *a, sc_pre
     o->schedule = a->schedule;
     o->virtual_stages = (uint32_t)a->virtual_stages;
     o->microbatches = (uint32_t)a->microbatches;
+    o->model_backward = a->model_backward;
     if (!a->pp && (a->schedule || a->virtual_stages || a->microbatches)) {
         sc_cli_usage(cmd, "--schedule, --virtual-stages and --microbatches go with --pp");
         return SC_EXIT_USAGE;
@@ -94,7 +96,7 @@ int sc_cli_predict_options(const char *cmd, const sc_cli_predict_args *a, sc_pre
 
 bool sc_cli_predict_edits(const sc_cli_predict_args *a) {
     return a->dp || a->nodes || a->gpus_per_node || a->layers || a->hidden || a->ffn || a->heads || a->seq ||
-           a->micro_batch || a->tp || a->pp || a->net || a->nvlink || a->gpu || a->profile;
+           a->micro_batch || a->tp || a->pp || a->model_backward || a->net || a->nvlink || a->gpu || a->profile;
 }
 
 int sc_cmd_predict(int argc, char **argv) {

@@ -558,6 +558,9 @@ typedef struct sc_predict_options {
     const char *schedule;      /* "gpipe", "1f1b" (NULL: 1f1b) or "interleaved" */
     uint32_t virtual_stages;   /* interleaved: model chunks per stage (0: 1) */
     uint32_t microbatches;     /* micro-batches per step with pp (0: 1) */
+    int model_backward;        /* a modelled backward from the forward's kernels: added to a
+                                  forward-only trace, or replacing a traced one (to check the
+                                  method) */
 } sc_predict_options;
 #define SC_PREDICT_OPTIONS_INIT {.replay = SC_REPLAY_OPTIONS_INIT}
 
@@ -599,6 +602,12 @@ typedef struct sc_prediction {
     int64_t p2p_bytes;         /* one stage-to-stage send */
     uint64_t tasks_traced, tasks_modelled; /* tasks simulated: from the trace once, or copies
                                               and inserted ones (pipeline) */
+    /* The modelled backward (model_backward). */
+    int backward_modelled;
+    uint64_t backward_tasks_traced;    /* tasks of the graph it was built from */
+    uint64_t backward_tasks_modelled;  /* the backward's tasks (copies of the forward's) */
+    uint64_t backward_tasks_dropped;   /* a traced backward's tasks it replaced */
+    uint64_t backward_kernels_shaped, backward_kernels_unshaped; /* timed from shapes / by class */
 } sc_prediction;
 
 SC_API sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts, sc_replay **out,

@@ -454,6 +454,15 @@ sc__kshape sc__kshape_bytes(uint8_t cls, double bytes) {
     return s;
 }
 
+bool sc__kshape_gemm_dims(const sc__kshape *k, int64_t *b, int64_t *m, int64_t *n, int64_t *kk) {
+    double x[4];
+    if (!gemm_dims(k, &x[0], &x[1], &x[2], &x[3])) return false;
+    for (int i = 0; i < 4; i++)
+        if (!(x[i] >= 1 && x[i] < 1e15)) return false;
+    *b = (int64_t)x[0], *m = (int64_t)x[1], *n = (int64_t)x[2], *kk = (int64_t)x[3];
+    return true;
+}
+
 int64_t sc__kshape_min_dim(const sc__kshape *k) {
     double b, m, n, kk;
     if (gemm_dims(k, &b, &m, &n, &kk)) return (int64_t)fmin(m, fmin(n, kk));

@@ -112,6 +112,10 @@ bool sc__kshape_work(const sc__kshape *k, double *flops, double *bytes);
  * an attention shape (0: none). */
 int64_t sc__kshape_min_dim(const sc__kshape *k);
 
+/* A GEMM form's (batch, M, N, K) for out = A[M, K] B[K, N]; false when
+ * k is not a GEMM form or its tensors do not fit it. */
+bool sc__kshape_gemm_dims(const sc__kshape *k, int64_t *b, int64_t *m, int64_t *n, int64_t *kk);
+
 /* One class's parameters. */
 typedef struct sc__kclass_params {
     double eff;      /* share of the peak rate reached (GEMM, attention) */
@@ -145,6 +149,15 @@ double sc__kcost_time_ns(const sc__kcost_model *m, const sc__kshape *k);
  * parameters are unchanged); false on out-of-memory via *ok. */
 uint64_t sc__kcost_fit(sc__kcost_model *m, uint8_t cls, const sc__kshape *k, const int64_t *ns, size_t n,
                        bool *ok);
+
+/* The backward of a forward kernel of shape k (kernel_backward.c): how
+ * many kernels it becomes (returned, 1 or 2) and each one's time as a
+ * ratio to the forward's under model m. A GEMM Y = X W becomes
+ * dX = dY W^T and dW = X^T dY; fused attention its backward (2.5 x the
+ * FLOPs); the memory-bound classes one kernel reading twice the bytes;
+ * a fill one fill. Without shapes, a GEMM is two GEMMs of its FLOPs and
+ * attention 2.5 x; *shaped says whether the shapes were used. */
+int sc__kcost_backward(const sc__kcost_model *m, const sc__kshape *k, double ratio[2], bool *shaped);
 
 /* ------------------------------------------------------------ from a trace */
 

@@ -122,6 +122,7 @@ struct sc__prediction {
     sc__comm_model pre_fit, pre_prof;
     double pre_factor[SC_C_COUNT];
     uint32_t dp_comm, dp;        /* the data-parallel communicator re-timed for dp ranks; SC__NONE */
+    sc__kcost_model bwd_model;   /* the profile's cost model, when no kernel records */
 };
 
 static void infer_traced(const sc_traceset *set, const sc__graph *g, traced_job *tj, char *gpu_name, size_t cap) {
@@ -509,6 +510,24 @@ static sc_status edit_parallel(sc_replay *r, const sc_predict_options *o, struct
     return SC_OK;
 }
 
+/* --model-backward: the modelled backward (predict_backward.c), timed by
+ * the cost model fitted to the trace when the kernel records are at hand. */
+static sc_status model_backward(sc_replay *r, const sc_predict_options *o, const shape_ctx *sx,
+                                struct sc__prediction *pd, sc_error *err) {
+    sc__bwd_result br;
+    sc_status st = sc__predict_backward(r, sx ? sx->recs : NULL, sx ? &sx->model : &pd->bwd_model,
+                                        sx && shape_edits(o) ? &sx->edit : NULL, &br, err);
+    if (st != SC_OK) return st;
+    sc_prediction *p = &pd->pub;
+    p->backward_modelled = 1;
+    p->backward_tasks_traced = br.traced;
+    p->backward_tasks_modelled = br.modelled;
+    p->backward_tasks_dropped = br.dropped;
+    p->backward_kernels_shaped = br.shaped;
+    p->backward_kernels_unshaped = br.unshaped;
+    return SC_OK;
+}
+
 static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_predict_options *o,
                                const sc__scale_rule *rules, shape_ctx *sx, const sc__model *model, sc_replay **out,
                                sc_error *err) {
@@ -540,7 +559,8 @@ static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_pr
     /* Shapes first: the kernel records are keyed by traced events, which
      * the layer and pipeline copies do not have; the copies then carry the
      * new times. */
-    if (st == SC_OK && sx) st = reshape(*out, &pd->tj, sx, pd, err);
+    if (st == SC_OK && sx && shape_edits(o)) st = reshape(*out, &pd->tj, sx, pd, err);
+    if (st == SC_OK && o->model_backward) st = model_backward(*out, o, sx, pd, err);
     if (st == SC_OK && o->layers) st = edit_layers(*out, o, pd, err);
     if (st == SC_OK && (o->tp || o->pp)) st = edit_parallel(*out, o, pd, err);
     if (st == SC_OK) st = edit(*out, set, o, pd, err);
@@ -579,7 +599,10 @@ sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts,
         return st;
     }
     shape_ctx sx = {0};
-    if (shape_edits(opts) && (st = shape_prepare(set, opts, &sx, err)) != SC_OK) {
+    /* the modelled backward times kernels from their shapes too */
+    bool kineto = true, bwd = opts->model_backward;
+    for (size_t i = 0; i < set->count; i++) kineto = kineto && set->traces[i]->format == SC__FMT_KINETO;
+    if ((shape_edits(opts) || (bwd && kineto)) && (st = shape_prepare(set, opts, &sx, err)) != SC_OK) {
         sc__kernels_free_recs(sx.recs, sx.nrecs);
         sc__replay_hta_attach(NULL, &hta);
         free(rules);
@@ -595,7 +618,7 @@ sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts,
     sc__model model;
     if (st == SC_OK && dims && (st = model_dims(set, g, &model, err)) != SC_OK) sc__graph_free(g);
     else if (st == SC_OK)
-        st = predict_graph(g, set, opts, rules, shape_edits(opts) ? &sx : NULL, dims ? &model : NULL, out, err);
+        st = predict_graph(g, set, opts, rules, sx.recs ? &sx : NULL, dims ? &model : NULL, out, err);
     sc__kernels_free_recs(sx.recs, sx.nrecs);
     free(rules);
     if (st == SC_OK) (*out)->timings.build = build;

@@ -144,6 +144,18 @@ static void segments(const sc__graph *g, const sc__structure *s, const span *sp,
     }
 }
 
+bool sc__pp_label(const sc__graph *g, const sc__structure *s, uint8_t *seg, uint32_t *layer) {
+    size_t nr = g->ranks.len, L = s->nlayers;
+    span *sp = sc__alloc_array(2 * nr + 1, sizeof *sp);
+    int64_t *start = sc__alloc_array(2 * nr * L + 1, sizeof *start);
+    if (sp && start) {
+        spans(g, s, sp, start);
+        segments(g, s, sp, start, seg, layer);
+    }
+    free(sp), free(start);
+    return sp && start;
+}
+
 static int dtype_bytes(const char *dtype) {
     if (!dtype) return 2;
     if (!strcmp(dtype, "fp32") || !strcmp(dtype, "tf32")) return 4;
@@ -166,7 +178,7 @@ static sc_status check_pp(const sc__structure *s, const sc__model *m, sc_error *
     if (s->nbackward != s->nlayers)
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
                         "--pp: the trace has %s, so a micro-batch's backward cannot be laid out per stage "
-                        "(a modelled backward for forward-only traces is not built yet)",
+                        "(give --model-backward to model one from the forward)",
                         s->nbackward ? "a backward that does not repeat its forward layers" : "no backward");
     if (!m || m->hidden.value <= 0 || m->seq.value <= 0 || m->micro_batch.value <= 0)
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,

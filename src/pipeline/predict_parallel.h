@@ -22,6 +22,23 @@ typedef struct sc__par_result {
     const char *schedule;
 } sc__par_result;
 
+/* Each task's pipeline segment (transforms/pp_rewrite.h) and layer, from
+ * the structure s of g; false on out-of-memory. */
+bool sc__pp_label(const sc__graph *g, const sc__structure *s, uint8_t *seg, uint32_t *layer);
+
+/* --model-backward (predict_backward.c): the forward's layers, head and
+ * embedding given a modelled backward; a traced backward is replaced.
+ * recs: the traces' kernel records (shapes), km the cost model fitted to
+ * the trace, edit the shape edit already applied (NULL: none). */
+typedef struct sc__bwd_result {
+    uint64_t traced, modelled, dropped, shaped, unshaped;
+} sc__bwd_result;
+struct sc__krecs;
+struct sc__kcost_model;
+struct sc__shape_edit;
+sc_status sc__predict_backward(sc_replay *r, const struct sc__krecs *recs, const struct sc__kcost_model *km,
+                               const struct sc__shape_edit *edit, sc__bwd_result *res, sc_error *err);
+
 /* --tp: m the model's dimensions (NULL: unknown). */
 sc_status sc__predict_tp(sc_replay *r, const sc_predict_options *o, const sc__model *m, sc__par_result *res,
                          sc_error *err);

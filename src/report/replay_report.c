@@ -149,6 +149,13 @@ static void prediction_json(sc__buf *b, const sc_prediction *p) {
                        "\"p2p_bytes\":%lld,\"tasks_traced\":%llu,\"tasks_modelled\":%llu}",
                        p->pp, p->schedule, p->virtual_stages, p->microbatches, (long long)p->p2p_bytes,
                        (unsigned long long)p->tasks_traced, (unsigned long long)p->tasks_modelled);
+    if (p->backward_modelled)
+        sc__buf_printf(b,
+                       ",\"backward\":{\"modelled\":true,\"tasks_traced\":%llu,\"tasks_modelled\":%llu,"
+                       "\"traced_backward_dropped\":%llu,\"kernels_shaped\":%llu,\"kernels_unshaped\":%llu}",
+                       (unsigned long long)p->backward_tasks_traced,
+                       (unsigned long long)p->backward_tasks_modelled, (unsigned long long)p->backward_tasks_dropped,
+                       (unsigned long long)p->backward_kernels_shaped, (unsigned long long)p->backward_kernels_unshaped);
     sc__buf_puts(b, "}");
 }
 
@@ -196,6 +203,15 @@ static void prediction_text(sc__buf *b, const sc_prediction *p) {
                        p->pp, p->schedule, p->virtual_stages, p->virtual_stages == 1 ? "" : "s", p->microbatches,
                        p->microbatches == 1 ? "" : "es", (long long)p->p2p_bytes, (unsigned long long)p->tasks_traced,
                        (unsigned long long)p->tasks_modelled);
+    if (p->backward_modelled)
+        sc__buf_printf(b,
+                       "  backward: modelled from the forward: %llu tasks traced, %llu modelled (%llu kernels timed "
+                       "from shapes, %llu by class)%s",
+                       (unsigned long long)p->backward_tasks_traced, (unsigned long long)p->backward_tasks_modelled,
+                       (unsigned long long)p->backward_kernels_shaped, (unsigned long long)p->backward_kernels_unshaped,
+                       p->backward_tasks_dropped ? "; the traced backward's " : "\n");
+    if (p->backward_modelled && p->backward_tasks_dropped)
+        sc__buf_printf(b, "%llu tasks replaced\n", (unsigned long long)p->backward_tasks_dropped);
     sc__buf_puts(b, "\n");
 }
 

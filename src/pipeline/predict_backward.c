@@ -1,0 +1,171 @@
+/*
+ * predict_backward.c - `predict --model-backward`: the recipe of the
+ * modelled backward (transforms/bwd_model.h builds it) for each task of
+ * the forward, from the structure (which tasks are the layers, the head,
+ * the embedding) and the kernel cost model fitted to the trace.
+ *
+ * Per forward-phase task of the embedding (PRE), the layers (FWD) and the
+ * head and loss (FMID):
+ *   - a kernel becomes what sc__kcost_backward says (a GEMM its dgrad and
+ *     wgrad GEMMs, fused attention its backward, a memory-bound kernel
+ *     one of twice the bytes), each lasting its current time (traced, or
+ *     re-shaped by a shape edit) x the model's ratio on its shapes (as
+ *     re-shaped by that edit); a kernel without a record is timed by its
+ *     scale class alone (GEMM: two of its time; attention 2.5x; else 2x);
+ *   - a collective in a layer (tensor- or sequence-parallel) becomes one of
+ *     the same size (Megatron's f and g operators are each other's
+ *     conjugates: each forward all-reduce has a backward one); those of the
+ *     embedding and head have none (the vocabulary-parallel embedding's and
+ *     loss's all-reduces have no backward collective);
+ *   - a launch call becomes as many launches as its kernel has copies, of
+ *     its traced duration, other host tasks one copy (the forward's launch
+ *     overhead and host time stand for the backward's); syncs none.
+ * A traced backward is dropped and replaced, which is how the method is
+ * checked against traces that have one.
+ */
+#include "predict_parallel.h"
+
+#include "../models/kernel_cost.h"
+#include "../models/shape_edit.h"
+#include "../transforms/bwd_model.h"
+#include "../transforms/pp_rewrite.h"
+#include "../transforms/scale.h"
+#include "structure.h"
+
+#include <stdlib.h>
+
+typedef struct recipe_ctx {
+    const sc__graph *g;
+    const sc__structure *s;
+    const uint8_t *seg, *cls;
+    const sc__krecs *recs;
+    const sc__kcost_model *km;
+    const sc__shape_edit *edit;
+    uint8_t *copies;
+    int64_t *dur;
+    sc__bwd_result *res;
+} recipe_ctx;
+
+static int64_t times(int64_t d, double r) {
+    double x = (double)d * r + 0.5;
+    return x >= 9.2e18 ? INT64_MAX / 4 : (int64_t)x;
+}
+
+/* A kernel's backward: its copies and their times. */
+static void kernel(recipe_ctx *c, uint32_t t) {
+    const sc__task *task = &sc__graph_tasks(c->g)[t];
+    const sc__krec *r = c->recs ? sc__krecs_task(c->g, c->recs, t) : NULL;
+    sc__kshape k;
+    if (r) {
+        k = r->shape;
+        sc__kshape edited;
+        if (c->edit && c->edit->changes && k.form != SC__KF_NONE && sc__kshape_edit(c->edit, &k, &edited)) k = edited;
+    } else {
+        memset(&k, 0, sizeof k);
+        k.cls = c->cls[t] == SC_SCALE_GEMM ? SC__KC_GEMM
+                : c->cls[t] == SC_SCALE_ATTENTION ? SC__KC_ATTENTION
+                : task->kind == SC_T_MEMSET ? SC__KC_MEMSET
+                                            : SC__KC_ELEMENTWISE;
+    }
+    double ratio[2];
+    bool shaped;
+    int n = sc__kcost_backward(c->km, &k, ratio, &shaped);
+    c->copies[t] = (uint8_t)n;
+    for (int i = 0; i < n; i++) c->dur[(size_t)t * SC__BWD_COPIES + i] = times(task->dur, ratio[i]);
+    if (shaped) c->res->shaped++;
+    else c->res->unshaped++;
+}
+
+static void recipe(recipe_ctx *c) {
+    const sc__graph *g = c->g;
+    const sc__task *t = sc__graph_tasks(g);
+    for (uint32_t i = 0; i < g->tasks.len; i++) {
+        uint8_t sg = c->seg[i];
+        bool fwd = c->s->task_phase[i] == SC__PHASE_FORWARD &&
+                   (sg == SC__SEG_PRE || sg == SC__SEG_FWD || sg == SC__SEG_FMID);
+        if (!fwd || !sc__task_on_gpu(t[i].kind)) continue;
+        if (!sc__task_is_comm(t[i].kind)) {
+            kernel(c, i);
+        } else if (sg == SC__SEG_FWD && t[i].group != SC__NONE) {
+            c->copies[i] = 1;
+            c->dur[(size_t)i * SC__BWD_COPIES] = t[i].dur;
+        }
+    }
+    for (uint32_t i = 0; i < g->tasks.len; i++) {
+        uint8_t sg = c->seg[i];
+        bool fwd = c->s->task_phase[i] == SC__PHASE_FORWARD &&
+                   (sg == SC__SEG_PRE || sg == SC__SEG_FWD || sg == SC__SEG_FMID);
+        if (!fwd || sc__task_on_gpu(t[i].kind) || t[i].kind == SC_T_SYNC) continue;
+        uint8_t n = 1;
+        for (uint32_t e = g->succ_off[i]; e < g->succ_off[i + 1]; e++)
+            if (g->succ_family[e] == SC_E_LAUNCH && c->copies[g->succ[e]] > n) n = c->copies[g->succ[e]];
+        c->copies[i] = n;
+        for (uint8_t k = 0; k < n; k++) c->dur[(size_t)i * SC__BWD_COPIES + k] = t[i].dur;
+    }
+}
+
+/* The replay's per-task arrays for the new graph (the processors and ranks
+ * are the old ones, in order). */
+static bool carry(sc_replay *r, sc__graph *ng, const uint32_t *origin) {
+    size_t n = ng->tasks.len ? ng->tasks.len : 1;
+    uint8_t *cls = sc__alloc_array(n, 1);
+    int64_t *dur = r->traced_dur ? sc__alloc_array(n, sizeof *dur) : NULL;
+    if (!cls || (r->traced_dur && !dur)) {
+        free(cls), free(dur);
+        return false;
+    }
+    const sc__task *nt = sc__graph_tasks(ng);
+    for (size_t i = 0; i < ng->tasks.len; i++) {
+        uint32_t o = origin[i] & ~SC__BWD_MODELLED;
+        cls[i] = r->cls[o];
+        if (dur) dur[i] = origin[i] & SC__BWD_MODELLED ? nt[i].dur : r->traced_dur[o];
+    }
+    free(r->cls);
+    free(r->traced_dur);
+    sc__graph_free(r->g);
+    r->cls = cls;
+    r->traced_dur = dur;
+    r->g = ng;
+    return true;
+}
+
+sc_status sc__predict_backward(sc_replay *r, const sc__krecs *recs, const sc__kcost_model *km,
+                               const sc__shape_edit *edit, sc__bwd_result *res, sc_error *err) {
+    memset(res, 0, sizeof *res);
+    sc__structure s;
+    sc_status st = sc__structure_find(r->g, &s, err);
+    if (st != SC_OK) return st;
+    if (!s.nlayers) {
+        st = sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
+                      "--model-backward: no repeated layers found in the trace (%s)",
+                      s.why_no_layers ? s.why_no_layers : "none");
+        sc__structure_free(&s);
+        return st;
+    }
+    size_t n = r->g->tasks.len + 1;
+    uint8_t *seg = sc__alloc_array(n, 1), *copies = calloc(n, 1);
+    uint32_t *layer = sc__alloc_array(n, sizeof *layer);
+    int64_t *dur = calloc(n * SC__BWD_COPIES, sizeof *dur);
+    sc__graph *ng = NULL;
+    uint32_t *origin = NULL;
+    if (!seg || !copies || !layer || !dur || !sc__pp_label(r->g, &s, seg, layer))
+        st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    if (st == SC_OK) {
+        recipe_ctx c = {r->g, &s, seg, r->cls, recs, km, edit, copies, dur, res};
+        recipe(&c);
+        sc__bwd_spec spec = {seg, layer, s.nlayers, copies, dur};
+        sc__bwd_stats bs;
+        st = sc__bwd_model(r->g, &spec, &ng, &origin, &bs, err);
+        res->traced = r->g->tasks.len;
+        res->modelled = bs.modelled;
+        res->dropped = bs.dropped;
+    }
+    free(seg), free(copies), free(layer), free(dur);
+    sc__structure_free(&s);
+    if (st == SC_OK && !carry(r, ng, origin)) {
+        sc__graph_free(ng);
+        st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    }
+    free(origin);
+    return st;
+}
