@@ -301,8 +301,8 @@ typedef struct models {
     sc__comm_model m[SC__COMM_COUNT];
 } models;
 
-static sc_status build(const sc__tf_config *c, const sc__kernel_timer *timer, const sc__hw_profile *hw, models *cms,
-                       sc__graph **out, sc_error *err) {
+static sc_status build(const sc__tf_config *c, const sc__kernel_timer *timer, const sc__hw_profile *hw,
+                       const sc__model_calib *calib, models *cms, sc__graph **out, sc_error *err) {
     *out = NULL;
     builder b;
     memset(&b, 0, sizeof b);
@@ -317,6 +317,8 @@ static sc_status build(const sc__tf_config *c, const sc__kernel_timer *timer, co
     for (int k = 0; k < SC__COMM_COUNT && st == SC_OK; k++) {
         if (k == SC__COMM_DP) strides[k] = (uint64_t)c->tp; /* dp x cp: cp is inside dp's stride */
         st = comm_for(hw, c, strides[k], &cms->m[k], err);
+        if (st == SC_OK && calib && calib->nsamples && !sc__comm_model_fit(&cms->m[k], calib->samples, calib->nsamples))
+            st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
         b.cm[k] = &cms->m[k];
         b.comm_ranks[k] = ranks[k];
     }
@@ -367,7 +369,7 @@ static sc_status build(const sc__tf_config *c, const sc__kernel_timer *timer, co
 
 /* A replay of the synthesised graph: its calibration is the model's (no
  * trace to measure it from), so it is set here instead of calibrated. */
-static sc_status replay_of(sc__graph *g, sc_replay **out, sc_error *err) {
+static sc_status replay_of(sc__graph *g, const sc__model_calib *calib, sc_replay **out, sc_error *err) {
     sc_replay *r = calloc(1, sizeof *r);
     if (!r) {
         sc__graph_free(g);
@@ -388,6 +390,10 @@ static sc_status replay_of(sc__graph *g, sc_replay **out, sc_error *err) {
         !r->cls || !sc__scale_classify(g, r->cls)) {
         sc_replay_free(r);
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    }
+    for (size_t k = 0; calib && calib->gap && k < g->ranks.len; k++) {
+        r->dispatch_gap[k] = calib->dispatch_gap_ns;
+        r->launch_latency[k] = calib->launch_latency_ns;
     }
     r->sens.why_not = "not run for a modelled step";
     sc_status st = sc__replay_finish(r, NULL, err);
@@ -415,8 +421,29 @@ static void bubbles(sc_model *m) {
         if (p->kind == SC_P_STREAM && p->id == 7)
             busy[p->rank] += m->r->sim.end[i] - m->r->sim.start[i];
     }
-    for (size_t k = 0; k < g->ranks.len; k++) m->bubble[k] = 1.0 - (double)busy[k] / (double)step;
+    for (size_t k = 0; k < g->ranks.len; k++) {
+        m->bubble[k] = 1.0 - (double)busy[k] / (double)step;
+        if ((double)busy[k] * 1e-9 > m->sum.gpu_busy_s) m->sum.gpu_busy_s = (double)busy[k] * 1e-9;
+    }
     free(busy);
+}
+
+/* The calibrated parameters replace the profile's (model_calibrate.c says
+ * how each was measured). The GEMM efficiency is the trace's 16-bit one;
+ * fp8 keeps the profile's. */
+static void apply_calib(sc_model *m, const sc__model_calib *k) {
+    m->calib = *k;
+    m->calib.samples = NULL; /* the configuration owns them */
+    if (k->host) m->c.host_us = k->host_us;
+    double peak = m->roof.peak_tflops[SC__DT_BF16];
+    if (k->gemm && k->gemm_ns > 0 && peak > 0) {
+        m->roof.gemm_eff[SC__DT_BF16] = m->roof.gemm_eff[SC__DT_FP16] = k->gemm_work / (double)k->gemm_ns / 1e3 / peak;
+        m->roof.gemm_from = "calibrated";
+    }
+    if (k->mem && k->mem_ns > 0 && m->roof.hbm_GBps > 0) {
+        m->roof.hbm_eff = k->mem_bytes / (double)k->mem_ns / m->roof.hbm_GBps;
+        m->roof.hbm_from = "calibrated";
+    }
 }
 
 sc_status sc__model_run(const sc__tf_config *cfg, const sc__model_calib *calib, sc_model **out, sc_error *err) {
@@ -440,13 +467,7 @@ sc_status sc__model_run(const sc__tf_config *cfg, const sc__model_calib *calib, 
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "model: %s has no fp8 tensor cores", hw->name);
     }
     sc__roofline_init(&m->roof, hw);
-    if (calib) {
-        m->calib = *calib;
-        if (calib->gemm) {
-            m->roof.gemm_eff[SC__DT_BF16] = m->roof.gemm_eff[SC__DT_FP16] = calib->gemm_eff;
-            m->roof.gemm_from = "calibrated";
-        }
-    }
+    if (calib) apply_calib(m, calib);
     uint32_t P = m->c.pp;
     m->mem = calloc(P, sizeof *m->mem);
     m->bubble = calloc(P, sizeof *m->bubble);
@@ -462,10 +483,10 @@ sc_status sc__model_run(const sc__tf_config *cfg, const sc__model_calib *calib, 
     sc__kernel_timer timer = sc__roofline_timer(&m->roof);
     models *cms = malloc(sizeof *cms);
     sc__graph *g = NULL;
-    sc_status st = cms ? build(&m->c, &timer, hw, cms, &g, err) : sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    sc_status st = cms ? build(&m->c, &timer, hw, calib, cms, &g, err) : sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     if (cms) m->cm = cms->m[SC__COMM_DP];
     free(cms);
-    if (st == SC_OK) st = replay_of(g, &m->r, err);
+    if (st == SC_OK) st = replay_of(g, calib, &m->r, err);
     if (st != SC_OK) {
         sc_model_free(m);
         return st;
