@@ -221,6 +221,10 @@ static const row h100_rows[] = {
     {"MCore 119B", 3.65, {H100, "hidden", "10240", "heads", "80", "layers", "92", "seq", "4096", "vocab", "131072", "tp", "8", "sp", "true", "pp", "4", "vp", "1", "dp", "48", "gbs", "768", NULL}},
     {"NeMo GPT3-175B 128", 5.721, {H100, "preset", "gpt3-175b", "dtype", "fp8", "tp", "4", "sp", "true", "pp", "8", "vp", "6", "dp", "4", "gbs", "256", NULL}},
     {"NeMo LLAMA3-70B", 10.751, {H100, "preset", "llama3-70b", "dtype", "fp8", "tp", "4", "sp", "true", "pp", "4", "vp", "5", "cp", "2", "dp", "2", "gbs", "128", NULL}},
+    /* Megatron-Bridge 26.06 and 25.11 (FP8-CS): 126 layers on PP 8 x VP 8
+     * with the embedding and loss counted as layers, as its recipe does */
+    {"Bridge 405B 1536", 37.693, {H100, "preset", "llama3-405b", "dtype", "fp8", "tp", "8", "sp", "true", "pp", "8", "vp", "8", "cp", "2", "dp", "8", "gbs", "1536", "pp-embedding", "true", NULL}},
+    {"Bridge 405B 512", 14.027, {H100, "preset", "llama3-405b", "dtype", "fp8", "tp", "8", "sp", "true", "pp", "8", "vp", "8", "cp", "2", "dp", "8", "gbs", "512", "pp-embedding", "true", NULL}},
 };
 
 static void test_published_h100(void **state) {

@@ -47,6 +47,58 @@ static bool fail(char *why, size_t n, const char *fmt, uint64_t a, uint64_t b) {
     return false;
 }
 
+/* An uneven split: vp 1, pp 2 or more, the first and last stages' layers
+ * leaving a remainder the middle stages split evenly (with pp 2 nothing is
+ * left for a middle stage). */
+static bool uneven_ok(const sc__tf_config *c, char *why, size_t nwhy) {
+    if (c->pp_embedding && (c->pp_first || c->pp_last))
+        return fail(why, nwhy, "give --pp-first-layers/--pp-last-layers (%llu/%llu) or --pp-embedding, not both",
+                    c->pp_first, c->pp_last);
+    if (c->pp_embedding) {
+        uint64_t units = (uint64_t)c->pp * c->vp;
+        if (c->pp < 2) return fail(why, nwhy, "--pp-embedding needs pp > 1 (got pp %llu, layers %llu)", c->pp, c->layers);
+        if ((c->layers + 2) % units || (c->layers + 2) / units < 2)
+            return fail(why, nwhy, "layers + 2 (embedding and loss) = %llu are not divisible by pp x vp = %llu into chunks of 2 or more",
+                        c->layers + 2, units);
+        return true;
+    }
+    if (c->vp > 1) return fail(why, nwhy, "an uneven split needs vp 1 (got vp %llu, pp %llu)", c->vp, c->pp);
+    if (c->pp < 2) return fail(why, nwhy, "an uneven split needs pp > 1 (got pp %llu, layers %llu)", c->pp, c->layers);
+    uint64_t mid = c->pp - 2, first = c->pp_first, last = c->pp_last;
+    uint64_t fixed = (first ? first : 0) + (last ? last : 0);
+    uint64_t open = mid + (first ? 0 : 1) + (last ? 0 : 1);
+    if (fixed >= c->layers || (!open && fixed != c->layers))
+        return fail(why, nwhy, "the first and last stages' layers (%llu) do not leave the others their share of %llu layers",
+                    fixed, c->layers);
+    if (open && (c->layers - fixed) % open)
+        return fail(why, nwhy, "the %llu layers besides the first and last stages' are not divisible by the %llu other stages",
+                    c->layers - fixed, open);
+    if (open && (c->layers - fixed) / open == 0)
+        return fail(why, nwhy, "%llu layers leave no layer for %llu stages", c->layers - fixed, open);
+    return true;
+}
+
+uint32_t sc__tf_chunk_layers(const sc__tf_config *c, uint32_t stage, uint32_t chunk) {
+    if (c->pp_embedding) {
+        uint32_t n = (c->layers + 2) / (c->pp * c->vp);
+        if (stage == 0 && chunk == 0) n--;
+        if (stage == c->pp - 1 && chunk == c->vp - 1) n--;
+        return n;
+    }
+    if (!c->pp_first && !c->pp_last) return c->layers / (c->pp * c->vp);
+    if (stage == 0 && c->pp_first) return c->pp_first;
+    if (stage == c->pp - 1 && c->pp_last) return c->pp_last;
+    uint32_t fixed = c->pp_first + c->pp_last;
+    uint32_t open = c->pp - 2 + (c->pp_first ? 0 : 1) + (c->pp_last ? 0 : 1);
+    return open ? (c->layers - fixed) / open : 0;
+}
+
+uint32_t sc__tf_stage_layers(const sc__tf_config *c, uint32_t stage) {
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < c->vp; k++) n += sc__tf_chunk_layers(c, stage, k);
+    return n;
+}
+
 bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
     if (!c->layers || !c->hidden || !c->heads || !c->seq || !c->vocab) {
         snprintf(why, nwhy, "the model is not described: give --preset, or --layers, --hidden, --heads, --seq and --vocab");
@@ -61,8 +113,11 @@ bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
     if (c->heads % c->tp) return fail(why, nwhy, "heads %llu are not divisible by tp %llu", c->heads, c->tp);
     if (c->ffn % c->tp) return fail(why, nwhy, "ffn %llu is not divisible by tp %llu", c->ffn, c->tp);
     if (c->vp > 1 && c->pp < 2) return fail(why, nwhy, "virtual stages (vp %llu) need pp > 1, got pp %llu", c->vp, c->pp);
-    if (c->layers % (c->pp * c->vp))
-        return fail(why, nwhy, "layers %llu are not divisible by pp x vp = %llu (uneven partitioning is not supported)",
+    bool uneven = c->pp_first || c->pp_last || c->pp_embedding;
+    if (uneven && !uneven_ok(c, why, nwhy)) return false;
+    if (!uneven && c->layers % (c->pp * c->vp))
+        return fail(why, nwhy,
+                    "layers %llu are not divisible by pp x vp = %llu (an uneven split: --pp-first-layers/--pp-last-layers, or --pp-embedding)",
                     c->layers, (uint64_t)c->pp * c->vp);
     if (c->seq % (c->cp * (c->sp ? c->tp : 1)))
         return fail(why, nwhy, "seq %llu is not divisible by cp (x tp with sp) = %llu", c->seq,
@@ -363,7 +418,7 @@ double sc__tf_layer_params_gpu(const sc__tf_config *c) {
 }
 
 double sc__tf_stage_params(const sc__tf_config *c, uint32_t stage) {
-    double p = sc__tf_layer_params_gpu(c) * c->layers / c->pp;
+    double p = sc__tf_layer_params_gpu(c) * sc__tf_stage_layers(c, stage);
     double emb = (double)c->vocab * c->hidden / c->tp;
     if (stage == 0) p += emb;
     if (stage == c->pp - 1 && (!c->tied || c->pp > 1)) p += emb;
@@ -414,7 +469,7 @@ void sc__tf_stage_memory(const sc__tf_config *c, uint32_t stage, sc__tf_memory *
     double inflight = P - stage < M ? P - stage : M;
     if (c->vp > 1) inflight *= 1.0 + (double)(P - 1) / ((double)P * c->vp);
     m->inflight = inflight;
-    double layers = (double)c->layers / c->pp;
+    double layers = (double)sc__tf_stage_layers(c, stage);
     m->activations = layer_activations(c) * layers * inflight;
     dims d = dims_of(c);
     if (stage == c->pp - 1) m->activations += d.T * c->vocab / d.t * 4; /* fp32 logits */

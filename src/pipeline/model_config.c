@@ -93,6 +93,8 @@ static const struct key {
     {"distributed-optimizer", K_BOOL, U(dist_opt), 0}, {"overlap-grad-reduce", K_BOOL, U(overlap_grad), 0},
     {"overlap-param-gather", K_BOOL, U(overlap_param), 0}, {"tp-comm-overlap", K_BOOL, U(tp_overlap), 0},
     {"host-us", K_NUM, U(host_us), 0}, {"name", K_NAME, U(name), 0},
+    {"pp-first-layers", K_U32, U(pp_first), 1}, {"pp-last-layers", K_U32, U(pp_last), 1},
+    {"pp-embedding", K_BOOL, U(pp_embedding), 0},
     /* The names of the config.json recorded beside a trace
      * (scripts/record_gpu_traces.py): aliases, and what the recording
      * noted about itself (read, not used: the model derives them). */
