@@ -190,6 +190,17 @@ static bool mem(sc__vec *out, const char *name, double bytes) {
     return push(out, &op);
 }
 
+/* With fp8, the 16-bit input of each linear layer's GEMM (its activation
+ * in the forward, the output gradient before the dgrad) is quantised by
+ * Transformer Engine's fused cast-transpose kernel (cast_transpose.cu in
+ * NVIDIA/TransformerEngine; the amax is taken in the same pass): 2 bytes
+ * read, the fp8 tensor and its transpose (for the wgrad) written, 4 bytes
+ * an element. The weights' casts are cached across micro-batches and not
+ * counted. Nothing for 16-bit GEMMs. */
+static bool fp8_cast(sc__vec *out, const sc__tf_config *c, double elems) {
+    return c->dtype != SC__DT_FP8 || mem(out, "fp8_cast_transpose", elems * 4);
+}
+
 static bool attn(sc__vec *out, const char *name, double flops, double bytes) {
     sc__tf_op op = {.name = name, .coll = SC__TF_KERNEL};
     op.k = (sc__kernel_shape){.cls = SC__K_ATTN, .dtype = SC__DT_BF16, .batch = 1, .flops = flops, .bytes = bytes};
@@ -261,8 +272,10 @@ static bool mlp_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
         ok = ok && mem(out, "moe_permute", T * k * d->h * ACT * 2);
         if (c->ep > 1) ok = ok && coll(out, "ep_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, T * k * d->h * ACT / d->t, 0);
     }
+    ok = ok && fp8_cast(out, c, T * k * d->h);
     ok = ok && gemm(out, c, c->experts ? "expert_fc1" : "mlp_fc1", T * k, d->f * d->g / d->t, d->h, 1);
     ok = ok && mem(out, c->gated ? "swiglu" : "bias_gelu", T * k * d->f / d->t * ACT * (d->g + 1));
+    ok = ok && fp8_cast(out, c, T * k * d->f / d->t);
     ok = ok && gemm(out, c, c->experts ? "expert_fc2" : "mlp_fc2", T * k, d->h, d->f / d->t, 1);
     if (c->experts) {
         if (c->ep > 1) ok = ok && coll(out, "ep_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, T * k * d->h * ACT / d->t, 0);
@@ -278,9 +291,11 @@ static bool mlp_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
         ok = ok && mem(out, "moe_unpermute_bwd", T * k * d->h * ACT * 2);
         if (c->ep > 1) ok = ok && coll(out, "ep_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, T * k * d->h * ACT / d->t, 0);
     }
+    ok = ok && fp8_cast(out, c, T * k * d->h);
     ok = ok && gemm(out, c, "mlp_fc2_dgrad", T * k, d->f / d->t, d->h, 1);
     ok = ok && gemm(out, c, "mlp_fc2_wgrad", d->f / d->t, d->h, T * k, 1);
     ok = ok && mem(out, c->gated ? "swiglu_bwd" : "bias_gelu_bwd", T * k * d->f / d->t * ACT * (d->g + 2));
+    ok = ok && fp8_cast(out, c, T * k * d->f * d->g / d->t);
     ok = ok && gemm(out, c, "mlp_fc1_dgrad", T * k, d->h, d->f * d->g / d->t, 1);
     ok = ok && gemm(out, c, "mlp_fc1_wgrad", d->f * d->g / d->t, d->h, T * k, 1);
     if (c->experts) {
@@ -302,10 +317,12 @@ static bool layer_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     bool ok = fsdp_gather(c, out);
     ok = ok && mem(out, "layernorm", norm);
     ok = ok && tp_in(c, d, false, out);
+    ok = ok && fp8_cast(out, c, d->T * d->h);
     ok = ok && gemm(out, c, "qkv", d->T, (d->q + 2 * d->kvd) / d->t, d->h, 1);
     if (c->cp > 1)
         ok = ok && coll(out, "cp_kv_all_gather", SC_C_ALL_GATHER, SC__COMM_CP, (double)c->mbs * c->seq * 2 * d->kvd / d->t * ACT, 2);
     ok = ok && attn_core(c, d, false, out);
+    ok = ok && fp8_cast(out, c, d->T * d->q / d->t);
     ok = ok && gemm(out, c, "attn_proj", d->T, d->h, d->q / d->t, 1);
     ok = ok && tp_out(c, d, false, out);
     ok = ok && mem(out, "bias_dropout_add", d->Tn * d->h * (ACT * 3 + 1));
@@ -322,12 +339,14 @@ static bool layer_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     ok = ok && mem(out, "layernorm_bwd", norm);
     ok = ok && mem(out, "bias_dropout_add_bwd", d->Tn * d->h * (ACT * 3 + 1));
     ok = ok && tp_out(c, d, true, out);
+    ok = ok && fp8_cast(out, c, d->T * d->h);
     ok = ok && gemm(out, c, "attn_proj_dgrad", d->T, d->q / d->t, d->h, 1);
     ok = ok && gemm(out, c, "attn_proj_wgrad", d->q / d->t, d->h, d->T, 1);
     if (c->cp > 1)
         ok = ok && coll(out, "cp_dkv_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_CP,
                         (double)c->mbs * c->seq * 2 * d->kvd / d->t * ACT, 2);
     ok = ok && attn_core(c, d, true, out);
+    ok = ok && fp8_cast(out, c, d->T * (d->q + 2 * d->kvd) / d->t);
     ok = ok && gemm(out, c, "qkv_dgrad", d->T, d->h, (d->q + 2 * d->kvd) / d->t, 1);
     ok = ok && gemm(out, c, "qkv_wgrad", (d->q + 2 * d->kvd) / d->t, d->h, d->T, 1);
     ok = ok && tp_in(c, d, true, out);
