@@ -36,7 +36,8 @@ static const sc_cli_command commands[] = {
      "[--tp N] [--sp true|false] [--pp N] [--vp N] [--dp N] [--cp N] [--ep N] [--fsdp true|false] [--mbs N] [--gbs N] "
      "[--recompute none|selective|full] [--gpu NAME] [--nodes N] [--gpus-per-node N] [--net-gbps X] [--gated B] "
      "[--tied B] [--attention flash|unfused] [--distributed-optimizer B] [--overlap-grad-reduce B] "
-     "[--overlap-param-gather B] [--tp-comm-overlap B] [--host-us X]",
+     "[--overlap-param-gather B] [--tp-comm-overlap B] [--host-us X] [--pp-first-layers N] [--pp-last-layers N] "
+     "[--pp-embedding B] [--calibrate TRACE...]",
      sc_cmd_model},
     {"comm", "model collectives on a GPU's nodes (nccl-tests-like table), or a trace's against the model",
      "stepcast comm [--json] [--gpu NAME|--profile FILE] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "
