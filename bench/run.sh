@@ -108,6 +108,18 @@ if [ -d "$DLRM_DIR" ] && "$S" help predict >/dev/null 2>&1; then
     $M e2e "predict --dp 4096 --gpus-per-node 8 -j 1, 8 DLRM ranks" -- \
         "$S" predict -j 1 --dp 4096 --gpus-per-node 8 "$DLRM_DIR" >>"$rows"
 fi
+# stepcast model at scale: Llama 3 405B on 16,384 H100s as Meta ran its
+# long-context stage (TP 8, CP 16, PP 16 with 7 layers on the first and last
+# stages, DP 8, seq 131,072; the bar: 10 s and 2 GB), and a sweep of 100
+# GPT-3 175B configurations on 1,024 GPUs (the bar: 60 s on 2 cores).
+if "$S" help model >/dev/null 2>&1; then
+    $M e2e "model llama3-405b, 16384 H100, tp8 cp16 pp16 dp8" -- \
+        "$S" model --preset llama3-405b --pp-first-layers 7 --pp-last-layers 7 --tp 8 --sp true --cp 16 --pp 16 \
+        --dp 8 --seq 131072 --mbs 1 --gbs 128 --gpu h100 --nodes 2048 >>"$rows"
+    $M e2e "model --sweep, 100 gpt3-175b configs, 1024 H100" -- \
+        "$S" model --sweep --preset gpt3-175b --gpu h100 --nodes 128 --gbs 1536 --sp true --recompute selective \
+        --tp 1,2,4,8 --pp 1,2,4,8,16 --mbs 1,2,4,8,16 >>"$rows"
+fi
 
 echo
 echo "stepcast bench  ($(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ); shared machines vary ~2x: compare within one run)"

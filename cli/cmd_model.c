@@ -1,10 +1,12 @@
 /*
  * cmd_model.c - `stepcast model [--json] [--chrome FILE [--force]]
- * [--config FILE] [--preset NAME] [FLAGS] [--sweep]`: a training step
- * predicted from its configuration alone (sc_model_run). The flags are the
- * configuration's fields; the order of precedence is preset, then config
- * file, then flags. With --sweep, a flag may hold a comma list and every
- * combination is run.
+ * [--config FILE] [--preset NAME] [FLAGS] [--sweep] [--calibrate TRACE...]`:
+ * a training step predicted from its configuration alone (sc_model_run).
+ * The flags are the configuration's fields; the order of precedence is
+ * preset, then config file, then flags. With --sweep, a flag may hold a
+ * comma list and every combination is run. --calibrate takes the kernel,
+ * host and communication parameters from traces (its first path, and any
+ * path after the options).
  */
 #include "cli.h"
 
@@ -16,17 +18,17 @@ static const char *const fields[] = {
     "layers", "hidden", "ffn", "heads", "kv-heads", "vocab", "seq", "dtype", "experts", "topk", "tp", "sp", "pp",
     "vp", "dp", "cp", "ep", "fsdp", "mbs", "gbs", "recompute", "gpu", "nodes", "gpus-per-node", "net-gbps",
     "gated", "tied", "attention", "distributed-optimizer", "overlap-grad-reduce", "overlap-param-gather",
-    "tp-comm-overlap", "host-us"};
+    "tp-comm-overlap", "host-us", "pp-first-layers", "pp-last-layers", "pp-embedding"};
 #define NFIELDS (sizeof fields / sizeof *fields)
 
 static sc_status model_chrome(const void *ctx, FILE *f, sc_error *err) { return sc_replay_write_chrome(ctx, f, err); }
 
 int sc_cmd_model(int argc, char **argv) {
     int json = 0, force = 0, sweep = 0;
-    const char *chrome = NULL, *config = NULL, *preset = NULL;
+    const char *chrome = NULL, *config = NULL, *preset = NULL, *calibrate = NULL;
     const char *values[NFIELDS] = {0};
     char names[NFIELDS][40];
-    sc_cli_opt opts[4 + 3 + NFIELDS];
+    sc_cli_opt opts[4 + 4 + NFIELDS];
     size_t n = 0;
     opts[n++] = (sc_cli_opt){.name = "--json", .kind = SC_CLI_FLAG, .dest = &json};
     opts[n++] = (sc_cli_opt){.name = "--force", .kind = SC_CLI_FLAG, .dest = &force};
@@ -34,6 +36,7 @@ int sc_cmd_model(int argc, char **argv) {
     opts[n++] = (sc_cli_opt){.name = "--chrome", .kind = SC_CLI_STRING, .dest = &chrome, .what = "a file name"};
     opts[n++] = (sc_cli_opt){.name = "--config", .kind = SC_CLI_STRING, .dest = &config, .what = "a JSON file"};
     opts[n++] = (sc_cli_opt){.name = "--preset", .kind = SC_CLI_STRING, .dest = &preset, .what = "a preset name"};
+    opts[n++] = (sc_cli_opt){.name = "--calibrate", .kind = SC_CLI_STRING, .dest = &calibrate, .what = "a trace"};
     for (size_t i = 0; i < NFIELDS; i++) {
         snprintf(names[i], sizeof names[i], "--%s", fields[i]);
         opts[n++] = (sc_cli_opt){.name = names[i], .kind = SC_CLI_STRING, .dest = &values[i], .what = "a value"};
@@ -41,17 +44,32 @@ int sc_cmd_model(int argc, char **argv) {
     sc_cli_args a;
     int rc = sc_cli_parse("model", argc, argv, opts, n, &a);
     if (rc != SC_EXIT_OK) return rc;
-    if (a.npaths) {
-        rc = sc_cli_usage("model", "takes no paths (got '%s')", a.paths[0]);
+    if (a.npaths && !calibrate) {
+        rc = sc_cli_usage("model", "takes no paths but --calibrate's traces (got '%s')", a.paths[0]);
         sc_cli_args_free(&a);
         return rc;
     }
-    sc_cli_args_free(&a);
     sc_error err;
     sc_model_config *c;
-    if (sc_model_config_new(&c, &err) != SC_OK) return sc_cli_fail(&err);
+    if (sc_model_config_new(&c, &err) != SC_OK) {
+        sc_cli_args_free(&a);
+        return sc_cli_fail(&err);
+    }
     sc_status st = SC_OK;
-    if (preset) st = sc_model_config_preset(c, preset, &err);
+    if (calibrate) {
+        const char **traces = malloc((a.npaths + 1) * sizeof *traces);
+        if (!traces) {
+            sc_cli_args_free(&a);
+            sc_model_config_free(c);
+            return sc_cli_usage("model", "out of memory");
+        }
+        traces[0] = calibrate;
+        for (size_t i = 0; i < a.npaths; i++) traces[i + 1] = a.paths[i];
+        st = sc_model_config_calibrate(c, traces, a.npaths + 1, &err);
+        free(traces);
+    }
+    sc_cli_args_free(&a);
+    if (st == SC_OK && preset) st = sc_model_config_preset(c, preset, &err);
     if (st == SC_OK && config) st = sc_model_config_load(c, config, &err);
     const char *skeys[NFIELDS], *slists[NFIELDS];
     size_t ns = 0;

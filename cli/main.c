@@ -37,7 +37,8 @@ static const sc_cli_command commands[] = {
      "[--tp N] [--sp true|false] [--pp N] [--vp N] [--dp N] [--cp N] [--ep N] [--fsdp true|false] [--mbs N] [--gbs N] "
      "[--recompute none|selective|full] [--gpu NAME] [--nodes N] [--gpus-per-node N] [--net-gbps X] [--gated B] "
      "[--tied B] [--attention flash|unfused] [--distributed-optimizer B] [--overlap-grad-reduce B] "
-     "[--overlap-param-gather B] [--tp-comm-overlap B] [--host-us X]",
+     "[--overlap-param-gather B] [--tp-comm-overlap B] [--host-us X] [--pp-first-layers N] [--pp-last-layers N] "
+     "[--pp-embedding B] [--calibrate TRACE...]",
      sc_cmd_model},
     {"report", "write the replay (or a prediction beside it) as one self-contained HTML page of charts",
      "stepcast report -o FILE.html [--force] [--rank-rows N] [--chrome FILE] [--iteration N] "

@@ -940,6 +940,10 @@ SC_API const char *sc_model_preset_name(size_t i);
 SC_API sc_status sc_model_config_set(sc_model_config *c, const char *key, const char *value, sc_error *err);
 /* A JSON object whose members are fields (numbers, strings or booleans). */
 SC_API sc_status sc_model_config_load(sc_model_config *c, const char *path, sc_error *err);
+/* --calibrate: host cost per launch, GEMM and HBM efficiency, dispatch gap,
+ * launch latency and the collectives' fit measured on Kineto traces (any
+ * model, same GPU family); the run then uses them instead of the profile's. */
+SC_API sc_status sc_model_config_calibrate(sc_model_config *c, const char *const *paths, size_t n, sc_error *err);
 
 typedef struct sc_model_summary {
     int64_t step_ns;
@@ -951,6 +955,7 @@ typedef struct sc_model_summary {
     double memory_gb, gpu_memory_gb; /* peak memory of the fullest GPU; the GPU's */
     int fits;                    /* 1: memory_gb <= gpu_memory_gb */
     double simulate_s;           /* wall seconds to build and simulate */
+    double gpu_busy_s;           /* the busiest stage's compute-stream time (kernels, TP collectives) */
 } sc_model_summary;
 
 /* Checks the configuration (one clear line on a bad one: heads % tp, layers

@@ -213,14 +213,19 @@ static void test_published_a100(void **state) {
 }
 
 #define H100 "gpu", "h100", "overlap-grad-reduce", "true", "overlap-param-gather", "true", "tp-comm-overlap", "true", "mbs", "1"
-/* The H100 rows (Megatron-core weak scaling, bf16 assumed; NeMo 24.07, fp8)
- * do not reach the 15% bar yet: the model is 15-30% fast on them. This
- * holds what it reaches, so a change that moves them is seen. */
+/* H100 rows (Megatron-core weak scaling, bf16 assumed; NeMo 24.07 and
+ * Megatron-Bridge, fp8 with Transformer Engine's cast-transpose kernels):
+ * these six are within 15% (README lists every row, several of which still
+ * miss). */
 static const row h100_rows[] = {
     {"MCore 16B", 0.85, {H100, "hidden", "6144", "heads", "48", "layers", "32", "seq", "4096", "vocab", "131072", "tp", "4", "sp", "true", "dp", "48", "gbs", "192", NULL}},
     {"MCore 119B", 3.65, {H100, "hidden", "10240", "heads", "80", "layers", "92", "seq", "4096", "vocab", "131072", "tp", "8", "sp", "true", "pp", "4", "vp", "1", "dp", "48", "gbs", "768", NULL}},
     {"NeMo GPT3-175B 128", 5.721, {H100, "preset", "gpt3-175b", "dtype", "fp8", "tp", "4", "sp", "true", "pp", "8", "vp", "6", "dp", "4", "gbs", "256", NULL}},
     {"NeMo LLAMA3-70B", 10.751, {H100, "preset", "llama3-70b", "dtype", "fp8", "tp", "4", "sp", "true", "pp", "4", "vp", "5", "cp", "2", "dp", "2", "gbs", "128", NULL}},
+    /* Megatron-Bridge 26.06 and 25.11 (FP8-CS): 126 layers on PP 8 x VP 8
+     * with the embedding and loss counted as layers, as its recipe does */
+    {"Bridge 405B 1536", 37.693, {H100, "preset", "llama3-405b", "dtype", "fp8", "tp", "8", "sp", "true", "pp", "8", "vp", "8", "cp", "2", "dp", "8", "gbs", "1536", "pp-embedding", "true", NULL}},
+    {"Bridge 405B 512", 14.027, {H100, "preset", "llama3-405b", "dtype", "fp8", "tp", "8", "sp", "true", "pp", "8", "vp", "8", "cp", "2", "dp", "8", "gbs", "512", "pp-embedding", "true", NULL}},
 };
 
 static void test_published_h100(void **state) {
@@ -229,7 +234,7 @@ static void test_published_h100(void **state) {
         const row *r = &h100_rows[i];
         double p = step_of(r->kv, NULL), e = 100 * (p - r->measured_s) / r->measured_s;
         printf("  %-18s measured %8.3f s  predicted %8.3f s  %+6.1f%%\n", r->name, r->measured_s, p, e);
-        assert_true(fabs(e) <= 35);
+        assert_true(fabs(e) <= 15);
     }
 }
 

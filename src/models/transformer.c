@@ -47,6 +47,58 @@ static bool fail(char *why, size_t n, const char *fmt, uint64_t a, uint64_t b) {
     return false;
 }
 
+/* An uneven split: vp 1, pp 2 or more, the first and last stages' layers
+ * leaving a remainder the middle stages split evenly (with pp 2 nothing is
+ * left for a middle stage). */
+static bool uneven_ok(const sc__tf_config *c, char *why, size_t nwhy) {
+    if (c->pp_embedding && (c->pp_first || c->pp_last))
+        return fail(why, nwhy, "give --pp-first-layers/--pp-last-layers (%llu/%llu) or --pp-embedding, not both",
+                    c->pp_first, c->pp_last);
+    if (c->pp_embedding) {
+        uint64_t units = (uint64_t)c->pp * c->vp;
+        if (c->pp < 2) return fail(why, nwhy, "--pp-embedding needs pp > 1 (got pp %llu, layers %llu)", c->pp, c->layers);
+        if ((c->layers + 2) % units || (c->layers + 2) / units < 2)
+            return fail(why, nwhy, "layers + 2 (embedding and loss) = %llu are not divisible by pp x vp = %llu into chunks of 2 or more",
+                        c->layers + 2, units);
+        return true;
+    }
+    if (c->vp > 1) return fail(why, nwhy, "an uneven split needs vp 1 (got vp %llu, pp %llu)", c->vp, c->pp);
+    if (c->pp < 2) return fail(why, nwhy, "an uneven split needs pp > 1 (got pp %llu, layers %llu)", c->pp, c->layers);
+    uint64_t mid = c->pp - 2, first = c->pp_first, last = c->pp_last;
+    uint64_t fixed = (first ? first : 0) + (last ? last : 0);
+    uint64_t open = mid + (first ? 0 : 1) + (last ? 0 : 1);
+    if (fixed >= c->layers || (!open && fixed != c->layers))
+        return fail(why, nwhy, "the first and last stages' layers (%llu) do not leave the others their share of %llu layers",
+                    fixed, c->layers);
+    if (open && (c->layers - fixed) % open)
+        return fail(why, nwhy, "the %llu layers besides the first and last stages' are not divisible by the %llu other stages",
+                    c->layers - fixed, open);
+    if (open && (c->layers - fixed) / open == 0)
+        return fail(why, nwhy, "%llu layers leave no layer for %llu stages", c->layers - fixed, open);
+    return true;
+}
+
+uint32_t sc__tf_chunk_layers(const sc__tf_config *c, uint32_t stage, uint32_t chunk) {
+    if (c->pp_embedding) {
+        uint32_t n = (c->layers + 2) / (c->pp * c->vp);
+        if (stage == 0 && chunk == 0) n--;
+        if (stage == c->pp - 1 && chunk == c->vp - 1) n--;
+        return n;
+    }
+    if (!c->pp_first && !c->pp_last) return c->layers / (c->pp * c->vp);
+    if (stage == 0 && c->pp_first) return c->pp_first;
+    if (stage == c->pp - 1 && c->pp_last) return c->pp_last;
+    uint32_t fixed = c->pp_first + c->pp_last;
+    uint32_t open = c->pp - 2 + (c->pp_first ? 0 : 1) + (c->pp_last ? 0 : 1);
+    return open ? (c->layers - fixed) / open : 0;
+}
+
+uint32_t sc__tf_stage_layers(const sc__tf_config *c, uint32_t stage) {
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < c->vp; k++) n += sc__tf_chunk_layers(c, stage, k);
+    return n;
+}
+
 bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
     if (!c->layers || !c->hidden || !c->heads || !c->seq || !c->vocab) {
         snprintf(why, nwhy, "the model is not described: give --preset, or --layers, --hidden, --heads, --seq and --vocab");
@@ -61,8 +113,11 @@ bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
     if (c->heads % c->tp) return fail(why, nwhy, "heads %llu are not divisible by tp %llu", c->heads, c->tp);
     if (c->ffn % c->tp) return fail(why, nwhy, "ffn %llu is not divisible by tp %llu", c->ffn, c->tp);
     if (c->vp > 1 && c->pp < 2) return fail(why, nwhy, "virtual stages (vp %llu) need pp > 1, got pp %llu", c->vp, c->pp);
-    if (c->layers % (c->pp * c->vp))
-        return fail(why, nwhy, "layers %llu are not divisible by pp x vp = %llu (uneven partitioning is not supported)",
+    bool uneven = c->pp_first || c->pp_last || c->pp_embedding;
+    if (uneven && !uneven_ok(c, why, nwhy)) return false;
+    if (!uneven && c->layers % (c->pp * c->vp))
+        return fail(why, nwhy,
+                    "layers %llu are not divisible by pp x vp = %llu (an uneven split: --pp-first-layers/--pp-last-layers, or --pp-embedding)",
                     c->layers, (uint64_t)c->pp * c->vp);
     if (c->seq % (c->cp * (c->sp ? c->tp : 1)))
         return fail(why, nwhy, "seq %llu is not divisible by cp (x tp with sp) = %llu", c->seq,
@@ -133,6 +188,17 @@ static bool mem(sc__vec *out, const char *name, double bytes) {
     sc__tf_op op = {.name = name, .coll = SC__TF_KERNEL};
     op.k = (sc__kernel_shape){.cls = SC__K_MEM, .batch = 1, .bytes = bytes};
     return push(out, &op);
+}
+
+/* With fp8, the 16-bit input of each linear layer's GEMM (its activation
+ * in the forward, the output gradient before the dgrad) is quantised by
+ * Transformer Engine's fused cast-transpose kernel (cast_transpose.cu in
+ * NVIDIA/TransformerEngine; the amax is taken in the same pass): 2 bytes
+ * read, the fp8 tensor and its transpose (for the wgrad) written, 4 bytes
+ * an element. The weights' casts are cached across micro-batches and not
+ * counted. Nothing for 16-bit GEMMs. */
+static bool fp8_cast(sc__vec *out, const sc__tf_config *c, double elems) {
+    return c->dtype != SC__DT_FP8 || mem(out, "fp8_cast_transpose", elems * 4);
 }
 
 static bool attn(sc__vec *out, const char *name, double flops, double bytes) {
@@ -206,8 +272,10 @@ static bool mlp_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
         ok = ok && mem(out, "moe_permute", T * k * d->h * ACT * 2);
         if (c->ep > 1) ok = ok && coll(out, "ep_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, T * k * d->h * ACT / d->t, 0);
     }
+    ok = ok && fp8_cast(out, c, T * k * d->h);
     ok = ok && gemm(out, c, c->experts ? "expert_fc1" : "mlp_fc1", T * k, d->f * d->g / d->t, d->h, 1);
     ok = ok && mem(out, c->gated ? "swiglu" : "bias_gelu", T * k * d->f / d->t * ACT * (d->g + 1));
+    ok = ok && fp8_cast(out, c, T * k * d->f / d->t);
     ok = ok && gemm(out, c, c->experts ? "expert_fc2" : "mlp_fc2", T * k, d->h, d->f / d->t, 1);
     if (c->experts) {
         if (c->ep > 1) ok = ok && coll(out, "ep_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, T * k * d->h * ACT / d->t, 0);
@@ -223,9 +291,11 @@ static bool mlp_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
         ok = ok && mem(out, "moe_unpermute_bwd", T * k * d->h * ACT * 2);
         if (c->ep > 1) ok = ok && coll(out, "ep_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, T * k * d->h * ACT / d->t, 0);
     }
+    ok = ok && fp8_cast(out, c, T * k * d->h);
     ok = ok && gemm(out, c, "mlp_fc2_dgrad", T * k, d->f / d->t, d->h, 1);
     ok = ok && gemm(out, c, "mlp_fc2_wgrad", d->f / d->t, d->h, T * k, 1);
     ok = ok && mem(out, c->gated ? "swiglu_bwd" : "bias_gelu_bwd", T * k * d->f / d->t * ACT * (d->g + 2));
+    ok = ok && fp8_cast(out, c, T * k * d->f * d->g / d->t);
     ok = ok && gemm(out, c, "mlp_fc1_dgrad", T * k, d->h, d->f * d->g / d->t, 1);
     ok = ok && gemm(out, c, "mlp_fc1_wgrad", d->f * d->g / d->t, d->h, T * k, 1);
     if (c->experts) {
@@ -247,10 +317,12 @@ static bool layer_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     bool ok = fsdp_gather(c, out);
     ok = ok && mem(out, "layernorm", norm);
     ok = ok && tp_in(c, d, false, out);
+    ok = ok && fp8_cast(out, c, d->T * d->h);
     ok = ok && gemm(out, c, "qkv", d->T, (d->q + 2 * d->kvd) / d->t, d->h, 1);
     if (c->cp > 1)
         ok = ok && coll(out, "cp_kv_all_gather", SC_C_ALL_GATHER, SC__COMM_CP, (double)c->mbs * c->seq * 2 * d->kvd / d->t * ACT, 2);
     ok = ok && attn_core(c, d, false, out);
+    ok = ok && fp8_cast(out, c, d->T * d->q / d->t);
     ok = ok && gemm(out, c, "attn_proj", d->T, d->h, d->q / d->t, 1);
     ok = ok && tp_out(c, d, false, out);
     ok = ok && mem(out, "bias_dropout_add", d->Tn * d->h * (ACT * 3 + 1));
@@ -267,12 +339,14 @@ static bool layer_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     ok = ok && mem(out, "layernorm_bwd", norm);
     ok = ok && mem(out, "bias_dropout_add_bwd", d->Tn * d->h * (ACT * 3 + 1));
     ok = ok && tp_out(c, d, true, out);
+    ok = ok && fp8_cast(out, c, d->T * d->h);
     ok = ok && gemm(out, c, "attn_proj_dgrad", d->T, d->q / d->t, d->h, 1);
     ok = ok && gemm(out, c, "attn_proj_wgrad", d->q / d->t, d->h, d->T, 1);
     if (c->cp > 1)
         ok = ok && coll(out, "cp_dkv_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_CP,
                         (double)c->mbs * c->seq * 2 * d->kvd / d->t * ACT, 2);
     ok = ok && attn_core(c, d, true, out);
+    ok = ok && fp8_cast(out, c, d->T * (d->q + 2 * d->kvd) / d->t);
     ok = ok && gemm(out, c, "qkv_dgrad", d->T, d->h, (d->q + 2 * d->kvd) / d->t, 1);
     ok = ok && gemm(out, c, "qkv_wgrad", (d->q + 2 * d->kvd) / d->t, d->h, d->T, 1);
     ok = ok && tp_in(c, d, true, out);
@@ -363,7 +437,7 @@ double sc__tf_layer_params_gpu(const sc__tf_config *c) {
 }
 
 double sc__tf_stage_params(const sc__tf_config *c, uint32_t stage) {
-    double p = sc__tf_layer_params_gpu(c) * c->layers / c->pp;
+    double p = sc__tf_layer_params_gpu(c) * sc__tf_stage_layers(c, stage);
     double emb = (double)c->vocab * c->hidden / c->tp;
     if (stage == 0) p += emb;
     if (stage == c->pp - 1 && (!c->tied || c->pp > 1)) p += emb;
@@ -414,7 +488,7 @@ void sc__tf_stage_memory(const sc__tf_config *c, uint32_t stage, sc__tf_memory *
     double inflight = P - stage < M ? P - stage : M;
     if (c->vp > 1) inflight *= 1.0 + (double)(P - 1) / ((double)P * c->vp);
     m->inflight = inflight;
-    double layers = (double)c->layers / c->pp;
+    double layers = (double)sc__tf_stage_layers(c, stage);
     m->activations = layer_activations(c) * layers * inflight;
     dims d = dims_of(c);
     if (stage == c->pp - 1) m->activations += d.T * c->vocab / d.t * 4; /* fp32 logits */

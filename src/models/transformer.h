@@ -31,6 +31,11 @@ typedef struct sc__tf_config {
     uint8_t attention;        /* sc__attn_impl */
     /* parallelism */
     uint32_t tp, pp, vp, dp, cp, ep;
+    uint32_t pp_first, pp_last; /* layers of the first / last stage (Megatron's
+                                   --decoder-first/last-pipeline-num-layers); 0: even */
+    uint8_t pp_embedding;       /* the embedding and the loss each count as a layer in
+                                   the split (Megatron's account_for_embedding/loss_in_
+                                   pipeline_split): layers + 2 split evenly */
     uint8_t sp, fsdp, dist_opt;
     uint32_t mbs, gbs;
     uint8_t recompute;        /* sc__recompute */
@@ -52,6 +57,14 @@ void sc__tf_defaults(sc__tf_config *c);
  * checks that the job is possible: NULL, or a one-line reason written to
  * why (heads % tp, layers % (pp vp), gbs % (dp mbs), ...). */
 bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy);
+
+/* Transformer layers of model chunk `chunk` (0 .. vp-1) on pipeline stage
+ * `stage`: pp_first on the first stage, pp_last on the last, the rest
+ * split evenly over the others; with pp_embedding, (layers + 2) / (pp vp)
+ * each, one fewer in the first chunk of the first stage and in the last
+ * chunk of the last stage. sc__tf_stage_layers sums a stage's chunks. */
+uint32_t sc__tf_chunk_layers(const sc__tf_config *c, uint32_t stage, uint32_t chunk);
+uint32_t sc__tf_stage_layers(const sc__tf_config *c, uint32_t stage);
 
 /* Micro-batches per step per data-parallel replica: gbs / (dp mbs). */
 static inline uint32_t sc__tf_micro(const sc__tf_config *c) { return c->gbs / (c->dp * c->mbs); }

@@ -45,7 +45,8 @@ typedef struct builder {
     const sc__comm_model *cm[SC__COMM_COUNT]; /* one per communicator layout */
     uint32_t comm_ranks[SC__COMM_COUNT];
     uint32_t comm_label[SC__COMM_COUNT];
-    uint32_t P, V, M, Lc;
+    uint32_t P, V, M;
+    uint32_t *Lc; /* per global chunk (chunk x P + stage): its layers */
     uint32_t proc[PR_COUNT];
     uint32_t seq[PR_COUNT];
     uint32_t last_comp; /* last task on the compute stream, SC__NONE */
@@ -55,6 +56,7 @@ typedef struct builder {
     sc__vec opt_join;   /* uint32 tasks the optimizer waits for */
     uint32_t *p2p;      /* (micro, global chunk, dir) -> first task of the pair */
     uint32_t *gather;   /* per chunk: the overlapped parameter all-gather, SC__NONE */
+    uint32_t tied_first; /* the first stage's tied-embedding all-reduce, SC__NONE */
     prog fwd, bwd, rec, efwd, ebwd, hfwd, hbwd;
     uint32_t names[64];
     bool oom;
@@ -204,14 +206,14 @@ static void unit(builder *b, uint32_t s, const sc__pp_unit *u) {
         if (g > 0) b->gates[0] = p2p(b, u->micro, g, 0, false);
         if (u->micro == 0) b->gates[1] = b->gather[u->chunk];
         if (g == 0) run_prog(b, &b->efwd);
-        for (uint32_t l = 0; l < b->Lc && !b->oom; l++) run_prog(b, &b->fwd);
+        for (uint32_t l = 0; l < b->Lc[g] && !b->oom; l++) run_prog(b, &b->fwd);
         if (g == last) run_prog(b, &b->hfwd);
         if (g < last) edge(b, b->last_comp, p2p(b, u->micro, g + 1, 0, true), SC_E_CROSS_STREAM);
         return;
     }
     if (g < last) b->gates[0] = p2p(b, u->micro, g + 1, 1, false);
     if (g == last) run_prog(b, &b->hbwd);
-    for (uint32_t l = 0; l < b->Lc && !b->oom; l++) {
+    for (uint32_t l = 0; l < b->Lc[g] && !b->oom; l++) {
         run_prog(b, &b->rec);
         run_prog(b, &b->bwd);
         if (grad_overlap && u->micro == b->M - 1)
@@ -220,6 +222,39 @@ static void unit(builder *b, uint32_t s, const sc__pp_unit *u) {
     }
     if (g == 0) run_prog(b, &b->ebwd);
     if (g > 0) edge(b, b->last_comp, p2p(b, u->micro, g, 1, true), SC_E_CROSS_STREAM);
+}
+
+/* With tied embeddings over several stages, the first stage's embedding
+ * and the last stage's output head are two copies of one weight: their
+ * gradients are all-reduced between the two stages (Megatron's
+ * _allreduce_embedding_grads, fp32 main grads) before the optimizer, on
+ * the compute stream. */
+static void tied_allreduce(builder *b) {
+    const sc__tf_config *c = b->c;
+    double bytes = (double)c->vocab * c->hidden / c->tp * 4;
+    int64_t ns = sc__comm_time_ns(b->cm[SC__COMM_PP], SC_C_ALL_REDUCE, (int64_t)bytes, 2);
+    if (ns < 0) ns = 0;
+    uint32_t launch = add_task(b, PR_CPU, SC_T_LAUNCH, (int64_t)llround(c->host_us * 1e3), "cudaLaunchKernel");
+    uint32_t t = add_task(b, PR_COMP, SC_T_COLL, ns, "tied_embedding_grad_all_reduce");
+    edge(b, launch, t, SC_E_LAUNCH);
+    b->last_comp = t;
+    if (b->oom) return;
+    if (b->tied_first == SC__NONE) {
+        b->tied_first = t;
+        return;
+    }
+    uint32_t members[2] = {b->tied_first, t};
+    uint32_t grp = sc__graph_add_group(b->g, SC_C_ALL_REDUCE, (int64_t)bytes, members, 2);
+    if (grp == SC__NONE) {
+        b->oom = true;
+        return;
+    }
+    sc__group *gr = (sc__group *)b->g->groups.data + grp;
+    gr->transfer_ns = ns;
+    gr->comm = b->comm_label[SC__COMM_PP];
+    gr->comm_ranks = 2;
+    sc__graph_tasks(b->g)[b->tied_first].group = grp;
+    sc__graph_tasks(b->g)[t].group = grp;
 }
 
 /* A collective over the whole data-parallel communicator. */
@@ -258,7 +293,7 @@ static void stage(builder *b, uint32_t s, sc__pp_kind kind, sc__pp_unit *units) 
     size_t n = sc__pp_schedule(kind, b->P, b->M, b->V, s, units);
     for (size_t i = 0; i < n && !b->oom; i++) unit(b, s, &units[i]);
     if (dp) {
-        double layers = sc__tf_layer_params_gpu(c) * c->layers / c->pp;
+        double layers = sc__tf_layer_params_gpu(c) * sc__tf_stage_layers(c, s);
         uint8_t type = c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE;
         const char *name = c->dist_opt ? "dp_grad_reduce_scatter" : "dp_grad_all_reduce";
         if (c->overlap_grad) {
@@ -267,6 +302,7 @@ static void stage(builder *b, uint32_t s, sc__pp_kind kind, sc__pp_unit *units) 
             dp_coll_now(b, name, type, params * 4);
         }
     }
+    if (c->tied && b->P > 1 && (s == 0 || s == b->P - 1)) tied_allreduce(b);
     const pending *p = b->pend.data;
     for (size_t i = 0; i < b->pend.len; i++)
         if (!SC__VEC_APPEND(&b->opt_join, &p[i].task)) b->oom = true;
@@ -301,8 +337,8 @@ typedef struct models {
     sc__comm_model m[SC__COMM_COUNT];
 } models;
 
-static sc_status build(const sc__tf_config *c, const sc__kernel_timer *timer, const sc__hw_profile *hw, models *cms,
-                       sc__graph **out, sc_error *err) {
+static sc_status build(const sc__tf_config *c, const sc__kernel_timer *timer, const sc__hw_profile *hw,
+                       const sc__model_calib *calib, models *cms, sc__graph **out, sc_error *err) {
     *out = NULL;
     builder b;
     memset(&b, 0, sizeof b);
@@ -317,17 +353,26 @@ static sc_status build(const sc__tf_config *c, const sc__kernel_timer *timer, co
     for (int k = 0; k < SC__COMM_COUNT && st == SC_OK; k++) {
         if (k == SC__COMM_DP) strides[k] = (uint64_t)c->tp; /* dp x cp: cp is inside dp's stride */
         st = comm_for(hw, c, strides[k], &cms->m[k], err);
+        if (st == SC_OK && calib && calib->nsamples && !sc__comm_model_fit(&cms->m[k], calib->samples, calib->nsamples))
+            st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
         b.cm[k] = &cms->m[k];
         b.comm_ranks[k] = ranks[k];
     }
     if (st != SC_OK) return st;
     b.P = c->pp;
     b.V = c->vp;
+    b.tied_first = SC__NONE;
     b.M = sc__tf_micro(c);
-    b.Lc = c->layers / (c->pp * c->vp);
+    b.Lc = sc__alloc_array((size_t)c->pp * c->vp, sizeof *b.Lc);
+    if (!b.Lc) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    for (uint32_t k = 0; k < c->vp; k++)
+        for (uint32_t s = 0; s < c->pp; s++) b.Lc[(size_t)k * c->pp + s] = sc__tf_chunk_layers(c, s, k);
     sc__pp_kind kind = c->pp < 2 ? SC__PP_1F1B : c->vp > 1 ? SC__PP_INTERLEAVED : SC__PP_1F1B;
     const char *why = sc__pp_check(kind, b.P, b.M, b.V);
-    if (why) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "pipeline schedule: %s", why);
+    if (why) {
+        free(b.Lc);
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "pipeline schedule: %s", why);
+    }
     b.g = sc__graph_new();
     sc__vec_init(&b.pend, sizeof(pending));
     sc__vec_init(&b.opt_join, sizeof(uint32_t));
@@ -351,6 +396,7 @@ static sc_status build(const sc__tf_config *c, const sc__kernel_timer *timer, co
     free(units);
     free(b.p2p);
     free(b.gather);
+    free(b.Lc);
     sc__vec_free(&b.pend);
     sc__vec_free(&b.opt_join);
     if (!ok) {
@@ -367,7 +413,7 @@ static sc_status build(const sc__tf_config *c, const sc__kernel_timer *timer, co
 
 /* A replay of the synthesised graph: its calibration is the model's (no
  * trace to measure it from), so it is set here instead of calibrated. */
-static sc_status replay_of(sc__graph *g, sc_replay **out, sc_error *err) {
+static sc_status replay_of(sc__graph *g, const sc__model_calib *calib, sc_replay **out, sc_error *err) {
     sc_replay *r = calloc(1, sizeof *r);
     if (!r) {
         sc__graph_free(g);
@@ -388,6 +434,10 @@ static sc_status replay_of(sc__graph *g, sc_replay **out, sc_error *err) {
         !r->cls || !sc__scale_classify(g, r->cls)) {
         sc_replay_free(r);
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    }
+    for (size_t k = 0; calib && calib->gap && k < g->ranks.len; k++) {
+        r->dispatch_gap[k] = calib->dispatch_gap_ns;
+        r->launch_latency[k] = calib->launch_latency_ns;
     }
     r->sens.why_not = "not run for a modelled step";
     sc_status st = sc__replay_finish(r, NULL, err);
@@ -415,8 +465,29 @@ static void bubbles(sc_model *m) {
         if (p->kind == SC_P_STREAM && p->id == 7)
             busy[p->rank] += m->r->sim.end[i] - m->r->sim.start[i];
     }
-    for (size_t k = 0; k < g->ranks.len; k++) m->bubble[k] = 1.0 - (double)busy[k] / (double)step;
+    for (size_t k = 0; k < g->ranks.len; k++) {
+        m->bubble[k] = 1.0 - (double)busy[k] / (double)step;
+        if ((double)busy[k] * 1e-9 > m->sum.gpu_busy_s) m->sum.gpu_busy_s = (double)busy[k] * 1e-9;
+    }
     free(busy);
+}
+
+/* The calibrated parameters replace the profile's (model_calibrate.c says
+ * how each was measured). The GEMM efficiency is the trace's 16-bit one;
+ * fp8 keeps the profile's. */
+static void apply_calib(sc_model *m, const sc__model_calib *k) {
+    m->calib = *k;
+    m->calib.samples = NULL; /* the configuration owns them */
+    if (k->host) m->c.host_us = k->host_us;
+    double peak = m->roof.peak_tflops[SC__DT_BF16];
+    if (k->gemm && k->gemm_ns > 0 && peak > 0) {
+        m->roof.gemm_eff[SC__DT_BF16] = m->roof.gemm_eff[SC__DT_FP16] = k->gemm_work / (double)k->gemm_ns / 1e3 / peak;
+        m->roof.gemm_from = "calibrated";
+    }
+    if (k->mem && k->mem_ns > 0 && m->roof.hbm_GBps > 0) {
+        m->roof.hbm_eff = k->mem_bytes / (double)k->mem_ns / m->roof.hbm_GBps;
+        m->roof.hbm_from = "calibrated";
+    }
 }
 
 sc_status sc__model_run(const sc__tf_config *cfg, const sc__model_calib *calib, sc_model **out, sc_error *err) {
@@ -440,13 +511,7 @@ sc_status sc__model_run(const sc__tf_config *cfg, const sc__model_calib *calib, 
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "model: %s has no fp8 tensor cores", hw->name);
     }
     sc__roofline_init(&m->roof, hw);
-    if (calib) {
-        m->calib = *calib;
-        if (calib->gemm) {
-            m->roof.gemm_eff[SC__DT_BF16] = m->roof.gemm_eff[SC__DT_FP16] = calib->gemm_eff;
-            m->roof.gemm_from = "calibrated";
-        }
-    }
+    if (calib) apply_calib(m, calib);
     uint32_t P = m->c.pp;
     m->mem = calloc(P, sizeof *m->mem);
     m->bubble = calloc(P, sizeof *m->bubble);
@@ -462,10 +527,10 @@ sc_status sc__model_run(const sc__tf_config *cfg, const sc__model_calib *calib, 
     sc__kernel_timer timer = sc__roofline_timer(&m->roof);
     models *cms = malloc(sizeof *cms);
     sc__graph *g = NULL;
-    sc_status st = cms ? build(&m->c, &timer, hw, cms, &g, err) : sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    sc_status st = cms ? build(&m->c, &timer, hw, calib, cms, &g, err) : sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     if (cms) m->cm = cms->m[SC__COMM_DP];
     free(cms);
-    if (st == SC_OK) st = replay_of(g, &m->r, err);
+    if (st == SC_OK) st = replay_of(g, calib, &m->r, err);
     if (st != SC_OK) {
         sc_model_free(m);
         return st;

@@ -22,18 +22,43 @@
 #include "../models/transformer.h"
 #include "replay.h"
 
+/* What --calibrate measured (model_calibrate.c), for the run and the
+ * report; a flag false: the trace did not give it, the profile's stands. */
+typedef struct sc__model_calib {
+    bool host, gemm, mem, gap;
+    size_t ranks;                 /* Kineto traces measured */
+    double host_us;               /* host time per modelled launch */
+    double host_per_traced_us;    /* CPU time of the launching threads per traced launch */
+    double launch_api_us;         /* the launch calls' own time per launch */
+    double launches_per_kernel;   /* traced launches / the model program's for the trace's layers */
+    uint64_t traced_launches, modelled_launches;
+    uint32_t traced_layers;
+    double traced_step_ms, traced_gpu_ms, traced_host_ms; /* per rank */
+    double gemm_work;             /* sum of 2 b m n k / shape factor */
+    int64_t gemm_ns;
+    uint64_t gemm_ops;
+    double mem_bytes;
+    int64_t mem_ns;
+    uint64_t mem_ops;
+    int64_t dispatch_gap_ns, launch_latency_ns;
+    sc__comm_sample *samples;     /* the trace's sized collectives (owned) */
+    size_t nsamples;
+    char trace[256];
+} sc__model_calib;
+
+/* Measures k from the traces at paths (k's samples freed first). */
+sc_status sc__model_calibrate(const char *const *paths, size_t n, sc__model_calib *k, sc_error *err);
+void sc__model_calib_free(sc__model_calib *k);
+/* A deep copy (false on out-of-memory). */
+bool sc__model_calib_copy(sc__model_calib *dst, const sc__model_calib *src);
+
 struct sc_model_config {
     sc__tf_config c;
+    bool calibrated;
+    sc__model_calib calib;
     uint32_t set_mask; /* unused by the run; which keys were given */
     char schedule[16];
 };
-
-/* What a calibration changed, for the report. */
-typedef struct sc__model_calib {
-    bool host, gemm;
-    double host_us, gemm_eff;
-    char trace[256];
-} sc__model_calib;
 
 struct sc_model {
     sc__tf_config c;

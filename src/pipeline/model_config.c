@@ -50,13 +50,30 @@ sc_status sc_model_config_new(sc_model_config **out, sc_error *err) {
 
 sc_model_config *sc_model_config_copy(const sc_model_config *c) {
     sc_model_config *n = malloc(sizeof *n);
-    if (n) *n = *c;
+    if (!n) return NULL;
+    *n = *c;
+    if (!sc__model_calib_copy(&n->calib, &c->calib)) {
+        free(n);
+        return NULL;
+    }
     return n;
 }
 
-void sc_model_config_free(sc_model_config *c) { free(c); }
+void sc_model_config_free(sc_model_config *c) {
+    if (!c) return;
+    sc__model_calib_free(&c->calib);
+    free(c);
+}
 
-typedef enum { K_U32, K_BOOL, K_NUM, K_DTYPE, K_RECOMPUTE, K_ATTN, K_GPU, K_NAME } kkind;
+sc_status sc_model_config_calibrate(sc_model_config *c, const char *const *paths, size_t n, sc_error *err) {
+    sc__error_clear(err);
+    if (!n) return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "--calibrate: no trace given");
+    sc_status st = sc__model_calibrate(paths, n, &c->calib, err);
+    c->calibrated = st == SC_OK;
+    return st;
+}
+
+typedef enum { K_U32, K_BOOL, K_NUM, K_DTYPE, K_RECOMPUTE, K_ATTN, K_GPU, K_NAME, K_RECORD } kkind;
 #define U(f) offsetof(sc__tf_config, f)
 static const struct key {
     const char *name;
@@ -76,6 +93,14 @@ static const struct key {
     {"distributed-optimizer", K_BOOL, U(dist_opt), 0}, {"overlap-grad-reduce", K_BOOL, U(overlap_grad), 0},
     {"overlap-param-gather", K_BOOL, U(overlap_param), 0}, {"tp-comm-overlap", K_BOOL, U(tp_overlap), 0},
     {"host-us", K_NUM, U(host_us), 0}, {"name", K_NAME, U(name), 0},
+    {"pp-first-layers", K_U32, U(pp_first), 1}, {"pp-last-layers", K_U32, U(pp_last), 1},
+    {"pp-embedding", K_BOOL, U(pp_embedding), 0},
+    /* The names of the config.json recorded beside a trace
+     * (scripts/record_gpu_traces.py): aliases, and what the recording
+     * noted about itself (read, not used: the model derives them). */
+    {"micro-batch", K_U32, U(mbs), 1}, {"model", K_NAME, U(name), 0}, {"params", K_RECORD, 0, 0},
+    {"optimizer", K_RECORD, 0, 0}, {"ddp-world", K_RECORD, 0, 0}, {"torch", K_RECORD, 0, 0},
+    {"step-ms-unprofiled-mean-of-20", K_RECORD, 0, 0},
 };
 #define NKEYS (sizeof keys / sizeof *keys)
 
@@ -125,9 +150,15 @@ static sc_status set_one(sc__tf_config *c, const struct key *k, const char *v, s
         if ((i = choice(v, bools)) < 0) break;
         *(uint8_t *)p = (uint8_t)(i & 1);
         return SC_OK;
-    case K_DTYPE:
-        if ((i = choice(v, dtypes)) < 0) break;
+    case K_DTYPE: {
+        /* "bf16 autocast": the GEMMs' type is the first word */
+        char w[16];
+        snprintf(w, sizeof w, "%.*s", (int)strcspn(v, " "), v);
+        if ((i = choice(strcmp(v + strlen(w), " autocast") == 0 ? w : v, dtypes)) < 0) break;
         *(uint8_t *)p = (uint8_t)i;
+        return SC_OK;
+    }
+    case K_RECORD:
         return SC_OK;
     case K_RECOMPUTE:
         if ((i = choice(v, rcs)) < 0) break;
@@ -251,7 +282,7 @@ sc_status sc_model_config_load(sc_model_config *c, const char *path, sc_error *e
 sc_status sc_model_run(const sc_model_config *c, sc_model **out, sc_error *err) {
     sc__error_clear(err);
     *out = NULL;
-    return sc__model_run(&c->c, NULL, out, err);
+    return sc__model_run(&c->c, c->calibrated ? &c->calib : NULL, out, err);
 }
 
 /* ------------------------------------------------------------ sweep */
@@ -324,7 +355,7 @@ sc_status sc_model_sweep_run(const sc_model_config *base, const char *const *fie
         s->tried++;
         sc_model *m;
         sc_error e;
-        if (sc__model_run(&c.c, NULL, &m, &e) != SC_OK) {
+        if (sc__model_run(&c.c, base->calibrated ? &base->calib : NULL, &m, &e) != SC_OK) {
             if (e.status == SC_E_NOMEM) {
                 free(s->rows);
                 free(s);

@@ -7,6 +7,8 @@
  * stream) named like the trace's. Both timelines start at 0 at the rank's
  * step start (simulated: the start of the step's first task; measured: the
  * builder's step_start), so a task can be compared by eye across the pair.
+ * A rank with no traced task (a step synthesised by `stepcast model`, a
+ * graph without times) has no measured process rather than an empty one.
  * Each simulated task says in its args what started it (the edge family
  * whose predecessor ended last, or the processor's own order) and, for syncs
  * and collectives, which task it waited for (a task of a CUDA graph also
@@ -17,6 +19,8 @@
  * to a temporary name renamed into place.
  */
 #include "../pipeline/replay.h"
+
+#include <stdlib.h>
 
 /* Chunked writing: keep the buffer small for 100k+ events. */
 static bool flush_if_big(sc__buf *b, FILE *out, bool force) {
@@ -70,8 +74,15 @@ sc_status sc_replay_write_chrome(const sc_replay *r, FILE *out, sc_error *err) {
     sc__buf_puts(&b, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"
                      "{\"ph\":\"M\",\"name\":\"stepcast\",\"pid\":0,\"args\":{\"name\":\"stepcast replay\"}}");
     char name[96];
+    bool *traced = calloc(r->nranks ? r->nranks : 1, sizeof *traced);
+    if (!traced) {
+        sc__buf_free(&b);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    }
+    for (size_t i = 0; i < g->tasks.len; i++)
+        if (tasks[i].event != SC__NONE && procs[tasks[i].proc].rank < r->nranks) traced[procs[tasks[i].proc].rank] = true;
     for (size_t k = 0; k < r->nranks; k++) {
-        for (int measured = 0; measured < 2; measured++) {
+        for (int measured = 0; measured < 1 + traced[k]; measured++) {
             uint32_t pid = (uint32_t)(2 * k + (size_t)measured);
             snprintf(name, sizeof name, "rank %lld %s", (long long)r->ranks[k].rank,
                      measured ? "measured" : "simulated");
@@ -83,7 +94,8 @@ sc_status sc_replay_write_chrome(const sc_replay *r, FILE *out, sc_error *err) {
     for (size_t p = 0; p < g->procs.len; p++) {
         snprintf(name, sizeof name, "%s %lld", procs[p].kind == SC_P_THREAD ? "thread" : "stream",
                  (long long)procs[p].id);
-        for (uint32_t measured = 0; measured < 2; measured++)
+        uint32_t lanes = procs[p].rank < r->nranks && traced[procs[p].rank] ? 2 : 1;
+        for (uint32_t measured = 0; measured < lanes; measured++)
             meta(&b, "thread_name", 2 * procs[p].rank + measured, (uint32_t)p, name, true);
     }
     bool ok = flush_if_big(&b, out, false);
@@ -107,6 +119,7 @@ sc_status sc_replay_write_chrome(const sc_replay *r, FILE *out, sc_error *err) {
     sc__buf_puts(&b, "\n]}\n");
     ok = ok && flush_if_big(&b, out, true);
     sc__buf_free(&b);
+    free(traced);
     if (!ok) return sc__fail(err, SC_E_IO, NULL, SC_NO_OFFSET, "cannot write the Chrome trace");
     return SC_OK;
 }

@@ -13,12 +13,12 @@ static void config_json(const sc__tf_config *c, FILE *out) {
     fprintf(out,
             "\"config\":{\"name\":\"%s\",\"layers\":%u,\"hidden\":%u,\"ffn\":%u,\"heads\":%u,\"kv_heads\":%u,\"vocab\":%u,"
             "\"seq\":%u,\"dtype\":\"%s\",\"experts\":%u,\"topk\":%u,\"gated\":%s,\"attention\":\"%s\",\"tp\":%u,\"sp\":%s,"
-            "\"pp\":%u,\"vp\":%u,\"dp\":%u,\"cp\":%u,\"ep\":%u,\"fsdp\":%s,\"distributed_optimizer\":%s,\"mbs\":%u,\"gbs\":%u,"
+            "\"pp\":%u,\"pp_first_layers\":%u,\"pp_last_layers\":%u,\"pp_embedding\":%s,\"vp\":%u,\"dp\":%u,\"cp\":%u,\"ep\":%u,\"fsdp\":%s,\"distributed_optimizer\":%s,\"mbs\":%u,\"gbs\":%u,"
             "\"micro_batches\":%u,\"recompute\":\"%s\",\"overlap_grad_reduce\":%s,\"overlap_param_gather\":%s,"
             "\"tp_comm_overlap\":%s,\"gpu\":\"%s\",\"gpus\":%u,\"gpus_per_node\":%u,\"host_us\":%.3f}",
             c->name, c->layers, c->hidden, c->ffn, c->heads, c->kv_heads, c->vocab, c->seq, sc__dtype_name(c->dtype),
             c->experts, c->topk, c->gated ? "true" : "false", c->attention ? "unfused" : "flash", c->tp,
-            c->sp ? "true" : "false", c->pp, c->vp, c->dp, c->cp, c->ep, c->fsdp ? "true" : "false",
+            c->sp ? "true" : "false", c->pp, sc__tf_stage_layers(c, 0), sc__tf_stage_layers(c, c->pp - 1), c->pp_embedding ? "true" : "false", c->vp, c->dp, c->cp, c->ep, c->fsdp ? "true" : "false",
             c->dist_opt ? "true" : "false", c->mbs, c->gbs, sc__tf_micro(c), sc__tf_recompute_name(c->recompute),
             c->overlap_grad ? "true" : "false", c->overlap_param ? "true" : "false", c->tp_overlap ? "true" : "false",
             c->gpu, sc__tf_gpus(c), c->gpus_per_node, c->host_us);
@@ -34,8 +34,25 @@ static void write_json(const sc_model *m, FILE *out) {
             "\"bubble\":%.4f,\"memory_gb\":%.3f,\"gpu_memory_gb\":%.1f,\"fits\":%s,\"tasks\":%llu,",
             (double)s->step_ns * 1e-9, s->tokens_per_s_per_gpu, s->model_tflops_per_gpu, s->mfu, s->bubble, s->memory_gb,
             s->gpu_memory_gb, s->fits ? "true" : "false", (unsigned long long)s->tasks);
-    fprintf(out, "\"parameters\":{\"gemm_efficiency\":\"%s\",\"attention_efficiency\":\"%s\",\"hbm\":\"%s\",\"host_per_launch\":\"%s\"},",
-            m->roof.gemm_from, m->roof.attn_from, m->roof.hbm_from, m->calib.host ? "calibrated" : "default");
+    fprintf(out, "\"parameters\":{\"gemm_efficiency\":\"%s\",\"attention_efficiency\":\"%s\",\"hbm\":\"%s\",\"host_per_launch\":\"%s\","
+                 "\"dispatch_gap\":\"%s\",\"communication\":\"%s\"},",
+            m->roof.gemm_from, m->roof.attn_from, m->roof.hbm_from, m->calib.host ? "calibrated" : "default",
+            m->calib.gap ? "calibrated" : "default", m->calib.nsamples ? "calibrated" : "profile");
+    const sc__model_calib *cal = &m->calib;
+    if (cal->host)
+        fprintf(out,
+                "\"calibration\":{\"traces\":\"%s\",\"ranks\":%zu,\"traced_step_s\":%.6f,\"traced_gpu_busy_s\":%.6f,"
+                "\"traced_host_s\":%.6f,\"traced_launches\":%llu,\"traced_layers\":%u,\"modelled_launches\":%llu,"
+                "\"launches_per_kernel\":%.4f,\"host_per_traced_launch_us\":%.3f,\"launch_call_us\":%.3f,"
+                "\"host_per_launch_us\":%.3f,\"gemm_efficiency\":%.4f,\"gemm_ops\":%llu,\"hbm_efficiency\":%.4f,"
+                "\"memory_ops\":%llu,\"dispatch_gap_us\":%.3f,\"launch_latency_us\":%.3f,\"collectives_fitted\":%zu},",
+                cal->trace, cal->ranks, cal->traced_step_ms * 1e-3, cal->traced_gpu_ms * 1e-3, cal->traced_host_ms * 1e-3,
+                (unsigned long long)cal->traced_launches, cal->traced_layers, (unsigned long long)cal->modelled_launches,
+                cal->launches_per_kernel, cal->host_per_traced_us, cal->launch_api_us, cal->host_us,
+                m->roof.gemm_eff[SC__DT_BF16], (unsigned long long)cal->gemm_ops, m->roof.hbm_eff,
+                (unsigned long long)cal->mem_ops, (double)cal->dispatch_gap_ns * 1e-3, (double)cal->launch_latency_ns * 1e-3,
+                cal->nsamples);
+    fprintf(out, "\"gpu_busy_s\":%.6f,", s->gpu_busy_s);
     fputs("\"stages\":[", out);
     const sc_replay *r = m->r;
     for (uint32_t k = 0; k < m->c.pp; k++) {
@@ -83,6 +100,29 @@ static void write_text(const sc_model *m, FILE *out) {
             s->fits ? "" : "   WARNING: does not fit in the GPU's memory");
     fprintf(out, "parameters: GEMM efficiency %s, attention %s, HBM %s, host %.2f us per launch (%s)\n", m->roof.gemm_from,
             m->roof.attn_from, m->roof.hbm_from, c->host_us, m->calib.host ? "calibrated" : "default");
+    const sc__model_calib *cal = &m->calib;
+    if (cal->host) {
+        fprintf(out, "calibrated from %s (%zu rank%s; traced step %.3f ms, GPU busy %.3f ms, launching threads busy %.3f ms):\n",
+                cal->trace, cal->ranks, cal->ranks == 1 ? "" : "s", cal->traced_step_ms, cal->traced_gpu_ms, cal->traced_host_ms);
+        fprintf(out, "  host      %.2f us CPU per traced launch (the launch call itself %.2f us), %llu launches per step\n",
+                cal->host_per_traced_us, cal->launch_api_us, (unsigned long long)cal->traced_launches);
+        if (cal->modelled_launches)
+            fprintf(out, "            = %.3f launches per modelled kernel (%llu modelled for its %u layers): %.2f us per modelled launch\n",
+                    cal->launches_per_kernel, (unsigned long long)cal->modelled_launches, cal->traced_layers, cal->host_us);
+        else
+            fprintf(out, "            no layers found: 1 launch per modelled kernel assumed\n");
+        fprintf(out, "  GEMM      %s: %.3f of peak over %llu bf16/fp16 GEMM ops (fp8 keeps the profile's)\n",
+                cal->gemm ? "calibrated" : "profile (no shaped GEMM in the trace)", m->roof.gemm_eff[SC__DT_BF16],
+                (unsigned long long)cal->gemm_ops);
+        fprintf(out, "  HBM       %s: %.3f of %.0f GB/s over %llu elementwise/norm ops\n",
+                cal->mem ? "calibrated" : "profile (no shaped memory-bound op of 20 us or more)", m->roof.hbm_eff,
+                m->roof.hbm_GBps, (unsigned long long)cal->mem_ops);
+        fprintf(out, "  dispatch  gap %.2f us, launch latency %.2f us (%s)\n", (double)cal->dispatch_gap_ns * 1e-3,
+                (double)cal->launch_latency_ns * 1e-3, cal->gap ? "the replay's calibration" : "default 0");
+        fprintf(out, "  comm      %s\n", cal->nsamples ? "fitted to the trace's collectives" : "profile (no sized collective in the trace)");
+        fprintf(out, "  attention profile (flash attention kernels are not shaped in the trace)\n");
+    }
+    fprintf(out, "GPU busy: %.3f ms on the busiest stage's compute stream\n", s->gpu_busy_s * 1e3);
     fprintf(out, "\n%-6s %10s %10s %10s %10s %10s %8s %9s %9s %9s %9s\n", "stage", "end s", "compute", "comm", "overlap",
             "idle", "bubble", "weights", "grads", "optim", "activ GB");
     for (uint32_t k = 0; k < c->pp; k++) {
