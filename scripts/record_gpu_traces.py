@@ -9,7 +9,12 @@ the profiler with record_shapes, with_modules and enable_cuda_sync_events.
 Each model's step is also timed without the profiler, so the profiler's own
 cost can be told apart.  Nothing in CI runs this; it needs a CUDA GPU.
 
-usage: python3 record_gpu_traces.py OUTDIR [SIZE...]
+usage: python3 record_gpu_traces.py [--light] OUTDIR [SIZE...]
+
+--light records without the Execution Trace observer and module names (the
+profiler still records shapes and sync events), into OUTDIR/SIZE-light: the
+host then runs much closer to its unprofiled speed, which is what a model
+calibrated from the trace should see.
 """
 import json
 import math
@@ -82,7 +87,7 @@ def train_step(model, opt, idx, tgt):
     return loss
 
 
-def record(outdir, name):
+def record(outdir, name, light=False):
     layers, hidden, heads, seq, mbs, vocab = SIZES[name]
     torch.manual_seed(0)
     model = DDP(GPT(layers, hidden, heads, seq, vocab).cuda())
@@ -100,20 +105,23 @@ def record(outdir, name):
     torch.cuda.synchronize()
     step_ms = (time.perf_counter() - t0) * 1e3 / steps
 
-    os.makedirs(os.path.join(outdir, name), exist_ok=True)
-    et_path = os.path.join(outdir, name, "rank0.et.json")
-    et = torch.profiler.ExecutionTraceObserver().register_callback(et_path)
+    folder = name + "-light" if light else name
+    os.makedirs(os.path.join(outdir, folder), exist_ok=True)
+    et = None
+    if not light:
+        et_path = os.path.join(outdir, folder, "rank0.et.json")
+        et = torch.profiler.ExecutionTraceObserver().register_callback(et_path)
     cfg = torch._C._profiler._ExperimentalConfig(enable_cuda_sync_events=True)
     sched = torch.profiler.schedule(wait=1, warmup=2, active=3, repeat=1)
 
     def save(prof):
-        prof.export_chrome_trace(os.path.join(outdir, name, "rank0.trace.json"))
+        prof.export_chrome_trace(os.path.join(outdir, folder, "rank0.trace.json"))
 
     with torch.profiler.profile(
             activities=[torch.profiler.ProfilerActivity.CPU,
                         torch.profiler.ProfilerActivity.CUDA],
             schedule=sched, on_trace_ready=save, record_shapes=True,
-            with_modules=True, experimental_config=cfg,
+            with_modules=not light, experimental_config=cfg,
             execution_trace_observer=et) as prof:
         for _ in range(6):
             train_step(model, opt, idx, tgt)
@@ -123,9 +131,10 @@ def record(outdir, name):
     info = {"model": name, "layers": layers, "hidden": hidden, "heads": heads,
             "seq": seq, "micro_batch": mbs, "vocab": vocab, "ffn": 4 * hidden,
             "params": params, "dtype": "bf16 autocast", "optimizer": "AdamW",
+            "profiler": "shapes, sync events" + ("" if light else ", modules, execution trace"),
             "ddp_world": 1, "step_ms_unprofiled_mean_of_20": round(step_ms, 3),
             "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__}
-    with open(os.path.join(outdir, name, "config.json"), "w") as f:
+    with open(os.path.join(outdir, folder, "config.json"), "w") as f:
         json.dump(info, f, indent=1)
     print(json.dumps(info), flush=True)
     del model, opt
@@ -169,15 +178,20 @@ def sweep(outdir):
 
 
 def main():
-    outdir = sys.argv[1]
-    names = sys.argv[2:] or list(SIZES)
+    args = sys.argv[1:]
+    light = bool(args) and args[0] == "--light"
+    if light:
+        args = args[1:]
+    outdir = args[0]
+    names = args[1:] or list(SIZES)
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ.setdefault("MASTER_PORT", "29511")
     dist.init_process_group("nccl", rank=0, world_size=1)
     torch.cuda.set_device(0)
     for name in names:
-        record(outdir, name)
-    sweep(outdir)
+        record(outdir, name, light)
+    if not light:
+        sweep(outdir)
     dist.destroy_process_group()
 
 
