@@ -1,6 +1,7 @@
 /*
  * cmd_benchgen.c - `stepcast benchgen [-o DIR] [--device cuda|cpu]
- * [--shrink K] [--iterations N] [--json] [--force] ET... [KINETO...]`:
+ * [--shrink K] [--iterations N] [--iteration N] [--json] [--force] ET...
+ * [KINETO...]`:
  * turns a traced iteration into a runnable PyTorch program (DIR/bench.py
  * and its op list DIR/bench_ops.json; src/pipeline/benchgen.c,
  * src/report/benchgen_report.c) and reports what it generated.
@@ -11,7 +12,9 @@
  * note. An ET's rank is the last number in its file name
  * (megatron_et_3.json.gz, dlrm_eg_3.json, rank0.et.json); it is linked
  * with the Kineto trace of that rank, or with the only one when there is
- * one of each.
+ * one of each. --iteration N picks the ET's ProfilerStep#N (default: the
+ * last one complete in the Kineto trace too; an ET without ProfilerStep
+ * nodes is one iteration).
  */
 #include "cli.h"
 
@@ -175,6 +178,7 @@ int sc_cmd_benchgen(int argc, char **argv) {
     static const char *const devices[] = {"cuda", "cpu", NULL};
     int json = 0, force = 0, device = 0;
     uint64_t shrink = 1, iterations = 5;
+    uint64_t iteration = UINT64_MAX;
     const char *dir = "bench";
     const sc_cli_opt opts[] = {
         {.name = "--json", .kind = SC_CLI_FLAG, .dest = &json},
@@ -185,6 +189,8 @@ int sc_cmd_benchgen(int argc, char **argv) {
          .what = "a factor from 1 to 1048576"},
         {.name = "--iterations", .kind = SC_CLI_UINT, .dest = &iterations, .min = 1, .max = 1000000,
          .what = "a count from 1 to 1000000"},
+        {.name = "--iteration", .kind = SC_CLI_UINT, .dest = &iteration, .max = INT64_MAX,
+         .what = "a step number >= 0 (N of ProfilerStep#N)"},
     };
     sc_cli_args a;
     int rc = sc_cli_parse("benchgen", argc, argv, opts, SC_CLI_NOPTS(opts), &a);
@@ -215,7 +221,7 @@ int sc_cmd_benchgen(int argc, char **argv) {
     if (rc == SC_EXIT_OK) {
         pair(&in, set, k);
         sc_benchgen_options o = {.device_cpu = device == 1, .shrink = (uint32_t)shrink,
-                                 .iterations = (uint32_t)iterations};
+                                 .iterations = (uint32_t)iterations, .iteration = iteration == UINT64_MAX ? -1 : (int64_t)iteration};
         rc = generate(&in, k, &o, dir, force, json);
     }
     free(k);

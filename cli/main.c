@@ -62,7 +62,7 @@ static const sc_cli_command commands[] = {
     {"et", "read a PyTorch Execution Trace; link it with the rank's Kineto trace",
      "stepcast et [--json] [--ops N] ET_FILE|ET_DIR [KINETO_TRACE|DIR]", sc_cmd_et},
     {"benchgen", "turn a traced iteration into a runnable PyTorch benchmark (bench.py + op list)",
-     "stepcast benchgen [-o DIR] [--device cuda|cpu] [--shrink K] [--iterations N] [--json] [--force] ET... [KINETO...]",
+     "stepcast benchgen [-o DIR] [--device cuda|cpu] [--shrink K] [--iterations N] [--iteration N] [--json] [--force] ET... [KINETO...]",
      sc_cmd_benchgen},
     {"help", "show this help, or a command's usage", "stepcast help [COMMAND]", cmd_help},
     {"version", "print the version", "stepcast version", cmd_version},

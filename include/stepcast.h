@@ -688,7 +688,10 @@ typedef struct sc_benchgen_options {
     int device_cpu;      /* the program runs on the CPU: half types widened */
     uint32_t shrink;     /* divide large dimensions by this (0 or 1: none) */
     uint32_t iterations; /* timed iterations (0: 5) */
+    int64_t iteration;   /* ProfilerStep#N to replay; -1: the last complete one
+                            present in both the ET and the Kineto trace */
 } sc_benchgen_options;
+#define SC_BENCHGEN_OPTIONS_INIT {.iteration = -1}
 SC_API sc_status sc_benchgen_build(const sc_et *const *ets, const sc_trace *const *kinetos,
                                    const int64_t *ranks, size_t n, const sc_benchgen_options *opts,
                                    sc_benchgen **out, sc_error *err);

@@ -24,7 +24,7 @@ static sc_et *load_et(const char *rel) {
     sc_error err;
     sc_et *et;
     char path[4096];
-    snprintf(path, sizeof path, "%s", sc_test_trace(rel));
+    snprintf(path, sizeof path, "%s", strncmp(rel, "tests/", 6) == 0 ? rel : sc_test_trace(rel));
     if (sc_et_load(path, &et, &err) != SC_OK) fail_msg("%s: %s", path, err.message);
     return et;
 }
@@ -32,7 +32,7 @@ static sc_et *load_et(const char *rel) {
 static sc_trace *load_kineto(const char *rel) {
     sc_error err;
     sc_trace *k;
-    if (sc_trace_load(sc_test_trace(rel), NULL, &k, &err) != SC_OK) fail_msg("%s: %s", rel, err.message);
+    if (sc_trace_load(strncmp(rel, "tests/", 6) == 0 ? rel : sc_test_trace(rel), NULL, &k, &err) != SC_OK) fail_msg("%s: %s", rel, err.message);
     return k;
 }
 
@@ -75,7 +75,8 @@ static void test_megatron_coverage(void **state) {
     sc_et *et = load_et("megatron-tp8-a100/megatron_et_0.json.gz");
     sc_trace *k = load_kineto("megatron-tp8-a100/megatron_kineto_0.json.gz");
     sc__bg_rank r;
-    assert_true(sc__bg_rank_build(&r, et, k, 0));
+    sc_error err;
+    assert_int_equal(sc__bg_rank_build(&r, et, k, 0, -1, &err), SC_OK);
     const uint64_t *lk = r.leaves_by_kind;
     uint64_t run = lk[SC__BG_CALL] + lk[SC__BG_COLL] + lk[SC__BG_WAIT] + lk[SC__BG_EMULATED];
     print_message("megatron rank 0: %llu leaf ops, %llu run (%llu emulated), %llu markers, %llu skipped; "
@@ -203,6 +204,80 @@ static sc_status write_to(const char *path, const sc_benchgen *bg,
 
 /* The 8 DLRM ranks on the CPU, 8 gloo processes: one warm-up, one timed
  * and one profiled iteration (scripts/benchgen_dlrm_cpu.sh runs more). */
+/* The unit of the first node named name, NULL when none. */
+static const sc__bg_unit *unit_named(const sc__bg_rank *r, const char *name) {
+    const sc__bg_unit *u = r->units.data;
+    const sc__et_node *n = r->et->nodes.data;
+    for (size_t i = 0; i < r->units.len; i++)
+        if (strcmp(sc__intern_str(&r->et->strings, n[u[i].node].name), name) == 0) return &u[i];
+    return NULL;
+}
+
+/* torch 2.11's ET of the tiny GPT holds ProfilerStep#3 to #5 (the observer
+ * ran through the profiler's active cycle): one step is replayed, the last
+ * complete one by default; the autograd engine's backward ops of that step
+ * (another thread) come with it; aten ops that launch their own kernels
+ * under allocating children (layer norm, attention, loss, embedding
+ * backward) run whole, so every GPU op of the step is inside a replayed op. */
+static void test_h100_iteration(void **state) {
+    (void)state;
+    sc_et *et = load_et("tests/data/h100-gpt/tiny/rank0.et.json.gz");
+    sc_trace *k = load_kineto("tests/data/h100-gpt/tiny/rank0.trace.json.gz");
+    sc__bg_rank r, r3;
+    sc_error err;
+    assert_int_equal(sc__bg_rank_build(&r, et, k, 0, -1, &err), SC_OK);
+    assert_int_equal(r.step, 5);
+    assert_int_equal(r.et_steps[0], 3);
+    assert_int_equal(r.et_steps[1], 5);
+    assert_int_equal(r.kineto_steps[1], 5);
+    assert_false(r.kineto_mismatch);
+    print_message("tiny step 5: %llu leaf ops, GPU ops %llu of %llu inside replayed ops, %u run whole\n",
+                  (unsigned long long)r.leaves, (unsigned long long)r.kernels_covered,
+                  (unsigned long long)r.kernels_total, r.whole_ops);
+    assert_true(r.leaves > 1000 && r.leaves < 1300); /* one step of three (3367 leaves in all) */
+    assert_int_equal(r.comms.len, 3);                 /* one DDP all-reduce per bucket */
+    assert_true(r.kernels_total > 250);
+    assert_int_equal(r.kernels_covered, r.kernels_total);
+    static const char *const whole[] = {"aten::native_layer_norm_backward", "aten::nll_loss_backward",
+                                        "aten::embedding_dense_backward", "aten::_cudnn_attention_backward"};
+    for (size_t i = 0; i < 4; i++) {
+        const sc__bg_unit *u = unit_named(&r, whole[i]);
+        if (!u || u->kind != SC__BG_CALL || u->kernels == 0) fail_msg("%s is not a call with kernels", whole[i]);
+    }
+    assert_int_equal(sc__bg_rank_build(&r3, et, k, 0, 3, &err), SC_OK);
+    assert_int_equal(r3.step, 3);
+    assert_int_equal(r3.leaves, r.leaves);
+    assert_int_equal(r3.kernels_covered, r3.kernels_total);
+    assert_int_equal(sc__bg_rank_build(&r3, et, k, 0, 9, &err), SC_E_USAGE);
+    assert_non_null(strstr(err.message, "no ProfilerStep#9 in this execution trace (it has #3 to #5)"));
+    /* a Kineto trace of another iteration: said, the step still replayed */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/stepcast_test_benchgen_step7.json", sc_test_tmpdir());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#7\", "
+          "\"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 10}]}\n", f);
+    fclose(f);
+    sc_trace *other;
+    assert_int_equal(sc_trace_load(path, NULL, &other, &err), SC_OK);
+    const sc_et *ets[] = {et};
+    const sc_trace *ks[] = {other};
+    int64_t ranks[] = {0};
+    sc_benchgen *bg;
+    assert_int_equal(sc_benchgen_build(ets, ks, ranks, 1, NULL, &bg, &err), SC_OK);
+    assert_true(has_warning(bg, "has no ProfilerStep#5 (it has #7 to #7): the ET is from another iteration"));
+    assert_true(bg->ranks[0].kineto_mismatch);
+    assert_int_equal(bg->ranks[0].leaves, r.leaves);
+    assert_non_null(strstr(report(bg, 0), "ProfilerStep#5 (the ET has #3 to #5, the Kineto trace #7 to #7): not in"));
+    sc_benchgen_free(bg);
+    sc_trace_free(other);
+    remove(path);
+    sc__bg_rank_free(&r);
+    sc__bg_rank_free(&r3);
+    sc_trace_free(k);
+    sc_et_free(et);
+}
+
 static void test_dlrm_cpu_run(void **state) {
     (void)state;
     const char *py = python_with_torch();
@@ -227,7 +302,7 @@ static void test_dlrm_cpu_run(void **state) {
         ks[i] = load_kineto(rel);
         ranks[i] = i;
     }
-    sc_benchgen_options o = {.device_cpu = 1, .shrink = 2, .iterations = 1};
+    sc_benchgen_options o = {.device_cpu = 1, .shrink = 2, .iterations = 1, .iteration = -1};
     sc_error err;
     sc_benchgen *bg;
     assert_int_equal(sc_benchgen_build((const sc_et *const *)ets, (const sc_trace *const *)ks, ranks, 8, &o, &bg, &err),
@@ -271,6 +346,7 @@ int main(void) {
         cmocka_unit_test(test_schema),
         cmocka_unit_test(test_megatron_coverage),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_h100_iteration),
         cmocka_unit_test(test_dlrm_cpu_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,6 +32,8 @@
  */
 #include "benchgen.h"
 
+#include "../graph/graph.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -410,8 +412,56 @@ static bool count_leaf(sc__bg_rank *r, uint32_t *slot, uint32_t name, const sc__
     return true;
 }
 
-/* Chooses the units (see the top comment); owner[v] is the unit covering v. */
-static bool choose_units(sc__bg_rank *r, const tree *t, uint32_t *owner, uint32_t *top) {
+/* What the Kineto trace says per ET node (when linked with it). */
+typedef struct kineto_view {
+    const sc_trace *k;
+    const struct gpu_index *g;
+    const uint32_t *event_of; /* ET node -> Kineto event, SC__NONE; NULL when unusable */
+} kineto_view;
+
+static uint32_t own_gpu_ops(const kineto_view *kv, const tree *t, uint32_t v);
+
+/* Allocation and view ops: no GPU work of their own. */
+static bool storage_only(const char *nm) {
+    static const char *const ops[] = {"aten::empty", "aten::empty_like", "aten::empty_strided", "aten::view",
+                                      "aten::as_strided", "aten::_reshape_alias", "aten::reshape", "aten::resize_",
+                                      "aten::expand", "aten::t", "aten::transpose", "aten::permute",
+                                      "aten::unsqueeze", "aten::squeeze", "aten::select", "aten::slice",
+                                      "aten::detach", "aten::alias", "aten::_unsafe_view", "aten::lift_fresh"};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strcmp(nm, ops[i]) == 0) return true;
+    return false;
+}
+
+/* Every op with a schema below v only allocates or views. */
+static bool storage_below(const tree *t, uint32_t v, int depth) {
+    if (depth > 16) return false;
+    for (uint32_t i = t->child_first[v]; i < t->child_first[v + 1]; i++) {
+        uint32_t c = t->child[i];
+        if (has_schema(t->et, &t->n[c]) && !storage_only(node_str(t->et, t->n[c].name))) return false;
+        if (!storage_below(t, c, depth + 1)) return false;
+    }
+    return true;
+}
+
+/* An aten op with operator children that is run whole instead of
+ * descended into: its own kernels (launched outside every child, as
+ * aten::native_layer_norm_backward, aten::embedding_dense_backward do)
+ * would otherwise be lost. Run whole when the Kineto trace shows GPU work
+ * of its own, or (with or without Kineto) when its children only allocate
+ * or view; and only when it can be called (its schema parses, no opaque
+ * argument): else its children run as before. */
+static bool runs_whole(const sc__bg_rank *r, const tree *t, const kineto_view *kv, uint32_t v) {
+    const sc__et_node *n = &t->n[v];
+    sc__bg_schema s;
+    if (!sc__bg_parse_schema(node_str(r->et, n->schema), &s) || opaque_args(r->et, n)) return false;
+    return storage_below(t, v, 0) || own_gpu_ops(kv, t, v) > 0;
+}
+
+/* Chooses the units (see the top comment) among the nodes of the step;
+ * owner[v] is the unit covering v. */
+static bool choose_units(sc__bg_rank *r, const tree *t, const kineto_view *kv, const uint8_t *in_step,
+                         uint32_t *owner, uint32_t *top) {
     uint32_t *slot = calloc(r->et->strings.count + 1, sizeof *slot);
     if (!slot) return false;
     bool ok = true;
@@ -420,15 +470,14 @@ static bool choose_units(sc__bg_rank *r, const tree *t, uint32_t *owner, uint32_
         const sc__et_node *n = &t->n[v];
         const char *nm = node_str(r->et, n->name);
         owner[v] = p != SC__NONE && p < v ? owner[p] : SC__NONE;
-        bool op = sc__et_is_op(r->et, n);
-        top[v] = p == SC__NONE || p > v || !sc__et_is_op(r->et, &t->n[p]) ? v : top[p];
-        if (!op) top[v] = SC__NONE;
-        bool leaf = op && nchildren(t, v) == 0;
+        if (!in_step[v]) continue;
+        bool leaf = nchildren(t, v) == 0;
         r->leaves += leaf;
-        if (owner[v] == SC__NONE && op) {
-            bool schema = has_schema(r->et, n), made = true;
+        if (owner[v] == SC__NONE) {
+            bool schema = has_schema(r->et, n), made = true, aten = starts_with(nm, "aten::");
             if (is_comm_name(nm)) ok = comm_unit(r, t, v, top[v]);
-            else if (schema && (!t->desc_schema[v] || !starts_with(nm, "aten::"))) ok = call_unit(r, v, top[v]);
+            else if (schema && (!t->desc_schema[v] || !aten)) ok = call_unit(r, v, top[v]);
+            else if (schema && runs_whole(r, t, kv, v)) ok = call_unit(r, v, top[v]), r->whole_ops++;
             else if (leaf) ok = leaf_unit(r, t, v, top[v]);
             else made = false;
             if (ok && made) owner[v] = (uint32_t)(r->units.len - 1);
@@ -524,7 +573,8 @@ static uint32_t gpu_ops_in(const gpu_index *g, uint32_t track, int64_t t0, int64
 }
 
 /* Per top-level op, GPU ops in it and in its units: the gaps. */
-static bool count_gaps(sc__bg_rank *r, const gpu_index *g, const uint32_t *event_of, const uint32_t *top_of) {
+static bool count_gaps(sc__bg_rank *r, const gpu_index *g, const uint32_t *event_of, const uint32_t *top_of,
+                       const uint8_t *in_step) {
     const sc__et_node *n = r->et->nodes.data;
     const sc__event *ev = sc__trace_events(r->kineto);
     size_t nn = r->et->nodes.len;
@@ -536,7 +586,7 @@ static bool count_gaps(sc__bg_rank *r, const gpu_index *g, const uint32_t *event
             covered[u[i].top] += u[i].kernels;
     bool ok = true;
     for (size_t v = 0; v < nn && ok; v++) {
-        if (top_of[v] != v || event_of[v] == SC__NONE) continue;
+        if (!in_step[v] || top_of[v] != v || event_of[v] == SC__NONE) continue;
         const sc__event *e = &ev[event_of[v]];
         uint32_t all = gpu_ops_in(g, e->track, e->ts, e->ts + e->dur, NULL);
         r->kernels_total += all;
@@ -557,37 +607,187 @@ static bool count_gaps(sc__bg_rank *r, const gpu_index *g, const uint32_t *event
     return ok;
 }
 
-/* Streams and GPU ops of the units, from the linked Kineto trace. */
-static bool kineto_streams(sc__bg_rank *r, const uint32_t *top_of) {
+/* GPU ops launched by v itself, outside its children's cpu_ops; 0 when
+ * the Kineto trace is not usable or v is not linked. */
+static uint32_t own_gpu_ops(const kineto_view *kv, const tree *t, uint32_t v) {
+    if (!kv->event_of || kv->event_of[v] == SC__NONE) return 0;
+    const sc__event *ev = sc__trace_events(kv->k), *e = &ev[kv->event_of[v]];
+    uint32_t all = gpu_ops_in(kv->g, e->track, e->ts, e->ts + e->dur, NULL), below = 0;
+    for (uint32_t i = t->child_first[v]; i < t->child_first[v + 1]; i++) {
+        uint32_t c = kv->event_of[t->child[i]];
+        if (c != SC__NONE) below += gpu_ops_in(kv->g, ev[c].track, ev[c].ts, ev[c].ts + ev[c].dur, NULL);
+    }
+    return all > below ? all - below : 0;
+}
+
+/* The GPU ops of each unit and the stream of its first. */
+static void unit_kernels(sc__bg_rank *r, const kineto_view *kv) {
+    const sc__event *ev = sc__trace_events(kv->k);
+    sc__bg_unit *u = r->units.data;
+    for (size_t i = 0; i < r->units.len; i++) {
+        uint32_t e = kv->event_of[u[i].node];
+        if (e != SC__NONE) u[i].kernels = gpu_ops_in(kv->g, ev[e].track, ev[e].ts, ev[e].ts + ev[e].dur, &u[i].stream);
+    }
+}
+
+/* ---- the iteration ---- */
+
+/* N of "ProfilerStep#N", -1 for any other name. */
+static int64_t step_number(const char *nm) {
+    if (!starts_with(nm, "ProfilerStep#") || !sc__is_digit(nm[13])) return -1;
+    int64_t n = 0;
+    for (const char *p = nm + 13; sc__is_digit(*p) && n < INT64_MAX / 10 - 10; p++) n = n * 10 + (*p - '0');
+    return n;
+}
+
+/* The Kineto trace's ProfilerStep#n annotation (the longest), SC__NONE. */
+static uint32_t kineto_step(const sc_trace *k, int64_t n) {
+    const sc__event *ev = sc__trace_events(k);
+    uint32_t best = SC__NONE;
+    for (size_t i = 0; i < k->events.len; i++) {
+        const sc__event *e = &ev[i];
+        if (e->ph != 'X' || (e->kind != SC_K_USER_ANNOTATION && e->kind != SC_K_CPU_OP)) continue;
+        if (step_number(sc__trace_str(k, e->name)) != n) continue;
+        if (best == SC__NONE || e->dur > ev[best].dur) best = (uint32_t)i;
+    }
+    return best;
+}
+
+/* A Kineto step is complete when it launched kernels and every kernel
+ * launch in its span (any thread: the autograd engine's too) found its GPU
+ * op (as the replay's window choice, src/graph/iteration.c). */
+static bool kineto_complete(const sc_trace *k, const gpu_index *g, int64_t n) {
+    uint32_t s = kineto_step(k, n);
+    if (s == SC__NONE) return false;
+    const sc__event *ev = sc__trace_events(k);
+    int64_t t0 = ev[s].ts, t1 = ev[s].ts + ev[s].dur;
+    size_t launches = 0;
+    for (size_t i = 0; i < k->events.len; i++) {
+        const sc__event *e = &ev[i];
+        if (e->ph != 'X' || e->kind != SC_K_RUNTIME || e->correlation < 0 || e->ts < t0 || e->ts >= t1) continue;
+        if (!strstr(sc__trace_str(k, e->name), "Launch")) continue;
+        if (stream_of(g, e->correlation) < 0) return false;
+        launches++;
+    }
+    return launches > 0;
+}
+
+/* The ET's ProfilerStep nodes: children of a thread root, in id order. */
+static bool et_steps(const tree *t, sc__vec *out) {
+    for (uint32_t v = 0; v < t->count; v++) {
+        uint32_t p = t->parent[v];
+        if (p == SC__NONE || sc__et_is_op(t->et, &t->n[p]) || step_number(node_str(t->et, t->n[v].name)) < 0) continue;
+        uint32_t *slot = sc__vec_push(out);
+        if (!slot) return false;
+        *slot = v;
+    }
+    return true;
+}
+
+static bool has_number(const sc__vec *v, int64_t n) {
+    const int64_t *x = v->data;
+    for (size_t i = 0; i < v->len; i++)
+        if (x[i] == n) return true;
+    return false;
+}
+
+/* Which ET step to replay (index into steps, or SC__NONE for the whole ET):
+ * the one asked for, else the last one complete in the Kineto trace, else
+ * the ET's last. */
+static sc_status pick_step(sc__bg_rank *r, const tree *t, const sc__vec *steps, const sc__vec *knum,
+                           const gpu_index *g, int64_t want, uint32_t *pick, sc_error *err) {
+    const uint32_t *sv = steps->data;
+    *pick = SC__NONE;
+    if (!steps->len) {
+        if (want < 0) return SC_OK;
+        return sc__fail(err, SC_E_USAGE, r->et->path, SC_NO_OFFSET,
+                        "no ProfilerStep#%lld in this execution trace (it has no ProfilerStep node: it is one iteration)",
+                        (long long)want);
+    }
+    for (size_t i = steps->len; i-- > 0 && *pick == SC__NONE;) {
+        int64_t n = step_number(node_str(t->et, t->n[sv[i]].name));
+        if (want >= 0 ? n == want : knum->len && has_number(knum, n) && kineto_complete(r->kineto, g, n))
+            *pick = (uint32_t)i;
+    }
+    if (want >= 0 && *pick == SC__NONE)
+        return sc__fail(err, SC_E_USAGE, r->et->path, SC_NO_OFFSET,
+                        "no ProfilerStep#%lld in this execution trace (it has #%lld to #%lld)", (long long)want,
+                        (long long)r->et_steps[0], (long long)r->et_steps[1]);
+    if (*pick == SC__NONE) *pick = (uint32_t)(steps->len - 1);
+    return SC_OK;
+}
+
+/* top[v]: v's top-level op (a child of a thread root), SC__NONE for
+ * non-ops; in_step[v]: v is an op of the replayed step: under its
+ * ProfilerStep node, or (other threads: the autograd engine's) a top-level
+ * op that started after it and before the next step (ids are in start
+ * order). */
+static void mark_step(const tree *t, const sc__vec *steps, uint32_t pick, uint32_t *top, uint8_t *in_step) {
+    const uint32_t *sv = steps->data;
+    int64_t lo = pick == SC__NONE ? INT64_MIN : t->n[sv[pick]].id;
+    int64_t hi = pick == SC__NONE || pick + 1 >= steps->len ? INT64_MAX : t->n[sv[pick + 1]].id;
+    for (uint32_t v = 0; v < t->count; v++) {
+        uint32_t p = t->parent[v];
+        bool op = sc__et_is_op(t->et, &t->n[v]);
+        top[v] = !op ? SC__NONE : p == SC__NONE || p > v || !sc__et_is_op(t->et, &t->n[p]) ? v : top[p];
+        if (top[v] == SC__NONE) {
+            in_step[v] = 0;
+            continue;
+        }
+        uint32_t tv = top[v];
+        bool is_step = step_number(node_str(t->et, t->n[tv].name)) >= 0;
+        in_step[v] = pick == SC__NONE || (is_step ? tv == sv[pick] : t->n[tv].id > lo && t->n[tv].id < hi);
+    }
+}
+
+/* The iteration's nodes, and whether the Kineto trace is of it: it has
+ * the step, and at least half of the step's ops link. */
+static sc_status select_step(sc__bg_rank *r, const tree *t, const gpu_index *g, const uint32_t *event_of,
+                             int64_t want, uint32_t *top, uint8_t *in_step, sc_error *err) {
+    sc__vec steps, knum;
+    sc__vec_init(&steps, sizeof(uint32_t));
+    sc__vec_init(&knum, sizeof(int64_t));
+    bool ok = et_steps(t, &steps) && (!r->kineto || sc__trace_step_numbers(r->kineto, &knum));
+    sc_status st = ok ? SC_OK : sc__fail(err, SC_E_NOMEM, r->et->path, SC_NO_OFFSET, "out of memory");
+    const uint32_t *sv = steps.data;
+    if (steps.len) {
+        r->et_steps[0] = step_number(node_str(t->et, t->n[sv[0]].name));
+        r->et_steps[1] = step_number(node_str(t->et, t->n[sv[steps.len - 1]].name));
+    }
+    if (knum.len) {
+        r->kineto_steps[0] = ((const int64_t *)knum.data)[0];
+        r->kineto_steps[1] = ((const int64_t *)knum.data)[knum.len - 1];
+    }
+    uint32_t pick = SC__NONE;
+    if (st == SC_OK) st = pick_step(r, t, &steps, &knum, g, want, &pick, err);
+    if (st == SC_OK) {
+        mark_step(t, &steps, pick, top, in_step);
+        r->step = pick == SC__NONE ? -1 : step_number(node_str(t->et, t->n[sv[pick]].name));
+        r->kineto_lacks_step = r->step >= 0 && knum.len && !has_number(&knum, r->step);
+        uint64_t ops = 0, linked = 0;
+        for (uint32_t v = 0; event_of && v < t->count; v++) {
+            ops += in_step[v];
+            linked += in_step[v] && event_of[v] != SC__NONE;
+        }
+        const sc__et_link *l = &r->link;
+        if (r->kineto)
+            r->kineto_mismatch = r->kineto_lacks_step || linked * 2 < ops ||
+                                 (l->shapes_compared && l->shapes_agree * 10 < l->shapes_compared * 8);
+    }
+    sc__vec_free(&steps);
+    sc__vec_free(&knum);
+    return st;
+}
+
+/* Links the ET with its Kineto trace: the event of each node (SC__NONE
+ * when unlinked) and the GPU-op index. */
+static bool link_kineto(sc__bg_rank *r, uint32_t *event_of, gpu_index *g) {
     sc__vec pairs;
     sc__vec_init(&pairs, sizeof(sc__et_pair));
-    if (!sc__et_link_traces(r->et, r->kineto, &r->link, &pairs)) {
-        sc__vec_free(&pairs);
-        return false;
-    }
-    size_t nn = r->et->nodes.len;
-    const sc__et_link *l = &r->link;
-    r->kineto_mismatch = l->et_linked * 2 < l->et_ops ||
-                         (l->shapes_compared && l->shapes_agree * 10 < l->shapes_compared * 8);
-    uint32_t *event_of = sc__alloc_array(nn ? nn : 1, sizeof *event_of);
-    gpu_index g = {0};
-    bool ok = event_of && gpu_index_build(&g, r->kineto);
-    if (ok && !r->kineto_mismatch) {
-        for (size_t i = 0; i < nn; i++) event_of[i] = SC__NONE;
-        const sc__et_pair *p = pairs.data;
-        for (size_t i = 0; i < pairs.len; i++) event_of[p[i].node] = p[i].event;
-        const sc__event *ev = sc__trace_events(r->kineto);
-        sc__bg_unit *u = r->units.data;
-        for (size_t i = 0; i < r->units.len; i++) {
-            uint32_t e = event_of[u[i].node];
-            if (e == SC__NONE) continue;
-            u[i].kernels = gpu_ops_in(&g, ev[e].track, ev[e].ts, ev[e].ts + ev[e].dur, &u[i].stream);
-        }
-        ok = count_gaps(r, &g, event_of, top_of);
-    }
-    free(g.gpu);
-    free(g.calls);
-    free(event_of);
+    bool ok = sc__et_link_traces(r->et, r->kineto, &r->link, &pairs) && gpu_index_build(g, r->kineto);
+    for (size_t i = 0; ok && i < r->et->nodes.len; i++) event_of[i] = SC__NONE;
+    const sc__et_pair *p = pairs.data;
+    for (size_t i = 0; ok && i < pairs.len; i++) event_of[p[i].node] = p[i].event;
     sc__vec_free(&pairs);
     return ok;
 }
@@ -677,37 +877,68 @@ void sc__bg_rank_free(sc__bg_rank *r) {
     sc__vec_free(&r->names);
 }
 
-bool sc__bg_rank_build(sc__bg_rank *r, const sc_et *et, const sc_trace *kineto, int64_t rank) {
+/* Per-rank scratch of sc__bg_rank_build. */
+typedef struct rank_work {
+    tree t;
+    gpu_index g;
+    uint32_t *owner, *top, *event_of;
+    uint8_t *in_step;
+} rank_work;
+
+static void rank_work_free(rank_work *w) {
+    tree_free(&w->t);
+    free(w->g.gpu);
+    free(w->g.calls);
+    free(w->owner);
+    free(w->top);
+    free(w->event_of);
+    free(w->in_step);
+}
+
+static void rank_totals(sc__bg_rank *r) {
+    main_stream(r);
+    const sc__bg_unit *u = r->units.data;
+    for (size_t i = 0; i < r->units.len; i++) {
+        r->leaves_by_kind[u[i].kind] += u[i].leaves;
+        r->skipped_by_reason[u[i].reason] += u[i].kind == SC__BG_SKIP ? u[i].leaves : 0;
+    }
+}
+
+sc_status sc__bg_rank_build(sc__bg_rank *r, const sc_et *et, const sc_trace *kineto, int64_t rank, int64_t iteration,
+                            sc_error *err) {
     memset(r, 0, sizeof *r);
     r->et = et;
     r->kineto = kineto;
     r->rank = rank;
     r->main_stream = -1;
+    r->step = r->et_steps[0] = r->et_steps[1] = r->kineto_steps[0] = r->kineto_steps[1] = -1;
     sc__vec_init(&r->units, sizeof(sc__bg_unit));
     sc__vec_init(&r->waits, sizeof(uint32_t));
     sc__vec_init(&r->comms, sizeof(sc__bg_comm));
     sc__vec_init(&r->gaps, sizeof(sc__bg_gap));
     sc__vec_init(&r->names, sizeof(sc__bg_name));
-    tree t = {0};
+    rank_work w = {0};
     size_t nn = et->nodes.len ? et->nodes.len : 1;
-    uint32_t *owner = sc__alloc_array(nn, sizeof *owner), *top = sc__alloc_array(nn, sizeof *top);
-    bool ok = owner && top && tree_build(&t, et) && choose_units(r, &t, owner, top);
-    if (ok && kineto) ok = kineto_streams(r, top);
-    if (ok && !kineto) ok = sc__et_link_traces(et, NULL, &r->link, NULL);
-    if (ok) ok = cross_stream(r);
-    if (ok) {
-        main_stream(r);
-        const sc__bg_unit *u = r->units.data;
-        for (size_t i = 0; i < r->units.len; i++) {
-            r->leaves_by_kind[u[i].kind] += u[i].leaves;
-            r->skipped_by_reason[u[i].reason] += u[i].kind == SC__BG_SKIP ? u[i].leaves : 0;
-        }
+    w.owner = sc__alloc_array(nn, sizeof *w.owner);
+    w.top = sc__alloc_array(nn, sizeof *w.top);
+    w.in_step = calloc(nn, 1);
+    if (kineto) w.event_of = sc__alloc_array(nn, sizeof *w.event_of);
+    bool ok = w.owner && w.top && w.in_step && (!kineto || w.event_of) && tree_build(&w.t, et);
+    if (ok) ok = kineto ? link_kineto(r, w.event_of, &w.g) : sc__et_link_traces(et, NULL, &r->link, NULL);
+    sc_status st = ok ? select_step(r, &w.t, &w.g, w.event_of, iteration, w.top, w.in_step, err)
+                      : sc__fail(err, SC_E_NOMEM, et->path, SC_NO_OFFSET, "out of memory");
+    kineto_view kv = {kineto, &w.g, kineto && !r->kineto_mismatch ? w.event_of : NULL};
+    ok = st == SC_OK && choose_units(r, &w.t, &kv, w.in_step, w.owner, w.top);
+    if (ok && kv.event_of) {
+        unit_kernels(r, &kv);
+        ok = count_gaps(r, &w.g, w.event_of, w.top, w.in_step);
     }
-    tree_free(&t);
-    free(owner);
-    free(top);
-    if (!ok) sc__bg_rank_free(r);
-    return ok;
+    if (ok) ok = cross_stream(r);
+    if (ok) rank_totals(r);
+    rank_work_free(&w);
+    if (st == SC_OK && !ok) st = sc__fail(err, SC_E_NOMEM, et->path, SC_NO_OFFSET, "out of memory");
+    if (st != SC_OK) sc__bg_rank_free(r);
+    return st;
 }
 
 /* ---- the public handle ---- */
@@ -735,6 +966,10 @@ static bool rank_warnings(sc_benchgen *bg, const sc__bg_rank *r) {
     if (!r->kineto)
         ok = warn(bg, "%s: no Kineto trace of rank %lld: streams and GPU coverage unknown, every op runs on one stream",
                   path, (long long)r->rank);
+    else if (r->kineto_lacks_step)
+        ok = warn(bg, "%s: %s has no ProfilerStep#%lld (it has #%lld to #%lld): the ET is from another iteration; "
+                  "its streams and GPU coverage are not used",
+                  path, r->kineto->path, (long long)r->step, (long long)r->kineto_steps[0], (long long)r->kineto_steps[1]);
     else if (r->kineto_mismatch)
         ok = warn(bg, "%s: %s is not of this ET's iteration (%llu of %llu ET ops link, %llu of %llu shapes agree): its streams are not used",
                   path, r->kineto->path, (unsigned long long)r->link.et_linked, (unsigned long long)r->link.et_ops,
@@ -780,11 +1015,16 @@ sc_status sc_benchgen_build(const sc_et *const *ets, const sc_trace *const *kine
     if (opts) bg->opts = *opts;
     if (bg->opts.iterations == 0) bg->opts.iterations = 5;
     if (bg->opts.shrink == 0) bg->opts.shrink = 1;
+    if (!opts) bg->opts.iteration = -1;
     bool ok = true;
     for (size_t i = 0; i < n && ok; i++) {
-        ok = sc__bg_rank_build(&bg->ranks[i], ets[i], kinetos[i], ranks[i]);
-        if (ok) bg->nranks++;
-        if (ok) ok = rank_warnings(bg, &bg->ranks[i]);
+        sc_status st = sc__bg_rank_build(&bg->ranks[i], ets[i], kinetos[i], ranks[i], bg->opts.iteration, err);
+        if (st != SC_OK) {
+            sc_benchgen_free(bg);
+            return st;
+        }
+        bg->nranks++;
+        ok = rank_warnings(bg, &bg->ranks[i]);
     }
     if (!ok) {
         sc_benchgen_free(bg);

@@ -102,6 +102,12 @@ typedef struct sc__bg_rank {
     int64_t rank;
     sc__et_link link;
     bool kineto_mismatch;   /* the Kineto trace is not of the ET's iteration */
+    int64_t step;           /* the ProfilerStep#N replayed; -1: the ET has none (all of it) */
+    int64_t et_steps[2];    /* the ET's first and last ProfilerStep numbers, -1 when none */
+    int64_t kineto_steps[2]; /* the Kineto trace's, -1 when none (or no trace) */
+    bool kineto_lacks_step; /* the Kineto trace has ProfilerSteps, not this one */
+    uint32_t whole_ops;     /* aten ops run whole (not their children): they launch
+                               GPU work of their own, or their children only allocate */
     sc__vec units;          /* sc__bg_unit, in ET id order */
     sc__vec waits;          /* uint32_t unit indices */
     sc__vec comms;          /* sc__bg_comm */
@@ -113,9 +119,11 @@ typedef struct sc__bg_rank {
     int32_t main_stream;    /* the stream most CALL units run on, -1 */
 } sc__bg_rank;
 
-/* Computes the op list of one rank. kineto may be NULL (streams and GPU
- * coverage then unknown). False on out-of-memory. */
-bool sc__bg_rank_build(sc__bg_rank *r, const sc_et *et, const sc_trace *kineto, int64_t rank);
+/* Computes the op list of one rank for ProfilerStep#iteration (-1: the
+ * last one complete in the Kineto trace too). kineto may be NULL (streams
+ * and GPU coverage then unknown). SC_E_USAGE when the ET lacks that step. */
+sc_status sc__bg_rank_build(sc__bg_rank *r, const sc_et *et, const sc_trace *kineto, int64_t rank, int64_t iteration,
+                            sc_error *err);
 void sc__bg_rank_free(sc__bg_rank *r);
 
 /* --shrink K applied to one dimension: a dimension of at least 64 that K

@@ -121,8 +121,8 @@ static void put_rank_data(sc__buf *b, const sc__bg_rank *r) {
     sc__buf_puts(b, ", \"kineto\": ");
     if (r->kineto && !r->kineto_mismatch) put_str(b, r->kineto->path);
     else sc__buf_puts(b, "null");
-    sc__buf_printf(b, ", \"main_stream\": %d, \"leaves\": %llu, \"skipped_leaves\": %llu, \"ops\": [\n",
-                   r->main_stream, (unsigned long long)r->leaves,
+    sc__buf_printf(b, ", \"step\": %lld, \"main_stream\": %d, \"leaves\": %llu, \"skipped_leaves\": %llu, \"ops\": [\n",
+                   (long long)r->step, r->main_stream, (unsigned long long)r->leaves,
                    (unsigned long long)r->leaves_by_kind[SC__BG_SKIP]);
     const sc__bg_unit *u = r->units.data;
     bool first = true;
@@ -230,12 +230,31 @@ static size_t coll_rows(const sc__bg_rank *r, int64_t k, coll_row *rows, size_t 
 
 static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0.0; }
 
+/* Which iteration the program replays, and the ops run whole. */
+static void text_step(sc__buf *b, const sc__bg_rank *r) {
+    if (r->step < 0) {
+        sc__buf_printf(b, "  %-14sthe whole ET (it has no ProfilerStep node)\n", "iteration");
+    } else {
+        sc__buf_printf(b, "  %-14sProfilerStep#%lld (the ET has #%lld to #%lld", "iteration", (long long)r->step,
+                       (long long)r->et_steps[0], (long long)r->et_steps[1]);
+        if (r->kineto_steps[0] >= 0)
+            sc__buf_printf(b, ", the Kineto trace #%lld to #%lld", (long long)r->kineto_steps[0],
+                           (long long)r->kineto_steps[1]);
+        sc__buf_printf(b, ")%s\n", r->kineto_lacks_step ? ": not in the Kineto trace" : "");
+    }
+    if (r->whole_ops)
+        sc__buf_printf(b, "  %-14s%u aten ops with operator children run whole (GPU work of their own, or "
+                          "children that only allocate or view)\n",
+                       "run whole", r->whole_ops);
+}
+
 static void text_rank(sc__buf *b, const sc__bg_rank *r, int64_t k) {
     const uint64_t *lk = r->leaves_by_kind;
     uint64_t run = lk[SC__BG_CALL] + lk[SC__BG_COLL] + lk[SC__BG_WAIT] + lk[SC__BG_EMULATED];
     sc__buf_printf(b, "rank %lld  %s", (long long)r->rank, r->et->path);
     if (r->kineto) sc__buf_printf(b, " + %s%s", r->kineto->path, r->kineto_mismatch ? " (not linked: another iteration?)" : "");
     sc__buf_puts(b, "\n");
+    text_step(b, r);
     sc__buf_printf(b, "  %-14s%llu: %llu calls, %llu in collectives, %llu waits, %llu emulated Triton kernels, "
                       "%llu markers (no tensor work), %llu skipped\n",
                    "leaf ops", (unsigned long long)r->leaves, (unsigned long long)lk[SC__BG_CALL],
@@ -284,7 +303,10 @@ static void json_rank(sc__buf *b, const sc__bg_rank *r, int64_t k) {
     sc__buf_puts(b, ", \"kineto\": ");
     if (r->kineto) put_str(b, r->kineto->path);
     else sc__buf_puts(b, "null");
-    sc__buf_printf(b, ", \"kineto_mismatch\": %s, \"leaves\": %llu, \"leaves_by_kind\": {", r->kineto_mismatch ? "true" : "false",
+    sc__buf_printf(b, ", \"kineto_mismatch\": %s, \"step\": %lld, \"et_steps\": [%lld, %lld], \"kineto_steps\": [%lld, %lld]"
+                      ", \"whole_ops\": %u, \"leaves\": %llu, \"leaves_by_kind\": {",
+                   r->kineto_mismatch ? "true" : "false", (long long)r->step, (long long)r->et_steps[0],
+                   (long long)r->et_steps[1], (long long)r->kineto_steps[0], (long long)r->kineto_steps[1], r->whole_ops,
                    (unsigned long long)r->leaves);
     for (int i = 0; i < SC__BG_KINDS; i++)
         sc__buf_printf(b, "%s\"%s\": %llu", i ? ", " : "", sc__bg_kind_name((sc__bg_kind)i), (unsigned long long)lk[i]);
