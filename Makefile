@@ -233,10 +233,6 @@ $(BUILD)/pic/gen/benchgen_template.o: $(BUILD)/gen/benchgen_template.c $(BUILD)/
 	@mkdir -p $(dir $@)
 	$(CC) $(SC_CFLAGS) -fPIC -c $< -o $@
 
-$(BUILD)/pic/gen/benchgen_template.o: $(BUILD)/gen/benchgen_template.c $(BUILD)/.flags
-	@mkdir -p $(dir $@)
-	$(CC) $(SC_CFLAGS) -fPIC -c $< -o $@
-
 # Only the sc_ names of stepcast.h are exported (-fvisibility=hidden).
 $(BUILD)/$(SC_SO): $(PIC_OBJ) $(BUILD)/.flags
 	$(CC) $(SC_CFLAGS) -shared -Wl,-soname,$(SC_SONAME) -Wl,--no-undefined -o $@ $(PIC_OBJ) $(LDLIBS)

@@ -34,8 +34,10 @@ sc__scale_class sc__scale_class_of(const char *name, uint8_t kind) {
     static const char *const attention[] = {"flash", "fmha", "attention", "attn", "sdpa"};
     for (size_t i = 0; i < sizeof attention / sizeof attention[0]; i++)
         if (has_ci(name, attention[i])) return SC_SCALE_ATTENTION;
-    static const char *const gemm[] = {"gemm", "xmma", "cublas", "cutlass", "matmul", "s884", "s1688",
-                                       "h884", "h1688", "s16816", "h16816"};
+    /* nvjet_*: cuBLAS's GEMM kernels on Hopper and later (PyTorch 2.x's
+     * default there), named for neither gemm nor cutlass. */
+    static const char *const gemm[] = {"gemm", "xmma", "cublas", "cutlass", "matmul", "nvjet", "s884",
+                                       "s1688", "h884", "h1688", "s16816", "h16816"};
     for (size_t i = 0; i < sizeof gemm / sizeof gemm[0]; i++)
         if (has_ci(name, gemm[i])) return SC_SCALE_GEMM;
     return SC_SCALE_COMPUTE;
