@@ -214,7 +214,7 @@ SC_MINOR     := $(word 2,$(subst ., ,$(SC_VERSION)))
 SC_SOVERSION := $(if $(filter 0,$(SC_MAJOR)),0.$(SC_MINOR),$(SC_MAJOR))
 SC_SO        := libstepcast.so.$(SC_VERSION)
 SC_SONAME    := libstepcast.so.$(SC_SOVERSION)
-PIC_OBJ      := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+PIC_OBJ      := $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/benchgen_template.o
 PY_SRC       := $(sort $(wildcard python/stepcast/*.py))
 
 PREFIX     ?= /usr/local
@@ -229,6 +229,9 @@ INSTALL    ?= install
 $(BUILD)/pic/%.o: %.c $(BUILD)/.flags
 	@mkdir -p $(dir $@)
 	$(CC) $(SC_CFLAGS) -fPIC -MMD -MP -c $< -o $@
+$(BUILD)/pic/gen/benchgen_template.o: $(BUILD)/gen/benchgen_template.c $(BUILD)/.flags
+	@mkdir -p $(dir $@)
+	$(CC) $(SC_CFLAGS) -fPIC -c $< -o $@
 
 # Only the sc_ names of stepcast.h are exported (-fvisibility=hidden).
 $(BUILD)/$(SC_SO): $(PIC_OBJ) $(BUILD)/.flags
