@@ -8,6 +8,7 @@ compiler's layout.
 import ctypes
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,16 +29,40 @@ def cli_json(*args):
     return json.loads(out), err
 
 
+def header_fields(header, name):
+    """The field names of `typedef struct NAME {...} NAME;` in the header,
+    in order (several declarators on a line, pointers, arrays and nested
+    struct types understood)."""
+    m = re.search(r"typedef struct %s \{(.*?)\} %s;" % (name, name), header, re.S)
+    if not m:
+        raise AssertionError("no struct %s in stepcast.h" % name)
+    body = re.sub(r"/\*.*?\*/", " ", m.group(1), flags=re.S)
+    names = []
+    for decl in body.split(";"):
+        decl = decl.strip()
+        if not decl:
+            continue
+        first, *more = decl.split(",")
+        for d in [first] + more:
+            d = re.sub(r"\[[^]]*\]", "", d).strip()
+            names.append(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", d)[-1])
+    return names
+
+
 class SameAsTheCli(unittest.TestCase):
     def test_replay(self):
-        want, err = cli_json("replay", "--json", MEGATRON)
+        want, err = cli_json("replay", "--json", "--verbose", MEGATRON)
         r = stepcast.replay(MEGATRON)
         self.assertIsInstance(r, stepcast.Result)
         self.assertEqual(r, want)
         self.assertEqual(r["step"]["simulated_us"], want["step"]["simulated_us"])
         self.assertGreater(r["step"]["simulated_us"], 0)
+        # Every warning, as --verbose prints them (the CLI groups them by kind
+        # otherwise: one line with a count).
         self.assertEqual(r.load_warnings, cli_warnings(err))
         self.assertEqual(len(r.load_warnings), 8)  # the Execution Traces of the folder, skipped
+        _, grouped = cli_json("replay", "--json", MEGATRON)
+        self.assertEqual(len(cli_warnings(grouped)), 1)
 
     def test_replay_options(self):
         files = sorted(os.path.join(MEGATRON, f) for f in os.listdir(MEGATRON) if "kineto" in f)
@@ -212,6 +237,16 @@ class Library(unittest.TestCase):
             rc, out, err = self.run_python("import stepcast; print(stepcast._lib.path)",
                                            self.env(PYTHONPATH=python), "/")
             self.assertEqual((rc, out), (0, os.path.join(ROOT, "build", "libstepcast.so")), err)
+
+    def test_struct_fields(self):
+        """Each ctypes mirror names the fields of its struct in stepcast.h,
+        in order (read off the header: a field added there and not here is
+        named in the failure)."""
+        with open(os.path.join(ROOT, "include", "stepcast.h")) as f:
+            header = f.read()
+        for name, mirror in sorted(_lib.STRUCTS.items()):
+            with self.subTest(struct=name):
+                self.assertEqual([f for f, _ in mirror._fields_], header_fields(header, name))
 
     def test_struct_layout(self):
         """Each ctypes mirror has the size and field offsets that the C
