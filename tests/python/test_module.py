@@ -83,6 +83,46 @@ class SameAsTheCli(unittest.TestCase):
         self.assertEqual(got, want)
         self.assertEqual(got["prediction"]["new"]["ranks"], 16)
 
+    def test_predict_edits(self):
+        """predict's shape and parallel edits as keywords, against the CLI."""
+        want, _ = cli_json("predict", "--json", "--layers", "30", "--hidden", "5120", "--seq", "1024", MEGATRON)
+        got = stepcast.predict(MEGATRON, layers=30, hidden=5120, seq=1024)
+        self.assertEqual(got, want)
+        want, _ = cli_json("predict", "--json", "--tp", "4", "--micro-batch", "2", MEGATRON)
+        self.assertEqual(stepcast.predict(MEGATRON, tp=4, micro_batch=2), want)
+        self.assertNotEqual(got["prediction"], want["prediction"])
+
+    def test_structure_kernels_diff(self):
+        want, _ = cli_json("structure", "--json", MEGATRON)
+        got = stepcast.structure(MEGATRON)
+        self.assertEqual(got, want)
+        self.assertEqual(len(got.load_warnings), 8)
+        want, _ = cli_json("kernels", "--json", "--gpu", "h100", MEGATRON)
+        self.assertEqual(stepcast.kernels(MEGATRON, gpu="h100"), want)
+        a, b = (os.path.join(TRACES, "hta-testdata", "trace_diff", s) for s in ("control", "test"))
+        want, _ = cli_json("diff", "--json", a, b)
+        got = stepcast.diff(a, b)
+        self.assertEqual(got, want)
+        self.assertEqual(got.load_warnings, [])
+
+    def test_model(self):
+        """model needs no traces: a preset with fields, and a sweep when a
+        field is given a list."""
+        want, _ = cli_json("model", "--json", "--preset", "llama3-8b", "--tp", "4", "--kv-heads", "8",
+                           "--sp", "true", "--recompute", "selective")
+        got = stepcast.model(preset="llama3-8b", tp=4, kv_heads=8, sp=True, recompute="selective")
+        self.assertEqual(got, want)
+        want, _ = cli_json("model", "--json", "--sweep", "--preset", "llama3-8b", "--tp", "2,4", "--mbs", "1,2")
+        got = stepcast.model(preset="llama3-8b", tp=[2, 4], mbs=(1, 2))
+        self.assertEqual(got, want)
+        self.assertEqual(got["tried"], 4)
+        with tempfile.TemporaryDirectory() as tmp:
+            mine, theirs = os.path.join(tmp, "py.json"), os.path.join(tmp, "cli.json")
+            stepcast.model(preset="llama3-8b", chrome=mine)
+            cli_json("model", "--json", "--preset", "llama3-8b", "--chrome", theirs)
+            with open(mine, "rb") as x, open(theirs, "rb") as y:
+                self.assertEqual(x.read(), y.read())
+
     def test_info_and_graph(self):
         want, _ = cli_json("info", "--json", "-j", "2", MEGATRON)
         self.assertEqual(stepcast.info(MEGATRON, jobs=2), want)
@@ -152,6 +192,21 @@ class Errors(unittest.TestCase):
                                  cls=stepcast.UsageError)
         self.assertIsInstance(e, ValueError)
 
+    def test_pipeline_error(self):
+        """The pipeline options reach the library: Megatron's forward-only
+        trace cannot be pipelined, with the CLI's message."""
+        self.assertSameError(lambda: stepcast.predict(MEGATRON, pp=2, schedule="gpipe", microbatches=4), "predict",
+                             "--pp", "2", "--schedule", "gpipe", "--microbatches", "4", MEGATRON,
+                             cls=stepcast.UsageError)
+
+    def test_model_errors(self):
+        self.assertSameError(lambda: stepcast.model(preset="nope"), "model", "--preset", "nope",
+                             cls=stepcast.UsageError)
+        self.assertSameError(lambda: stepcast.model(preset="llama3-8b", heads=30, tp=4), "model", "--preset",
+                             "llama3-8b", "--heads", "30", "--tp", "4", cls=stepcast.UsageError)
+        with self.assertRaises(stepcast.UsageError):
+            stepcast.model(warp_speed=9)
+
     def test_bad_arguments(self):
         for call in (lambda: stepcast.replay(MEGATRON, comm="fast"),
                      lambda: stepcast.replay(MEGATRON, iteration=-1),
@@ -162,6 +217,11 @@ class Errors(unittest.TestCase):
                      lambda: stepcast.replay([]),
                      lambda: stepcast.replay(42),
                      lambda: stepcast.predict(MEGATRON, dp=0),
+                     lambda: stepcast.predict(MEGATRON, tp=2000),
+                     lambda: stepcast.predict(MEGATRON, microbatches=4),
+                     lambda: stepcast.kernels(MEGATRON, gpu="h100", profile="p.json"),
+                     lambda: stepcast.model(tp=[], preset="llama3-8b"),
+                     lambda: stepcast.model(tp=[2, 4], chrome="x.json"),
                      lambda: stepcast.predict(MEGATRON, net_gbps=-1)):
             with self.assertRaises(stepcast.UsageError):
                 call()
