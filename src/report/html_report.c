@@ -20,6 +20,8 @@
  * varies between runs: no date, fixed number formats, fixed orders.
  */
 #include "html.h"
+#include "../pipeline/replay.h"
+#include "../trace/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -509,52 +511,26 @@ static void hta_section(page *p) {
 
 /* ------------------------------------------------------------ warnings */
 
-/* Warnings that differ only in their numbers (a rank, a file's index, a
- * count) are one kind: shown once, with how many and the first as example. */
-typedef struct wkind {
-    const char *first;
-    size_t count;
-} wkind;
-
-static bool same_kind(const char *a, const char *b) {
-    while (*a && *b) {
-        bool da = *a >= '0' && *a <= '9', db = *b >= '0' && *b <= '9';
-        if (da && db) {
-            while (*a >= '0' && *a <= '9') a++;
-            while (*b >= '0' && *b <= '9') b++;
-            continue;
-        }
-        if (*a != *b) return false;
-        a++, b++;
-    }
-    return *a == *b;
-}
-
-static void add_warning(sc__vec *kinds, const char *w) {
-    wkind *k = kinds->data;
-    for (size_t i = 0; i < kinds->len; i++)
-        if (same_kind(k[i].first, w)) {
-            k[i].count++;
-            return;
-        }
-    if (sc__vec_reserve(kinds, kinds->len + 1)) ((wkind *)kinds->data)[kinds->len++] = (wkind){w, 1};
-}
-
-static void gather_warnings(page *p, sc__vec *kinds) {
+/* Every warning the page shows, grouped by kind as the CLI groups them
+ * (src/base/warnings.c): the load's, each side's graph's, and the replay's
+ * notes (a sensitivity not run, a step error not defined), each note its
+ * own kind. */
+static void gather_warnings(page *p, sc__warnings *all) {
     const sc_traceset *set = p->o ? p->o->set : NULL;
-    for (size_t i = 0; set && i < sc_traceset_warning_count(set); i++) add_warning(kinds, sc_traceset_warning(set, i));
-    for (size_t k = 0; k < p->nsides; k++) {
+    bool ok = !set || sc__warnings_copy(all, &set->warnings);
+    for (size_t k = 0; ok && k < p->nsides; k++) {
         const sc_replay *r = p->s[k].r;
-        for (size_t i = 0; i < sc_replay_warning_count(r); i++) add_warning(kinds, sc_replay_warning(r, i));
+        ok = sc__warnings_copy(all, &r->g->warnings);
         sc_replay_sensitivity sens = sc_replay_get_sensitivity(r);
-        if (!sens.computed && sens.why_not && *sens.why_not)
-            add_warning(kinds, sens.why_not); /* static text: lives as long as the program */
-        for (size_t i = 0; i < p->s[k].n; i++) {
+        if (ok && !sens.computed && sens.why_not && *sens.why_not)
+            ok = sc__warnings_add_text(all, sens.why_not, sens.why_not); /* static text */
+        for (size_t i = 0; ok && i < p->s[k].n; i++) {
             sc_replay_rank rr;
             if (sc_replay_rank_at(r, i, &rr, NULL) == SC_OK && rr.no_error_because && rr.measured_ns > 0)
-                add_warning(kinds, rr.no_error_because);
+                ok = sc__warnings_add_text(all, rr.no_error_because, rr.no_error_because);
         }
     }
+    if (!ok) p->b->oom = true; /* sc__buf_write reports it */
 }
 
 static void dropped_edges(page *p) {
@@ -572,22 +548,23 @@ static void dropped_edges(page *p) {
 
 static void warnings_section(page *p) {
     open_section(p, "warnings", "Warnings",
-                 "What the load, the graph build and the replay noticed; warnings that differ only in their "
-                 "numbers are folded into one line, with how many there were and the first as example.");
-    sc__vec kinds;
-    sc__vec_init(&kinds, sizeof(wkind));
-    gather_warnings(p, &kinds);
+                 "What the load, the graph build and the replay noticed; warnings of one kind (those that differ "
+                 "only in the file, rank or number they name) are folded into one line, with how many there were "
+                 "and the first as example.");
+    sc__warnings all = {0};
+    gather_warnings(p, &all);
     sc__buf_puts(p->b, "<div data-chart=\"warnings\" data-side=\"all\"><ul class=\"warn\">");
-    const wkind *k = kinds.data;
-    for (size_t i = 0; i < kinds.len; i++) {
-        sc__buf_printf(p->b, "<li><span class=\"count\">%zu</span>", k[i].count);
-        sc__html_text(p->b, k[i].first);
-        sc__buf_puts(p->b, k[i].count > 1 ? " <i>(first of these)</i></li>" : "</li>");
+    for (size_t g = 0; g < all.ngroups; g++) {
+        sc_warning_group wg;
+        if (sc__warnings_group_at(&all, g, &wg, NULL) != SC_OK) continue;
+        sc__buf_printf(p->b, "<li><span class=\"count\">%zu</span>", wg.count);
+        sc__html_text(p->b, wg.example);
+        sc__buf_puts(p->b, wg.count > 1 ? " <i>(first of these)</i></li>" : "</li>");
     }
     dropped_edges(p);
-    if (!kinds.len) sc__buf_puts(p->b, "<li>none</li>");
+    if (!all.ngroups) sc__buf_puts(p->b, "<li>none</li>");
     sc__buf_puts(p->b, "</ul></div>");
-    sc__vec_free(&kinds);
+    sc__warnings_free(&all);
     close_section(p);
 }
 
