@@ -43,7 +43,9 @@ static const sc_cli_command commands[] = {
      "stepcast report -o FILE.html [--force] [--rank-rows N] [--chrome FILE] [--iteration N] "
      "[--comm coupled|traced|model] [--scale CLASS=FACTOR]... [--sensitivity|--no-sensitivity] "
      "[--breakdown stepcast|hta] [--predict] [--dp N] [--nodes N] [--gpus-per-node G] [--net-gbps X] "
-     "[--nvlink-gbps X] [--gpu NAME|--profile FILE] TRACE|DIR...",
+     "[--nvlink-gbps X] [--gpu NAME|--profile FILE] [--layers L] [--hidden H] [--ffn F] [--heads A] [--seq S] "
+     "[--micro-batch B] [--tp T] [--pp P [--schedule gpipe|1f1b|interleaved] [--virtual-stages V] "
+     "[--microbatches M]] TRACE|DIR...",
      sc_cmd_report},
     {"comm", "model collectives on a GPU's nodes (nccl-tests-like table), or a trace's against the model",
      "stepcast comm [--json] [--gpu NAME|--profile FILE] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "
