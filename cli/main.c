@@ -54,7 +54,7 @@ static const sc_cli_command commands[] = {
     {"structure", "recover the model: phases, repeated layers, collective roles, dimensions",
      "stepcast structure [--json] [--iteration N] TRACE|DIR...", sc_cmd_structure},
     {"diff", "compare two traces or trace sets per step, kernel class, collective, operator and kernel",
-     "stepcast diff [--json] [--top N] A B   (A, B: a trace file or a folder of them)", sc_cmd_diff},
+     "stepcast diff [--json] [--top N] [--html FILE [--force]] A B   (A, B: a trace file or a folder of them)", sc_cmd_diff},
     {"kernels", "the kernel cost model against a trace's kernels: per class count, time and median error",
      "stepcast kernels [--json] [--gpu NAME|--profile FILE] [--iteration N] TRACE|DIR...", sc_cmd_kernels},
     {"export", "write Chakra execution traces (PREFIX.<rank>.et) for ASTRA-sim & co.",

@@ -40,6 +40,9 @@ void sc__html_heat(sc__buf *b, const sc__hrows *rows, const double *const *busy,
 /* Horizontal bars of named amounts (the critical path's views); colour NULL:
  * by class name (sc__html_colour). */
 void sc__html_hbars(sc__buf *b, const sc_cp_item *items, size_t n, int64_t total, const char *colour, int width);
+/* The differences B - A of diff rows as bars left (B faster, green) or
+ * right (B slower, red) of a middle line, scaled to the largest |delta|. */
+void sc__html_delta_bars(sc__buf *b, const sc_diff_row *rows, size_t n, int width);
 /* A legend of coloured swatches. */
 void sc__html_legend(sc__buf *b, const char *const *names, const char *const *colours, size_t n);
 
