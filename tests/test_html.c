@@ -274,6 +274,15 @@ static int run_cli(const char *args) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The file out that `stepcast ARGS` wrote, exiting 0 (free it). */
+static char *written_by(const char *args, const char *out) {
+    assert_int_equal(run_cli(args), 0);
+    size_t n;
+    char *text = (char *)sc_test_read_file(out, &n);
+    assert_non_null(text);
+    return text;
+}
+
 static void test_cli(void **state) {
     (void)state;
     char out[512], args[8192], traces[4096];
@@ -281,18 +290,13 @@ static void test_cli(void **state) {
     snprintf(out, sizeof out, "%s/stepcast-report-%ld.html", sc_test_tmpdir(), (long)getpid());
     unlink(out);
     snprintf(args, sizeof args, "report -o %s --no-sensitivity %s", out, traces);
-    assert_int_equal(run_cli(args), 0);
-    size_t n;
-    char *html = (char *)sc_test_read_file(out, &n);
-    assert_non_null(html);
+    char *html = written_by(args, out);
     assert_non_null(strstr(html, "stepcast replay report"));
     assert_null(strstr(html, "data-side=\"new\""));
     free(html);
     assert_int_equal(run_cli(args), 2); /* exists, no --force */
     snprintf(args, sizeof args, "report --output=%s --force --dp 16 --no-sensitivity %s", out, traces);
-    assert_int_equal(run_cli(args), 0);
-    html = (char *)sc_test_read_file(out, &n);
-    assert_non_null(html);
+    html = written_by(args, out);
     assert_non_null(strstr(html, "data-chart=\"breakdown\" data-side=\"new\""));
     assert_non_null(strstr(html, "16 ranks"));
     free(html);
@@ -493,10 +497,7 @@ static void test_diff_cli(void **state) {
     snprintf(out, sizeof out, "%s/stepcast-diff-%ld.html", sc_test_tmpdir(), (long)getpid());
     unlink(out);
     snprintf(args, sizeof args, "diff --top 5 --html %s %s %s", out, pair[0], pair[1]);
-    assert_int_equal(run_cli(args), 0);
-    size_t n;
-    char *html = (char *)sc_test_read_file(out, &n);
-    assert_non_null(html);
+    char *html = written_by(args, out);
     assert_non_null(strstr(html, "<p>stepcast diff --top 5 --html "));
     assert_non_null(strstr(html, "The first 5 of"));
     free(html);
