@@ -439,8 +439,8 @@ static void diff_pair(void) {
 static char *diff_page(size_t top) {
     diff_pair();
     const char *a = pair[0], *b = pair[1];
-    sc_traceset *sa, *sb;
-    sc_diff *d;
+    sc_traceset *sa = NULL, *sb = NULL;
+    sc_diff *d = NULL;
     sc_error err;
     if (sc_traceset_load(&a, 1, NULL, &sa, &err) != SC_OK || sc_traceset_load(&b, 1, NULL, &sb, &err) != SC_OK ||
         sc_diff_run(sa, sb, &d, &err) != SC_OK)
