@@ -154,4 +154,7 @@ int sc_cmd_report(int argc, char **argv);
 int sc_cmd_benchgen(int argc, char **argv);
 int sc_cmd_kernels(int argc, char **argv);
 
+/* "stepcast CMD ARGS..." (argv[1..]) into buf, cut to size: a page's subtitle. */
+void sc_cli_command_line(const char *cmd, int argc, char **argv, char *buf, size_t size);
+
 #endif

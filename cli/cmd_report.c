@@ -29,8 +29,8 @@ static sc_status write_chrome(const void *replay, FILE *f, sc_error *err) {
 }
 
 /* "stepcast report ARGS..." for the page's subtitle (cut at its size). */
-static void command_line(int argc, char **argv, char *buf, size_t size) {
-    size_t len = (size_t)snprintf(buf, size, "stepcast report");
+void sc_cli_command_line(const char *cmd, int argc, char **argv, char *buf, size_t size) {
+    size_t len = (size_t)snprintf(buf, size, "stepcast %s", cmd);
     for (int i = 1; i < argc && len < size; i++) len += (size_t)snprintf(buf + len, size - len, " %s", argv[i]);
 }
 
@@ -78,7 +78,7 @@ int sc_cmd_report(int argc, char **argv) {
     sc_replay *replay, *pred;
     rc = run(set, &o, predict, &replay, &pred);
     char line[1024];
-    command_line(argc, argv, line, sizeof line);
+    sc_cli_command_line("report", argc, argv, line, sizeof line);
     html_job job = {.replay = replay,
                     .opts = {.subtitle = line, .set = set, .predicted = pred, .max_rank_rows = (uint32_t)rows}};
     if (rc == SC_EXIT_OK && ra.chrome) rc = sc_cli_write_file(ra.chrome, ra.force, write_chrome, pred ? pred : replay);

@@ -44,7 +44,9 @@ static const sc_cli_command commands[] = {
      "stepcast report -o FILE.html [--force] [--rank-rows N] [--chrome FILE] [--iteration N] "
      "[--comm coupled|traced|model] [--scale CLASS=FACTOR]... [--sensitivity|--no-sensitivity] "
      "[--breakdown stepcast|hta] [--predict] [--dp N] [--nodes N] [--gpus-per-node G] [--net-gbps X] "
-     "[--nvlink-gbps X] [--gpu NAME|--profile FILE] TRACE|DIR...",
+     "[--nvlink-gbps X] [--gpu NAME|--profile FILE] [--layers L] [--hidden H] [--ffn F] [--heads A] [--seq S] "
+     "[--micro-batch B] [--tp T] [--pp P [--schedule gpipe|1f1b|interleaved] [--virtual-stages V] "
+     "[--microbatches M]] TRACE|DIR...",
      sc_cmd_report},
     {"comm", "model collectives on a GPU's nodes (nccl-tests-like table), or a trace's against the model",
      "stepcast comm [--json] [--gpu NAME|--profile FILE] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "
@@ -53,7 +55,7 @@ static const sc_cli_command commands[] = {
     {"structure", "recover the model: phases, repeated layers, collective roles, dimensions",
      "stepcast structure [--json] [--iteration N] TRACE|DIR...", sc_cmd_structure},
     {"diff", "compare two traces or trace sets per step, kernel class, collective, operator and kernel",
-     "stepcast diff [--json] [--top N] A B   (A, B: a trace file or a folder of them)", sc_cmd_diff},
+     "stepcast diff [--json] [--top N] [--html FILE [--force]] A B   (A, B: a trace file or a folder of them)", sc_cmd_diff},
     {"kernels", "the kernel cost model against a trace's kernels: per class count, time and median error",
      "stepcast kernels [--json] [--gpu NAME|--profile FILE] [--iteration N] TRACE|DIR...", sc_cmd_kernels},
     {"export", "write Chakra execution traces (PREFIX.<rank>.et) for ASTRA-sim & co.",

@@ -1043,6 +1043,13 @@ SC_API sc_status sc_diff_row_at(const sc_diff *diff, size_t i, sc_diff_row *out,
  * many per section but steps, 0 for all; JSON always has all); text or
  * JSON, deterministic. */
 SC_API sc_status sc_diff_write(const sc_diff *diff, FILE *out, int json, size_t top, sc_error *err);
+/* `stepcast diff --html FILE`: the same as one self-contained HTML page
+ * (the building blocks of sc_replay_write_html): both sides, then per
+ * section its rows' differences as bars and a sortable table (top as for
+ * sc_diff_write). subtitle: a line under the heading, or NULL.
+ * Byte-identical for identical inputs. */
+SC_API sc_status sc_diff_write_html(const sc_diff *diff, const char *subtitle, size_t top, FILE *out,
+                                    sc_error *err);
 /* -------------------------------------------------------------- 14 kernels */
 
 /* `stepcast kernels`: the kernel cost model against a trace's own kernels.

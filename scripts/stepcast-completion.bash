@@ -64,7 +64,12 @@ _stepcast() {
     table="$(_stepcast_options "$bin" "$cmd")
 --max-memory SIZE
 --jobs N
--j N"
+-j N
+--verbose -
+-v -
+--quiet -
+-q -
+--progress -"
     local name value
     # The value of the option before the cursor.
     while read -r name value; do

@@ -14,7 +14,11 @@
  *   - Debian's chromium renders the page headless: every chart must carry
  *     the mark the page's script sets once it ran, no console message may
  *     appear, and the screenshot is kept as BUILD/report-megatron.png. The
- *     same check is run on a broken page, which it must reject.
+ *     same check is run on a broken page, which it must reject;
+ *   - `stepcast diff --html`'s page of HTA's control/test pair: every
+ *     section's bars and table, the operators led by the one that grew
+ *     most, --top, the CLI, and the same render in chromium
+ *     (BUILD/diff-hta.png).
  *
  * The CLI is BUILD/stepcast and the browser `chromium` on the PATH (or
  * $STEPCAST_CHROMIUM); a missing browser fails the test (scripts/install-deps.sh
@@ -270,6 +274,15 @@ static int run_cli(const char *args) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The file out that `stepcast ARGS` wrote, exiting 0 (free it). */
+static char *written_by(const char *args, const char *out) {
+    assert_int_equal(run_cli(args), 0);
+    size_t n;
+    char *text = (char *)sc_test_read_file(out, &n);
+    assert_non_null(text);
+    return text;
+}
+
 static void test_cli(void **state) {
     (void)state;
     char out[512], args[8192], traces[4096];
@@ -277,18 +290,13 @@ static void test_cli(void **state) {
     snprintf(out, sizeof out, "%s/stepcast-report-%ld.html", sc_test_tmpdir(), (long)getpid());
     unlink(out);
     snprintf(args, sizeof args, "report -o %s --no-sensitivity %s", out, traces);
-    assert_int_equal(run_cli(args), 0);
-    size_t n;
-    char *html = (char *)sc_test_read_file(out, &n);
-    assert_non_null(html);
+    char *html = written_by(args, out);
     assert_non_null(strstr(html, "stepcast replay report"));
     assert_null(strstr(html, "data-side=\"new\""));
     free(html);
     assert_int_equal(run_cli(args), 2); /* exists, no --force */
     snprintf(args, sizeof args, "report --output=%s --force --dp 16 --no-sensitivity %s", out, traces);
-    assert_int_equal(run_cli(args), 0);
-    html = (char *)sc_test_read_file(out, &n);
-    assert_non_null(html);
+    html = written_by(args, out);
     assert_non_null(strstr(html, "data-chart=\"breakdown\" data-side=\"new\""));
     assert_non_null(strstr(html, "16 ranks"));
     free(html);
@@ -413,6 +421,107 @@ static void test_browser_check_can_fail(void **state) {
     unlink(png_path);
 }
 
+/* ------------------------------------------------------------ the diff page */
+
+static const char *const diff_charts[] = {"sides",    "step-delta",  "step",     "kernel_class-delta", "kernel_class",
+                                          "collective-delta", "collective", "operator-delta", "operator",
+                                          "kernel-delta", "kernel"};
+#define NDIFF_CHARTS (sizeof diff_charts / sizeof *diff_charts)
+
+/* The page of `stepcast diff` on HTA's control/test pair. */
+static char pair[2][4096]; /* control, test (sc_test_trace's buffer is reused) */
+
+static void diff_pair(void) {
+    snprintf(pair[0], sizeof pair[0], "%s", sc_test_trace("hta-testdata/trace_diff/control"));
+    snprintf(pair[1], sizeof pair[1], "%s", sc_test_trace("hta-testdata/trace_diff/test"));
+}
+
+static char *diff_page(size_t top) {
+    diff_pair();
+    const char *a = pair[0], *b = pair[1];
+    sc_traceset *sa = NULL, *sb = NULL;
+    sc_diff *d = NULL;
+    sc_error err;
+    if (sc_traceset_load(&a, 1, NULL, &sa, &err) != SC_OK || sc_traceset_load(&b, 1, NULL, &sb, &err) != SC_OK ||
+        sc_diff_run(sa, sb, &d, &err) != SC_OK)
+        fail_msg("diff: %s", err.message);
+    sc_traceset_free(sa);
+    sc_traceset_free(sb);
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    assert_non_null(f);
+    if (sc_diff_write_html(d, "control against test", top, f, &err) != SC_OK) fail_msg("diff page: %s", err.message);
+    fclose(f);
+    sc_diff_free(d);
+    return text;
+}
+
+/* Every section's bars and table, nothing fetched, the same bytes twice,
+ * and the operators led by the one whose time grew most. */
+static void test_diff_page(void **state) {
+    (void)state;
+    char *html = diff_page(20), *again = diff_page(20);
+    assert_string_equal(html, again);
+    free(again);
+    for (size_t i = 0; i < NDIFF_CHARTS; i++) {
+        char tag[128];
+        snprintf(tag, sizeof tag, "data-chart=\"%s\"", diff_charts[i]);
+        if (occurrences(html, tag) != 1) fail_msg("chart %s: %zu times", diff_charts[i], occurrences(html, tag));
+    }
+    assert_null(strstr(html, "http://"));
+    assert_null(strstr(html, "https://"));
+    assert_null(strstr(html, " src="));
+    const char *ops = strstr(html, "data-chart=\"operator\"");
+    assert_non_null(ops);
+    const char *first = strstr(ops, "<td class=\"name\" title=\"");
+    assert_non_null(first);
+    assert_int_equal(strncmp(first + 24, "## sparse_data_dist ##\"", 23), 0);
+    /* 20 of 214 operators: the page says so, and its table holds 20 rows. */
+    assert_non_null(strstr(ops, "The first 20 of"));
+    const char *end = strstr(ops, "</table>");
+    size_t rows = 0;
+    for (const char *r = strstr(ops, "<tr><td class=\"name\""); r && r < end; r = strstr(r + 1, "<tr><td class=\"name\""))
+        rows++;
+    assert_int_equal(rows, 20);
+    free(html);
+    html = diff_page(0);
+    assert_null(strstr(html, "The first "));
+    free(html);
+}
+
+static void test_diff_cli(void **state) {
+    (void)state;
+    char out[512], args[9000];
+    diff_pair();
+    snprintf(out, sizeof out, "%s/stepcast-diff-%ld.html", sc_test_tmpdir(), (long)getpid());
+    unlink(out);
+    snprintf(args, sizeof args, "diff --top 5 --html %s %s %s", out, pair[0], pair[1]);
+    char *html = written_by(args, out);
+    assert_non_null(strstr(html, "<p>stepcast diff --top 5 --html "));
+    assert_non_null(strstr(html, "The first 5 of"));
+    free(html);
+    assert_int_equal(run_cli(args), 2); /* exists, no --force */
+    snprintf(args, sizeof args, "diff --force --html=%s %s %s", out, pair[0], pair[1]);
+    assert_int_equal(run_cli(args), 0);
+    unlink(out);
+}
+
+static void test_diff_in_chromium(void **state) {
+    (void)state;
+    char html_path[4600], png_path[4600], why[600];
+    snprintf(html_path, sizeof html_path, "%s/diff-hta.html", build_dir);
+    snprintf(png_path, sizeof png_path, "%s/diff-hta.png", build_dir);
+    char *html = diff_page(20);
+    FILE *f = fopen(html_path, "w");
+    assert_non_null(f);
+    fputs(html, f);
+    fclose(f);
+    free(html);
+    if (!render_ok(html_path, png_path, diff_charts, NDIFF_CHARTS, why, sizeof why))
+        fail_msg("%s: %s", html_path, why);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     /* BUILD/tests/test_html -> BUILD */
@@ -435,6 +544,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_cli),
         cmocka_unit_test(test_megatron_in_chromium),
         cmocka_unit_test(test_browser_check_can_fail),
+        cmocka_unit_test(test_diff_page),
+        cmocka_unit_test(test_diff_cli),
+        cmocka_unit_test(test_diff_in_chromium),
     };
     return cmocka_run_group_tests_name("stepcast report (HTML)", tests, setup, teardown);
 }

@@ -13,6 +13,9 @@ the json module into dicts and lists (a Result, a dict with to_pandas()).
     stepcast.predict("traces/", dp=64, gpu="h100")
     stepcast.info(["rank0.json.gz", "rank1.json.gz"])
     stepcast.graph("traces/", iteration=3)
+    stepcast.structure("traces/"); stepcast.kernels("traces/", gpu="a100-80gb")
+    stepcast.diff("before/", "after/")         # stepcast diff --json before/ after/
+    stepcast.model(preset="llama3-8b", tp=[2, 4, 8])   # model --sweep, no traces
 
 Keyword options are the CLI's, with dashes as underscores (--gpus-per-node
 is gpus_per_node=); flags are booleans; --scale takes a list of
@@ -30,7 +33,8 @@ import os
 from . import _lib
 from ._lib import byref, c_char_p, c_i64, c_size, c_u64, c_void_p, lib
 
-__all__ = ["Error", "UsageError", "Result", "info", "graph", "replay", "predict", "version"]
+__all__ = ["Error", "UsageError", "Result", "info", "graph", "replay", "predict", "structure", "kernels",
+           "model", "diff", "version"]
 __version__ = lib.sc_version().decode()
 
 
@@ -322,22 +326,134 @@ def _rate(name, value):
     return float(value)
 
 
+# predict's whole-number edits: keyword -> the CLI's bounds (0 in the
+# struct is "the trace's", so each is at least 1).
+_PREDICT_COUNTS = {"dp": 1 << 24, "nodes": 1 << 20, "gpus_per_node": 1024, "layers": 1 << 16,
+                   "hidden": 1 << 24, "ffn": 1 << 26, "heads": 1 << 16, "seq": 1 << 24, "micro_batch": 1 << 16,
+                   "tp": 1024, "pp": 1024, "virtual_stages": 1024, "microbatches": 1 << 16}
+
+
 def predict(paths, *, iteration=None, comm="coupled", scale=None, sensitivity=None, breakdown="stepcast",
             dp=None, nodes=None, gpus_per_node=None, net_gbps=None, nvlink_gbps=None, gpu=None, profile=None,
-            chrome=None, force=False, jobs=None, max_memory=None):
+            layers=None, hidden=None, ffn=None, heads=None, seq=None, micro_batch=None, tp=None, pp=None,
+            schedule=None, virtual_stages=None, microbatches=None, chrome=None, force=False, jobs=None,
+            max_memory=None):
     """`stepcast predict --json PATHS`: the traced iteration edited into
     another job (dp: data-parallel degree; nodes, gpus_per_node, net_gbps
     per GPU, nvlink_gbps per GPU and direction; gpu: a profile name, or
-    profile: a profile file) and simulated; the replay's report plus
+    profile: a profile file; layers; the model's shape: hidden, ffn, heads,
+    seq, micro_batch; tp: tensor-parallel degree; pp: pipeline stages, with
+    schedule "gpipe", "1f1b" or "interleaved", virtual_stages and
+    microbatches) and simulated; the replay's report plus
     result["prediction"]."""
     o = _lib.PredictOptions()
     keep = _replay_options(o.replay, iteration, comm, scale, sensitivity, breakdown)
-    o.dp = 0 if dp is None else _uint("dp", dp, 1, 1 << 24)
-    o.nodes = 0 if nodes is None else _uint("nodes", nodes, 1, 1 << 20)
-    o.gpus_per_node = 0 if gpus_per_node is None else _uint("gpus_per_node", gpus_per_node, 1, 1024)
+    given = locals()
+    for name, high in _PREDICT_COUNTS.items():
+        value = given[name]
+        setattr(o, name, 0 if value is None else _uint(name, value, 1, high))
+    if not pp and (schedule is not None or virtual_stages or microbatches):
+        raise UsageError("schedule, virtual_stages and microbatches go with pp")
     o.net_gbps, o.nvlink_gbps = _rate("net_gbps", net_gbps), _rate("nvlink_gbps", nvlink_gbps)
-    strings = [None if v is None else _encode(v, k) for k, v in (("gpu", gpu), ("profile", profile))]
-    o.gpu, o.profile_path = strings
+    strings = [None if v is None else _encode(v, k)
+               for k, v in (("gpu", gpu), ("profile", profile), ("schedule", schedule))]
+    o.gpu, o.profile_path, o.schedule = strings
     result = _run(paths, lib.sc_predict_run, o, chrome, force, jobs, max_memory)
     del keep, strings
     return result
+
+
+def _analyse(paths, run, free, write, jobs, max_memory):
+    """Loads a set, runs run(set, &handle, &err) and returns write's JSON."""
+    s, warnings = _load_set(paths, jobs, max_memory)
+    err = _lib.ScError()
+    with s, _Handle(free) as h:
+        _check(run(s.ptr, byref(h.ptr), byref(err)), err)
+        s.__exit__()
+        return _result(lambda f, e: write(h.ptr, f, 1, byref(e)), warnings)
+
+
+def structure(paths, *, iteration=None, jobs=None, max_memory=None):
+    """`stepcast structure --json PATHS`: the traced iteration's phases,
+    repeated layers, collective roles and the model's dimensions."""
+    o = _lib.StructureOptions(iteration=-1 if iteration is None else _uint("iteration", iteration))
+    return _analyse(paths, lambda s, out, e: lib.sc_structure_run(s, byref(o), out, e), lib.sc_structure_free,
+                    lib.sc_structure_write, jobs, max_memory)
+
+
+def kernels(paths, *, gpu=None, profile=None, iteration=None, jobs=None, max_memory=None):
+    """`stepcast kernels --json PATHS`: the kernel cost model against the
+    trace's kernels, per class (gpu: a profile name, or profile: a file;
+    default the traces' GPU)."""
+    if gpu is not None and profile is not None:
+        raise UsageError("gpu and profile both name the GPU: give one")
+    o = _lib.KernelsOptions()
+    o.graph.iteration = -1 if iteration is None else _uint("iteration", iteration)
+    strings = [None if v is None else _encode(v, k) for k, v in (("gpu", gpu), ("profile", profile))]
+    o.gpu, o.profile_path = strings
+    return _analyse(paths, lambda s, out, e: lib.sc_kernels_run(s, byref(o), out, e), lib.sc_kernels_free,
+                    lib.sc_kernels_write, jobs, max_memory)
+
+
+def diff(a, b, *, jobs=None, max_memory=None):
+    """`stepcast diff --json A B`: two traces or trace sets (a file or a
+    folder each) compared per step, kernel class, collective kind, operator
+    and kernel, every section sorted by impact. load_warnings holds A's
+    warnings, then B's."""
+    sa, wa = _load_set(a, jobs, max_memory)
+    with sa:
+        sb, wb = _load_set(b, jobs, max_memory)
+        err = _lib.ScError()
+        with sb, _Handle(lib.sc_diff_free) as d:
+            _check(lib.sc_diff_run(sa.ptr, sb.ptr, byref(d.ptr), byref(err)), err)
+            return _result(lambda f, e: lib.sc_diff_write(d.ptr, f, 1, 0, byref(e)), wa + wb)
+
+
+def _field_text(key, value):
+    if isinstance(value, bool):
+        return b"true" if value else b"false"
+    if isinstance(value, (int, float)):
+        return str(value).encode()
+    return _encode(value, key)
+
+
+def model(*, preset=None, config=None, chrome=None, force=False, **fields):
+    """`stepcast model --json`: a transformer training step from its
+    configuration alone (no traces). preset: a preset name; config: a JSON
+    file of fields; then each keyword is a field as the CLI names it, dashes
+    as underscores (layers=32, kv_heads=8, dtype="bf16", sp=True,
+    recompute="selective", gpu="h100", ...). A field given a list (tp=[2,
+    4, 8]) makes it `model --sweep`: every combination is run and the rows
+    come back sorted by step time (chrome does not go with a sweep)."""
+    err = _lib.ScError()
+    sets, sweeps = [], []
+    for key, value in fields.items():
+        name = key.replace("_", "-").encode()
+        if isinstance(value, (list, tuple)):
+            if not value:
+                raise UsageError("%s: an empty list to sweep" % key)
+            sweeps.append((name, b",".join(_field_text(key, v) for v in value)))
+        else:
+            sets.append((name, _field_text(key, value)))
+    if sweeps and chrome is not None:
+        raise UsageError("chrome writes one run's timeline: it does not go with a sweep (a list value)")
+    with _Handle(lib.sc_model_config_free) as c:
+        _check(lib.sc_model_config_new(byref(c.ptr), byref(err)), err)
+        if preset is not None:
+            _check(lib.sc_model_config_preset(c.ptr, _encode(preset, "preset"), byref(err)), err)
+        if config is not None:
+            _check(lib.sc_model_config_load(c.ptr, _encode(config, "config"), byref(err)), err)
+        for name, text in sets:
+            _check(lib.sc_model_config_set(c.ptr, name, text, byref(err)), err)
+        if sweeps:
+            keys = (c_char_p * len(sweeps))(*[k for k, _ in sweeps])
+            lists = (c_char_p * len(sweeps))(*[v for _, v in sweeps])
+            with _Handle(lib.sc_model_sweep_free) as sw:
+                _check(lib.sc_model_sweep_run(c.ptr, keys, lists, len(sweeps), byref(sw.ptr), byref(err)), err)
+                return _result(lambda f, e: lib.sc_model_sweep_write(sw.ptr, f, 1, byref(e)), [])
+        with _Handle(lib.sc_model_free) as m:
+            _check(lib.sc_model_run(c.ptr, byref(m.ptr), byref(err)), err)
+            if chrome is not None:
+                replay = c_void_p(lib.sc_model_replay(m.ptr))
+                _write_file(chrome, force, lambda f, e: lib.sc_replay_write_chrome(replay, f, byref(e)))
+            return _result(lambda f, e: lib.sc_model_write(m.ptr, f, 1, byref(e)), [])

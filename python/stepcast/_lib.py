@@ -2,10 +2,11 @@
 stepcast.h that the module calls.
 
 The structs below mirror the option structs of include/stepcast.h field by
-field, in order; tests/python/test_module.py compiles a small C program
-against the header and fails when an offset, a size or a constant here
-differs from the C compiler's, so a field added to the header cannot go
-unnoticed.
+field, in order; tests/python/test_module.py reads the structs' field names
+out of the header and fails, naming them, when a field is missing here or
+out of order, then compiles a small C program against the header and fails
+when an offset, a size or a constant here differs from the C compiler's, so
+a field added to the header cannot go unnoticed.
 
 The library is looked for, in order: $STEPCAST_LIB (a path to the file);
 libstepcast.so next to this module; the checkout's build folder
@@ -39,7 +40,8 @@ class ScError(ctypes.Structure):
 
 class LoadOptions(ctypes.Structure):
     _fields_ = [("max_string_bytes", c_u64), ("max_depth", c_u32), ("max_event_bytes", c_u64),
-                ("window_bytes", c_u32), ("threads", c_u32), ("max_memory_bytes", c_u64)]
+                ("window_bytes", c_u32), ("threads", c_u32), ("max_memory_bytes", c_u64),
+                ("progress", c_void_p), ("progress_user", c_void_p)]  # the module reports no progress
 
 
 class GraphOptions(ctypes.Structure):
@@ -53,7 +55,18 @@ class ReplayOptions(ctypes.Structure):
 
 class PredictOptions(ctypes.Structure):
     _fields_ = [("replay", ReplayOptions), ("dp", c_u32), ("nodes", c_u32), ("gpus_per_node", c_u32),
-                ("net_gbps", c_double), ("nvlink_gbps", c_double), ("gpu", c_char_p), ("profile_path", c_char_p)]
+                ("net_gbps", c_double), ("nvlink_gbps", c_double), ("gpu", c_char_p), ("profile_path", c_char_p),
+                ("layers", c_u32), ("hidden", c_u32), ("ffn", c_u32), ("heads", c_u32), ("seq", c_u32),
+                ("micro_batch", c_u32), ("tp", c_u32), ("pp", c_u32), ("schedule", c_char_p),
+                ("virtual_stages", c_u32), ("microbatches", c_u32)]
+
+
+class StructureOptions(ctypes.Structure):
+    _fields_ = [("iteration", c_i64)]
+
+
+class KernelsOptions(ctypes.Structure):
+    _fields_ = [("gpu", c_char_p), ("profile_path", c_char_p), ("graph", GraphOptions)]
 
 
 class IterationsTable(ctypes.Structure):
@@ -64,7 +77,8 @@ class IterationsTable(ctypes.Structure):
 # C struct name -> the mirror above (what the layout test checks).
 STRUCTS = {"sc_error": ScError, "sc_load_options": LoadOptions, "sc_graph_options": GraphOptions,
            "sc_replay_options": ReplayOptions, "sc_predict_options": PredictOptions,
-           "sc_iterations_table": IterationsTable}
+           "sc_iterations_table": IterationsTable, "sc_structure_options": StructureOptions,
+           "sc_kernels_options": KernelsOptions}
 
 _ERR = POINTER(ScError)
 _OUT = POINTER(c_void_p)
@@ -104,6 +118,27 @@ _FUNCTIONS = {
     "sc_replay_iterations": (c_int, [c_void_p, POINTER(POINTER(c_i64)), POINTER(c_size), _ERR]),
     "sc_replay_write_iteration": (c_int, [c_void_p, c_i64, POINTER(IterationsTable), c_void_p, c_int, _ERR]),
     "sc_replay_write_iterations_end": (c_int, [POINTER(IterationsTable), c_void_p, c_int, _ERR]),
+    "sc_structure_run": (c_int, [c_void_p, POINTER(StructureOptions), _OUT, _ERR]),
+    "sc_structure_free": (None, [c_void_p]),
+    "sc_structure_write": (c_int, [c_void_p, c_void_p, c_int, _ERR]),
+    "sc_kernels_run": (c_int, [c_void_p, POINTER(KernelsOptions), _OUT, _ERR]),
+    "sc_kernels_free": (None, [c_void_p]),
+    "sc_kernels_write": (c_int, [c_void_p, c_void_p, c_int, _ERR]),
+    "sc_diff_run": (c_int, [c_void_p, c_void_p, _OUT, _ERR]),
+    "sc_diff_free": (None, [c_void_p]),
+    "sc_diff_write": (c_int, [c_void_p, c_void_p, c_int, c_size, _ERR]),
+    "sc_model_config_new": (c_int, [_OUT, _ERR]),
+    "sc_model_config_free": (None, [c_void_p]),
+    "sc_model_config_preset": (c_int, [c_void_p, c_char_p, _ERR]),
+    "sc_model_config_set": (c_int, [c_void_p, c_char_p, c_char_p, _ERR]),
+    "sc_model_config_load": (c_int, [c_void_p, c_char_p, _ERR]),
+    "sc_model_run": (c_int, [c_void_p, _OUT, _ERR]),
+    "sc_model_replay": (c_void_p, [c_void_p]),
+    "sc_model_free": (None, [c_void_p]),
+    "sc_model_write": (c_int, [c_void_p, c_void_p, c_int, _ERR]),
+    "sc_model_sweep_run": (c_int, [c_void_p, POINTER(c_char_p), POINTER(c_char_p), c_size, _OUT, _ERR]),
+    "sc_model_sweep_free": (None, [c_void_p]),
+    "sc_model_sweep_write": (c_int, [c_void_p, c_void_p, c_int, _ERR]),
 }
 
 

@@ -254,6 +254,9 @@ typedef struct sc__warnings {
  * unchanged). */
 bool sc__warnings_add(sc__warnings *w, const char *fmt, ...) SC__PRINTF(2, 3);
 bool sc__warnings_vadd(sc__warnings *w, const char *fmt, va_list ap);
+/* Appends a copy of line, of kind (a text that outlives w; lines of one
+ * kind are grouped); false on OOM. For notes made without a format. */
+bool sc__warnings_add_text(sc__warnings *w, const char *kind, const char *line);
 /* Appends a copy of src's warnings, with their kinds; false on OOM. */
 bool sc__warnings_copy(sc__warnings *dst, const sc__warnings *src);
 /* Drops the warnings past the first `keep`. */

@@ -65,6 +65,10 @@ bool sc__warnings_add(sc__warnings *w, const char *fmt, ...) {
     return ok;
 }
 
+bool sc__warnings_add_text(sc__warnings *w, const char *kind, const char *line) {
+    return append(w, strdup_or_null(line), kind);
+}
+
 bool sc__warnings_copy(sc__warnings *dst, const sc__warnings *src) {
     for (size_t i = 0; i < src->count; i++)
         if (!append(dst, strdup_or_null(src->items[i]), src->groups[src->group[i]].kind)) return false;

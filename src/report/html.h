@@ -40,6 +40,9 @@ void sc__html_heat(sc__buf *b, const sc__hrows *rows, const double *const *busy,
 /* Horizontal bars of named amounts (the critical path's views); colour NULL:
  * by class name (sc__html_colour). */
 void sc__html_hbars(sc__buf *b, const sc_cp_item *items, size_t n, int64_t total, const char *colour, int width);
+/* The differences B - A of diff rows as bars left (B faster, green) or
+ * right (B slower, red) of a middle line, scaled to the largest |delta|. */
+void sc__html_delta_bars(sc__buf *b, const sc_diff_row *rows, size_t n, int width);
 /* A legend of coloured swatches. */
 void sc__html_legend(sc__buf *b, const char *const *names, const char *const *colours, size_t n);
 
@@ -50,6 +53,24 @@ const char *sc__html_colour(const char *cls);
 void sc__html_text(sc__buf *b, const char *s);
 /* s escaped, cut to max characters with an ellipsis. */
 void sc__html_text_cut(sc__buf *b, const char *s, size_t max);
+
+/* The page's frame (html_page.c): <head> with the style sheet, the header
+ * (title, subtitle or NULL, the version) and nav (links, markup); then,
+ * after the sections, the script and the end of the document. */
+void sc__html_page_open(sc__buf *b, const char *title, const char *subtitle, const char *nav);
+void sc__html_page_close(sc__buf *b);
+/* A <section> with its heading and a note (markup of the caller, or NULL). */
+void sc__html_section_open(sc__buf *b, const char *id, const char *title, const char *note);
+void sc__html_section_close(sc__buf *b);
+/* A summary card: a figure (markup) over its label. */
+void sc__html_card(sc__buf *b, const char *value_html, const char *label);
+/* A sortable table's head (a leading '#' marks a numeric column), a numeric
+ * cell (its value kept for sorting), a name cell (escaped, its full text on
+ * hover), and the row of a table with nothing to show (when n is 0). */
+void sc__html_table_head(sc__buf *b, const char *const *heads, size_t n);
+void sc__html_num_cell(sc__buf *b, double v, const char *fmt);
+void sc__html_name_cell(sc__buf *b, const char *name);
+void sc__html_none_row(sc__buf *b, size_t n, int cols, const char *what);
 
 extern const char sc__html_css[];
 extern const char sc__html_js[];

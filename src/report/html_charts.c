@@ -356,3 +356,32 @@ void sc__html_legend(sc__buf *b, const char *const *names, const char *const *co
     }
     sc__buf_puts(b, "</div>");
 }
+
+/* ------------------------------------------------------------ differences */
+
+void sc__html_delta_bars(sc__buf *b, const sc_diff_row *rows, size_t n, int width) {
+    int label_w = width / 3, rh = 20, height = (int)n * rh + 8, x0 = label_w + 8, pw = width - x0 - 8;
+    double top = 1e-9, mid = x0 + pw / 2.0, half = pw / 2.0 - 70; /* room for the value beside a bar */
+    for (size_t i = 0; i < n; i++) top = fmax(top, fabs(rows[i].delta_us));
+    size_t cut = (size_t)label_w / 7;
+    sc__buf_printf(b, "<svg class=\"chart bars\" viewBox=\"0 0 %d %d\" role=\"img\">", width, height ? height : 8);
+    sc__buf_printf(b, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"0\" y2=\"%d\" stroke=\"#9aa3b2\"/>", mid, mid, height);
+    for (size_t i = 0; i < n; i++) {
+        const sc_diff_row *r = &rows[i];
+        double y = 4 + (double)i * rh, w = fmax(fabs(r->delta_us) / top * half, 0.5);
+        bool slower = r->delta_us > 0;
+        sc__buf_puts(b, "<g><title>");
+        sc__html_text(b, r->name);
+        sc__buf_printf(b, ": A %.3f ms, B %.3f ms, B - A %+.3f ms", r->a_us / 1e3, r->b_us / 1e3, r->delta_us / 1e3);
+        if (r->a_us > 0) sc__buf_printf(b, " (%+.1f%%)", r->delta_pct);
+        sc__buf_printf(b, "; runs %.2f and %.2f (%s)</title>", r->a_count, r->b_count, r->change);
+        sc__buf_printf(b, "<text class=\"label\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", label_w, y + 14);
+        sc__html_text_cut(b, r->name, cut);
+        sc__buf_printf(b, "</text><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>",
+                       slower ? mid : mid - w, y + 3, w, rh - 6, slower ? "#e15759" : "#59a14f");
+        sc__buf_printf(b, "<text class=\"value\" x=\"%.1f\" y=\"%.1f\"%s>%+.3f ms</text></g>",
+                       slower ? mid + w + 4 : mid - w - 4, y + 14, slower ? "" : " text-anchor=\"end\"",
+                       r->delta_us / 1e3);
+    }
+    sc__buf_puts(b, "</svg>");
+}

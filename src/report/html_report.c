@@ -20,6 +20,8 @@
  * varies between runs: no date, fixed number formats, fixed orders.
  */
 #include "html.h"
+#include "../pipeline/replay.h"
+#include "../trace/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,19 +86,6 @@ static bool side_load(side *s, const sc_replay *r, const char *name) {
 
 /* ------------------------------------------------------------ layout */
 
-static void open_section(page *p, const char *id, const char *title, const char *note) {
-    sc__buf_printf(p->b, "<section id=\"%s\"><h2>", id);
-    sc__html_text(p->b, title);
-    sc__buf_puts(p->b, "</h2>");
-    if (note) {
-        sc__buf_puts(p->b, "<p class=\"note\">");
-        sc__buf_puts(p->b, note); /* static text of this file: may hold markup */
-        sc__buf_puts(p->b, "</p>");
-    }
-}
-
-static void close_section(page *p) { sc__buf_puts(p->b, "</section>\n"); }
-
 /* Opens one side's chart box: data-chart names it for the browser test. */
 static void open_chart(page *p, const char *chart, size_t k) {
     sc__buf_printf(p->b, "<div data-chart=\"%s\" data-side=\"%s\">", chart, p->s[k].name);
@@ -106,10 +95,6 @@ static void open_chart(page *p, const char *chart, size_t k) {
 }
 
 static const char *pct_class(double e) { return e > 5 || e < -5 ? "bad" : "good"; }
-
-static void card(sc__buf *b, const char *value_html, const char *label) {
-    sc__buf_printf(b, "<div class=\"card\"><b>%s</b><span>%s</span></div>", value_html, label);
-}
 
 static void bytes_text(char *buf, size_t size, int64_t bytes) {
     if (bytes < 0) snprintf(buf, size, "unknown");
@@ -139,22 +124,22 @@ static void step_cards(page *p) {
     char v[160];
     if (st.measured_ns > 0) {
         snprintf(v, sizeof v, "%.3f ms", ms(st.measured_ns));
-        card(b, v, "measured step (slowest rank)");
+        sc__html_card(b, v, "measured step (slowest rank)");
     }
     snprintf(v, sizeof v, "%.3f ms", ms(st.simulated_ns));
-    card(b, v, p->nsides > 1 ? "simulated step, traced configuration" : "simulated step (slowest rank)");
+    sc__html_card(b, v, p->nsides > 1 ? "simulated step, traced configuration" : "simulated step (slowest rank)");
     if (st.measured_ns > 0 && !st.no_error_because) {
         double e = 100.0 * (double)(st.simulated_ns - st.measured_ns) / (double)st.measured_ns;
         snprintf(v, sizeof v, "<span class=\"%s\">%+.2f%%</span>", pct_class(e), e);
-        card(b, v, "replay error: simulated vs measured");
+        sc__html_card(b, v, "replay error: simulated vs measured");
     }
     if (p->nsides > 1) {
         int64_t nw = p->s[1].step_ns;
         snprintf(v, sizeof v, "%.3f ms", ms(nw));
-        card(b, v, "predicted step, new configuration");
+        sc__html_card(b, v, "predicted step, new configuration");
         double d = st.simulated_ns > 0 ? 100.0 * (double)(nw - st.simulated_ns) / (double)st.simulated_ns : 0;
         snprintf(v, sizeof v, "%+.2f%%", d);
-        card(b, v, "new vs traced (simulated)");
+        sc__html_card(b, v, "new vs traced (simulated)");
     }
 }
 
@@ -163,25 +148,25 @@ static void job_cards(page *p) {
     const sc_replay *r = p->s[0].r;
     char v[160];
     snprintf(v, sizeof v, "%zu", p->s[0].n);
-    card(b, v, "ranks simulated");
+    sc__html_card(b, v, "ranks simulated");
     snprintf(v, sizeof v, "%zu", sc_replay_task_count(r));
-    card(b, v, "tasks in the graph");
+    sc__html_card(b, v, "tasks in the graph");
     sc_critical_path cp = sc_replay_get_critical_path(r);
     snprintf(v, sizeof v, "%.3f ms", ms(cp.length_ns));
     snprintf(v + 80, 80, "critical path, %llu tasks, ends on rank %lld", (unsigned long long)cp.tasks,
              (long long)cp.last_rank);
-    card(b, v, v + 80);
+    sc__html_card(b, v, v + 80);
     sc_replay_sensitivity sens = sc_replay_get_sensitivity(r);
     if (sens.computed) {
         snprintf(v, sizeof v, "%s", sens.bound_by);
         snprintf(v + 80, 80, "bound by (2&#215; gpu %.2f, cpu %.2f, comm %.2f)", sens.gpu_x2, sens.cpu_x2,
                  sens.comm_x2);
-        card(b, v, v + 80);
+        sc__html_card(b, v, v + 80);
     }
 }
 
 static void summary(page *p) {
-    open_section(p, "summary", "Step", NULL);
+    sc__html_section_open(p->b, "summary", "Step", NULL);
     sc__buf_puts(p->b, "<div class=\"cards\">");
     step_cards(p);
     job_cards(p);
@@ -199,7 +184,7 @@ static void summary(page *p) {
                        pd->ranks_per_traced_rank, pd->ranks_per_traced_rank == 1 ? "" : "s", pd->shapes,
                        pd->shapes == 1 ? "" : "s", pd->comm_model, (unsigned long long)pd->collectives_retimed,
                        (unsigned long long)pd->collectives_unsized, (unsigned long long)pd->gpu_tasks_retimed);
-    close_section(p);
+    sc__html_section_close(p->b);
 }
 
 /* ------------------------------------------------------------ per-rank charts */
@@ -239,7 +224,7 @@ static void step_section(page *p) {
     rows_note(p, note, sizeof note);
     size_t len = strlen(note);
     error_note(p, note + len, sizeof note - len);
-    open_section(p, "step", "Step time per rank: measured vs simulated", note);
+    sc__html_section_open(p->b, "step", "Step time per rank: measured vs simulated", note);
     side *s = &p->s[0];
     sc__hseries ser[3];
     size_t ns = 0;
@@ -257,11 +242,11 @@ static void step_section(page *p) {
     double top = sc__html_series_max(&p->rows, ser, ns, false);
     sc__html_rank_bars(p->b, &p->rows, ser, ns, false, top, 1000, "step (ms)");
     sc__buf_puts(p->b, "</div>");
-    close_section(p);
+    sc__html_section_close(p->b);
 }
 
 static void breakdown_section(page *p) {
-    open_section(p, "breakdown", "Where each rank's simulated step goes",
+    sc__html_section_open(p->b, "breakdown", "Where each rank's simulated step goes",
                  "The simulated step of each rank from the GPU's point of view: only compute running (exposed "
                  "compute), compute and communication at once (overlap), only communication (exposed "
                  "communication), no GPU task at all (idle: the host or a wait holds the GPU back).");
@@ -285,11 +270,11 @@ static void breakdown_section(page *p) {
         sc__buf_puts(p->b, "</div>");
     }
     sc__buf_puts(p->b, "</div>");
-    close_section(p);
+    sc__html_section_close(p->b);
 }
 
 static void heat_section(page *p) {
-    open_section(p, "sm-busy", "SM busy over time",
+    sc__html_section_open(p->b, "sm-busy", "SM busy over time",
                  "Per rank, the share of each 1 ms of its simulated step during which at least one of its GPU "
                  "streams runs a task: 0% (white) <span class=\"ramp\"></span> 100% (dark blue); grey: "
                  "the rank's step is over. Hover the strip for the figure under the pointer, a row's label for "
@@ -301,11 +286,11 @@ static void heat_section(page *p) {
         sc__buf_puts(p->b, "</div>");
     }
     sc__buf_puts(p->b, "</div>");
-    close_section(p);
+    sc__html_section_close(p->b);
 }
 
 static void cp_section(page *p) {
-    open_section(p, "critical-path", "Critical path",
+    sc__html_section_open(p->b, "critical-path", "Critical path",
                  "What the step waited for, walked back from the slowest rank's last task: each task's own time "
                  "by class and by operator, and the slack before it by the edge (or the simulator's own reason) "
                  "that bound its start. Hover a bar for its count.");
@@ -327,39 +312,12 @@ static void cp_section(page *p) {
         }
         sc__buf_puts(p->b, "</div>");
     }
-    close_section(p);
+    sc__html_section_close(p->b);
 }
 
 /* ------------------------------------------------------------ tables */
 
 /* A numeric cell: its sort value and its text. */
-static void num_cell(sc__buf *b, double v, const char *fmt) {
-    sc__buf_printf(b, "<td class=\"num\" data-v=\"%.6g\">", v);
-    sc__buf_printf(b, fmt, v);
-    sc__buf_puts(b, "</td>");
-}
-
-static void name_cell(sc__buf *b, const char *name) {
-    sc__buf_puts(b, "<td class=\"name\" title=\"");
-    sc__html_text(b, name);
-    sc__buf_puts(b, "\">");
-    sc__html_text(b, name);
-    sc__buf_puts(b, "</td>");
-}
-
-static void table_head(sc__buf *b, const char *const *heads, size_t n) {
-    sc__buf_puts(b, "<div class=\"scroll\"><table class=\"sortable\"><thead><tr>");
-    for (size_t i = 0; i < n; i++) /* a leading '#' marks a numeric column */
-        sc__buf_printf(b, "<th%s>%s</th>", heads[i][0] == '#' ? " class=\"num\"" : "",
-                       heads[i] + (heads[i][0] == '#'));
-    sc__buf_puts(b, "</thead><tbody>");
-}
-
-/* The row of a table with nothing to show, saying so. */
-static void none_row(sc__buf *b, size_t n, int cols, const char *what) {
-    if (!n) sc__buf_printf(b, "<tr><td colspan=\"%d\" class=\"none\">%s</td></tr>", cols, what);
-}
-
 static void kernels_table(page *p, size_t k) {
     sc__buf *b = p->b;
     const side *s = &p->s[k];
@@ -369,21 +327,21 @@ static void kernels_table(page *p, size_t k) {
     static const char *const heads[] = {"kernel", "class", "#ms per rank", "#% of step", "#runs per rank",
                                         "#mean &#181;s", "#max &#181;s"};
     open_chart(p, "kernels", k);
-    table_head(b, heads, 7);
+    sc__html_table_head(b, heads, 7);
     for (size_t i = 0; i < n; i++) {
         double per = ms(it[i].ns) / nr;
         sc__buf_puts(b, "<tr>");
-        name_cell(b, it[i].name);
+        sc__html_name_cell(b, it[i].name);
         sc__buf_printf(b, "<td><i class=\"dot\" style=\"background:%s\"></i>%s</td>", sc__html_colour(it[i].cls),
                        it[i].cls);
-        num_cell(b, per, "%.3f");
-        num_cell(b, step > 0 ? 100 * per / step : 0, "%.1f");
-        num_cell(b, (double)it[i].count / nr, "%.1f");
-        num_cell(b, it[i].count ? (double)it[i].ns / 1e3 / (double)it[i].count : 0, "%.1f");
-        num_cell(b, (double)it[i].max_ns / 1e3, "%.1f");
+        sc__html_num_cell(b, per, "%.3f");
+        sc__html_num_cell(b, step > 0 ? 100 * per / step : 0, "%.1f");
+        sc__html_num_cell(b, (double)it[i].count / nr, "%.1f");
+        sc__html_num_cell(b, it[i].count ? (double)it[i].ns / 1e3 / (double)it[i].count : 0, "%.1f");
+        sc__html_num_cell(b, (double)it[i].max_ns / 1e3, "%.1f");
         sc__buf_puts(b, "</tr>");
     }
-    none_row(b, n, 7, "no GPU kernel in these traces");
+    sc__html_none_row(b, n, 7, "no GPU kernel in these traces");
     sc__buf_puts(b, "</tbody></table></div></div>");
 }
 
@@ -396,37 +354,37 @@ static void operators_table(page *p, size_t k) {
     static const char *const heads[] = {"operator", "#GPU ms per rank", "#GPU % of step", "#host ms per rank",
                                         "#calls per rank"};
     open_chart(p, "operators", k);
-    table_head(b, heads, 5);
+    sc__html_table_head(b, heads, 5);
     for (size_t i = 0; i < n; i++) {
         double gpu = ms(it[i].ns) / nr;
         sc__buf_puts(b, "<tr>");
-        name_cell(b, it[i].name);
-        num_cell(b, gpu, "%.3f");
-        num_cell(b, step > 0 ? 100 * gpu / step : 0, "%.1f");
-        num_cell(b, ms(it[i].cpu_ns) / nr, "%.3f");
-        num_cell(b, (double)it[i].count / nr, "%.1f");
+        sc__html_name_cell(b, it[i].name);
+        sc__html_num_cell(b, gpu, "%.3f");
+        sc__html_num_cell(b, step > 0 ? 100 * gpu / step : 0, "%.1f");
+        sc__html_num_cell(b, ms(it[i].cpu_ns) / nr, "%.3f");
+        sc__html_num_cell(b, (double)it[i].count / nr, "%.1f");
         sc__buf_puts(b, "</tr>");
     }
-    none_row(b, n, 5, "no operator in these traces (a Chakra file names none)");
+    sc__html_none_row(b, n, 5, "no operator in these traces (a Chakra file names none)");
     sc__buf_puts(b, "</tbody></table></div></div>");
 }
 
 static void tops_section(page *p) {
-    open_section(p, "kernels", "Top kernels",
+    sc__html_section_open(p->b, "kernels", "Top kernels",
                  "GPU kernels, memory copies and sets (communication is in the collectives' table) by their "
                  "simulated time, averaged over the ranks; the 50 with the most time. Click a heading to sort.");
     sc__buf_puts(p->b, "<div class=\"cols\">");
     for (size_t k = 0; k < p->nsides; k++) kernels_table(p, k);
     sc__buf_puts(p->b, "</div>");
-    close_section(p);
-    open_section(p, "operators", "Top operators",
+    sc__html_section_close(p->b);
+    sc__html_section_open(p->b, "operators", "Top operators",
                  "Operators by the GPU time of the kernels they launched, and the host time of the tasks "
                  "directly under them (self time, with the untraced gaps before them and a sync's wait), "
                  "averaged over the ranks; the 50 with the most time. Click a heading to sort.");
     sc__buf_puts(p->b, "<div class=\"cols\">");
     for (size_t k = 0; k < p->nsides; k++) operators_table(p, k);
     sc__buf_puts(p->b, "</div>");
-    close_section(p);
+    sc__html_section_close(p->b);
 }
 
 static void collectives_table(page *p, size_t k) {
@@ -441,32 +399,32 @@ static void collectives_table(page *p, size_t k) {
     static const char *const heads[] = {"kind", "#ranks", "#size (median)", "#count", "#transfer &#181;s (median)",
                                         "#bus bandwidth GB/s", "#wait &#181;s (mean)", "#transfers ms (sum)"};
     open_chart(p, "collectives", k);
-    table_head(b, heads, 8);
+    sc__html_table_head(b, heads, 8);
     for (size_t i = 0; i < n; i++) {
         sc_replay_collective c;
         if (sc_replay_collective_at(r, i, &c, NULL) != SC_OK) continue;
         char size[32];
         bytes_text(size, sizeof size, c.bytes);
         sc__buf_printf(b, "<tr><td>%s</td>", c.op);
-        num_cell(b, c.ranks, "%.0f");
+        sc__html_num_cell(b, c.ranks, "%.0f");
         sc__buf_printf(b, "<td class=\"num\" data-v=\"%lld\">%s</td>", (long long)c.bytes, size);
-        num_cell(b, (double)c.count, "%.0f");
-        num_cell(b, (double)c.transfer_ns / 1e3, "%.1f");
+        sc__html_num_cell(b, (double)c.count, "%.0f");
+        sc__html_num_cell(b, (double)c.transfer_ns / 1e3, "%.1f");
         if (c.busbw_gbps >= 0)
             sc__buf_printf(b, "<td class=\"num\" data-v=\"%.6g\"><i class=\"bar\" style=\"width:%.0fpx\"></i>%.1f</td>",
                            c.busbw_gbps, 60 * c.busbw_gbps / top, c.busbw_gbps);
         else
             sc__buf_puts(b, "<td class=\"num\" data-v=\"-1\">-</td>");
-        num_cell(b, (double)c.wait_ns / 1e3, "%.1f");
-        num_cell(b, ms(c.total_ns), "%.3f");
+        sc__html_num_cell(b, (double)c.wait_ns / 1e3, "%.1f");
+        sc__html_num_cell(b, ms(c.total_ns), "%.3f");
         sc__buf_puts(b, "</tr>");
     }
-    none_row(b, n, 8, "no collective in these traces");
+    sc__html_none_row(b, n, 8, "no collective in these traces");
     sc__buf_puts(b, "</tbody></table></div></div>");
 }
 
 static void collectives_section(page *p) {
-    open_section(p, "collectives", "Collectives",
+    sc__html_section_open(p->b, "collectives", "Collectives",
                  "By kind, communicator size and size bucket (powers of two). Sizes as nccl-tests reports them; "
                  "the transfer is what the simulator gave each collective once its last member arrived (the last "
                  "arrival's kernel as traced, or as re-timed); bus bandwidth is nccl-tests' busbw of that transfer "
@@ -474,87 +432,61 @@ static void collectives_section(page *p) {
     sc__buf_puts(p->b, "<div class=\"cols\">");
     for (size_t k = 0; k < p->nsides; k++) collectives_table(p, k);
     sc__buf_puts(p->b, "</div>");
-    close_section(p);
+    sc__html_section_close(p->b);
 }
 
 static void hta_section(page *p) {
     const sc_replay *r = p->s[0].r;
     size_t n = sc_replay_hta_count(r);
     if (!n) return;
-    open_section(p, "hta", "HTA temporal breakdown of the measured traces",
+    sc__html_section_open(p->b, "hta", "HTA temporal breakdown of the measured traces",
                  "As HolisticTraceAnalysis computes it: the window is the rank's whole trace, from its first GPU "
                  "op to its last; compute is GPU ops other than NCCL, Memcpy/Memset and *Sync.");
     static const char *const heads[] = {"#rank", "#window ms", "#compute ms", "#communication ms", "#memory ms",
                                         "#other ms", "#idle ms", "#compute %"};
     sc__buf_puts(p->b, "<div data-chart=\"hta\" data-side=\"traced\">");
-    table_head(p->b, heads, 8);
+    sc__html_table_head(p->b, heads, 8);
     for (size_t i = 0; i < n; i++) {
         sc_hta_breakdown h;
         if (sc_replay_hta_at(r, i, &h, NULL) != SC_OK) continue;
         int64_t w = h.window_end_ns - h.window_start_ns;
         sc__buf_puts(p->b, "<tr>");
-        num_cell(p->b, (double)h.rank, "%.0f");
-        num_cell(p->b, ms(w), "%.3f");
-        num_cell(p->b, ms(h.compute_ns), "%.3f");
-        num_cell(p->b, ms(h.comm_ns), "%.3f");
-        num_cell(p->b, ms(h.memory_ns), "%.3f");
-        num_cell(p->b, ms(h.other_ns), "%.3f");
-        num_cell(p->b, ms(h.idle_ns), "%.3f");
-        num_cell(p->b, w > 0 ? 100.0 * (double)h.compute_ns / (double)w : 0, "%.1f");
+        sc__html_num_cell(p->b, (double)h.rank, "%.0f");
+        sc__html_num_cell(p->b, ms(w), "%.3f");
+        sc__html_num_cell(p->b, ms(h.compute_ns), "%.3f");
+        sc__html_num_cell(p->b, ms(h.comm_ns), "%.3f");
+        sc__html_num_cell(p->b, ms(h.memory_ns), "%.3f");
+        sc__html_num_cell(p->b, ms(h.other_ns), "%.3f");
+        sc__html_num_cell(p->b, ms(h.idle_ns), "%.3f");
+        sc__html_num_cell(p->b, w > 0 ? 100.0 * (double)h.compute_ns / (double)w : 0, "%.1f");
         sc__buf_puts(p->b, "</tr>");
     }
     sc__buf_puts(p->b, "</tbody></table></div></div>");
-    close_section(p);
+    sc__html_section_close(p->b);
 }
 
 /* ------------------------------------------------------------ warnings */
 
-/* Warnings that differ only in their numbers (a rank, a file's index, a
- * count) are one kind: shown once, with how many and the first as example. */
-typedef struct wkind {
-    const char *first;
-    size_t count;
-} wkind;
-
-static bool same_kind(const char *a, const char *b) {
-    while (*a && *b) {
-        bool da = *a >= '0' && *a <= '9', db = *b >= '0' && *b <= '9';
-        if (da && db) {
-            while (*a >= '0' && *a <= '9') a++;
-            while (*b >= '0' && *b <= '9') b++;
-            continue;
-        }
-        if (*a != *b) return false;
-        a++, b++;
-    }
-    return *a == *b;
-}
-
-static void add_warning(sc__vec *kinds, const char *w) {
-    wkind *k = kinds->data;
-    for (size_t i = 0; i < kinds->len; i++)
-        if (same_kind(k[i].first, w)) {
-            k[i].count++;
-            return;
-        }
-    if (sc__vec_reserve(kinds, kinds->len + 1)) ((wkind *)kinds->data)[kinds->len++] = (wkind){w, 1};
-}
-
-static void gather_warnings(page *p, sc__vec *kinds) {
+/* Every warning the page shows, grouped by kind as the CLI groups them
+ * (src/base/warnings.c): the load's, each side's graph's, and the replay's
+ * notes (a sensitivity not run, a step error not defined), each note its
+ * own kind. */
+static void gather_warnings(page *p, sc__warnings *all) {
     const sc_traceset *set = p->o ? p->o->set : NULL;
-    for (size_t i = 0; set && i < sc_traceset_warning_count(set); i++) add_warning(kinds, sc_traceset_warning(set, i));
-    for (size_t k = 0; k < p->nsides; k++) {
+    bool ok = !set || sc__warnings_copy(all, &set->warnings);
+    for (size_t k = 0; ok && k < p->nsides; k++) {
         const sc_replay *r = p->s[k].r;
-        for (size_t i = 0; i < sc_replay_warning_count(r); i++) add_warning(kinds, sc_replay_warning(r, i));
+        ok = sc__warnings_copy(all, &r->g->warnings);
         sc_replay_sensitivity sens = sc_replay_get_sensitivity(r);
-        if (!sens.computed && sens.why_not && *sens.why_not)
-            add_warning(kinds, sens.why_not); /* static text: lives as long as the program */
-        for (size_t i = 0; i < p->s[k].n; i++) {
+        if (ok && !sens.computed && sens.why_not && *sens.why_not)
+            ok = sc__warnings_add_text(all, sens.why_not, sens.why_not); /* static text */
+        for (size_t i = 0; ok && i < p->s[k].n; i++) {
             sc_replay_rank rr;
             if (sc_replay_rank_at(r, i, &rr, NULL) == SC_OK && rr.no_error_because && rr.measured_ns > 0)
-                add_warning(kinds, rr.no_error_because);
+                ok = sc__warnings_add_text(all, rr.no_error_because, rr.no_error_because);
         }
     }
+    if (!ok) p->b->oom = true; /* sc__buf_write reports it */
 }
 
 static void dropped_edges(page *p) {
@@ -571,30 +503,31 @@ static void dropped_edges(page *p) {
 }
 
 static void warnings_section(page *p) {
-    open_section(p, "warnings", "Warnings",
-                 "What the load, the graph build and the replay noticed; warnings that differ only in their "
-                 "numbers are folded into one line, with how many there were and the first as example.");
-    sc__vec kinds;
-    sc__vec_init(&kinds, sizeof(wkind));
-    gather_warnings(p, &kinds);
+    sc__html_section_open(p->b, "warnings", "Warnings",
+                 "What the load, the graph build and the replay noticed; warnings of one kind (those that differ "
+                 "only in the file, rank or number they name) are folded into one line, with how many there were "
+                 "and the first as example.");
+    sc__warnings all = {0};
+    gather_warnings(p, &all);
     sc__buf_puts(p->b, "<div data-chart=\"warnings\" data-side=\"all\"><ul class=\"warn\">");
-    const wkind *k = kinds.data;
-    for (size_t i = 0; i < kinds.len; i++) {
-        sc__buf_printf(p->b, "<li><span class=\"count\">%zu</span>", k[i].count);
-        sc__html_text(p->b, k[i].first);
-        sc__buf_puts(p->b, k[i].count > 1 ? " <i>(first of these)</i></li>" : "</li>");
+    for (size_t g = 0; g < all.ngroups; g++) {
+        sc_warning_group wg;
+        if (sc__warnings_group_at(&all, g, &wg, NULL) != SC_OK) continue;
+        sc__buf_printf(p->b, "<li><span class=\"count\">%zu</span>", wg.count);
+        sc__html_text(p->b, wg.example);
+        sc__buf_puts(p->b, wg.count > 1 ? " <i>(first of these)</i></li>" : "</li>");
     }
     dropped_edges(p);
-    if (!kinds.len) sc__buf_puts(p->b, "<li>none</li>");
+    if (!all.ngroups) sc__buf_puts(p->b, "<li>none</li>");
     sc__buf_puts(p->b, "</ul></div>");
-    sc__vec_free(&kinds);
-    close_section(p);
+    sc__warnings_free(&all);
+    sc__html_section_close(p->b);
 }
 
 /* ------------------------------------------------------------ the page */
 
 static void conventions(page *p) {
-    open_section(p, "reading", "How to read these figures", NULL);
+    sc__html_section_open(p->b, "reading", "How to read these figures", NULL);
     sc__buf_puts(p->b,
                  "<dl class=\"conv\"><dt>measured step</dt><dd>from the start of the iteration's ProfilerStep#N "
                  "annotation to the end of the last task it caused, CPU or GPU</dd>"
@@ -605,29 +538,18 @@ static void conventions(page *p) {
                            ? "coupled: every member ends at the last arrival plus the transfer time"
                            : "traced: each rank keeps its traced NCCL durations");
     sc__buf_puts(p->b, "</dd><dt>per rank</dt><dd>tables sum the job's ranks and divide by their count</dd></dl>");
-    close_section(p);
+    sc__html_section_close(p->b);
 }
 
 static void head(page *p) {
     const char *title = p->o && p->o->title ? p->o->title
                         : p->nsides > 1    ? "stepcast predict report"
                                            : "stepcast replay report";
-    sc__buf_puts(p->b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                       "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>");
-    sc__html_text(p->b, title);
-    sc__buf_printf(p->b, "</title><style>\n%s</style></head>\n<body><div id=\"tip\"></div><header><h1>", sc__html_css);
-    sc__html_text(p->b, title);
-    sc__buf_puts(p->b, "</h1>");
-    if (p->o && p->o->subtitle) {
-        sc__buf_puts(p->b, "<p>");
-        sc__html_text(p->b, p->o->subtitle);
-        sc__buf_puts(p->b, "</p>");
-    }
-    sc__buf_printf(p->b, "<p>stepcast %s</p></header>\n", sc_version());
-    sc__buf_puts(p->b, "<nav><a href=\"#summary\">step</a><a href=\"#step\">per rank</a><a href=\"#breakdown\">"
+    sc__html_page_open(p->b, title, p->o ? p->o->subtitle : NULL,
+                       "<a href=\"#summary\">step</a><a href=\"#step\">per rank</a><a href=\"#breakdown\">"
                        "breakdown</a><a href=\"#sm-busy\">SM busy</a><a href=\"#critical-path\">critical path</a>"
                        "<a href=\"#kernels\">kernels</a><a href=\"#operators\">operators</a><a href=\"#collectives\">"
-                       "collectives</a><a href=\"#warnings\">warnings</a></nav>\n<main>\n");
+                       "collectives</a><a href=\"#warnings\">warnings</a>");
 }
 
 static void body(page *p) {
@@ -641,7 +563,7 @@ static void body(page *p) {
     hta_section(p);
     warnings_section(p);
     conventions(p);
-    sc__buf_printf(p->b, "</main>\n<script>\n%s</script>\n</body></html>\n", sc__html_js);
+    sc__html_page_close(p->b);
 }
 
 sc_status sc_replay_write_html(const sc_replay *replay, const sc_html_options *opts, FILE *out, sc_error *err) {

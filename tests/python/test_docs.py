@@ -78,6 +78,18 @@ class ManPage(unittest.TestCase):
         self.assertEqual((p.returncode, p.stderr), (0, ""))
 
 
+class Usage(unittest.TestCase):
+    def test_predict_edits_in_report(self):
+        """predict and report share predict's edit options (sc_cli_predict_opts):
+        both usages list every one of them."""
+        with open(os.path.join(ROOT, "cli", "cmd_predict.c")) as f:
+            body = f.read().split("void sc_cli_predict_opts(", 1)[1].split("\n}\n", 1)[0]
+        shared = set(re.findall(r'\.name = "(-[^"]+)"', body))
+        self.assertGreaterEqual(len(shared), 18)
+        for command in ("predict", "report"):
+            self.assertEqual(sorted(shared - usage_options(command)), [], "missing from `stepcast help %s`" % command)
+
+
 class Completion(unittest.TestCase):
     def complete(self, *words):
         script = ('source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _stepcast; '
@@ -93,7 +105,8 @@ class Completion(unittest.TestCase):
 
     def test_commands(self):
         self.assertEqual(self.complete(""), help_commands() + ["--help", "--version"])
-        self.assertEqual(self.complete("rep"), ["replay"])
+        self.assertEqual(self.complete("rep"), ["replay", "report"])
+        self.assertEqual(self.complete("repl"), ["replay"])
         self.assertEqual(self.complete("help", "pr"), ["predict"])
 
     def test_options(self):
@@ -102,7 +115,8 @@ class Completion(unittest.TestCase):
                 continue
             got = set(self.complete(command, "-"))
             self.assertEqual(usage_options(command) - got, set(), command)
-            self.assertTrue({"--max-memory", "--jobs", "-j"} <= got, command)
+            self.assertTrue({"--max-memory", "--jobs", "-j", "--verbose", "-v", "--quiet", "-q", "--progress"} <= got,
+                            command)
         self.assertEqual(self.complete("replay", "--no-s"), ["--no-sensitivity"])
 
     def test_values(self):

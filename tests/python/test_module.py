@@ -8,6 +8,7 @@ compiler's layout.
 import ctypes
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,16 +29,40 @@ def cli_json(*args):
     return json.loads(out), err
 
 
+def header_fields(header, name):
+    """The field names of `typedef struct NAME {...} NAME;` in the header,
+    in order (several declarators on a line, pointers, arrays and nested
+    struct types understood)."""
+    m = re.search(r"typedef struct %s \{(.*?)\} %s;" % (name, name), header, re.S)
+    if not m:
+        raise AssertionError("no struct %s in stepcast.h" % name)
+    body = re.sub(r"/\*.*?\*/", " ", m.group(1), flags=re.S)
+    names = []
+    for decl in body.split(";"):
+        decl = decl.strip()
+        if not decl:
+            continue
+        first, *more = decl.split(",")
+        for d in [first] + more:
+            d = re.sub(r"\[[^]]*\]", "", d).strip()
+            names.append(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", d)[-1])
+    return names
+
+
 class SameAsTheCli(unittest.TestCase):
     def test_replay(self):
-        want, err = cli_json("replay", "--json", MEGATRON)
+        want, err = cli_json("replay", "--json", "--verbose", MEGATRON)
         r = stepcast.replay(MEGATRON)
         self.assertIsInstance(r, stepcast.Result)
         self.assertEqual(r, want)
         self.assertEqual(r["step"]["simulated_us"], want["step"]["simulated_us"])
         self.assertGreater(r["step"]["simulated_us"], 0)
+        # Every warning, as --verbose prints them (the CLI groups them by kind
+        # otherwise: one line with a count).
         self.assertEqual(r.load_warnings, cli_warnings(err))
         self.assertEqual(len(r.load_warnings), 8)  # the Execution Traces of the folder, skipped
+        _, grouped = cli_json("replay", "--json", MEGATRON)
+        self.assertEqual(len(cli_warnings(grouped)), 1)
 
     def test_replay_options(self):
         files = sorted(os.path.join(MEGATRON, f) for f in os.listdir(MEGATRON) if "kineto" in f)
@@ -57,6 +82,46 @@ class SameAsTheCli(unittest.TestCase):
                                scale=["gemm=0.5"])
         self.assertEqual(got, want)
         self.assertEqual(got["prediction"]["new"]["ranks"], 16)
+
+    def test_predict_edits(self):
+        """predict's shape and parallel edits as keywords, against the CLI."""
+        want, _ = cli_json("predict", "--json", "--layers", "30", "--hidden", "5120", "--seq", "1024", MEGATRON)
+        got = stepcast.predict(MEGATRON, layers=30, hidden=5120, seq=1024)
+        self.assertEqual(got, want)
+        want, _ = cli_json("predict", "--json", "--tp", "4", "--micro-batch", "2", MEGATRON)
+        self.assertEqual(stepcast.predict(MEGATRON, tp=4, micro_batch=2), want)
+        self.assertNotEqual(got["prediction"], want["prediction"])
+
+    def test_structure_kernels_diff(self):
+        want, _ = cli_json("structure", "--json", MEGATRON)
+        got = stepcast.structure(MEGATRON)
+        self.assertEqual(got, want)
+        self.assertEqual(len(got.load_warnings), 8)
+        want, _ = cli_json("kernels", "--json", "--gpu", "h100", MEGATRON)
+        self.assertEqual(stepcast.kernels(MEGATRON, gpu="h100"), want)
+        a, b = (os.path.join(TRACES, "hta-testdata", "trace_diff", s) for s in ("control", "test"))
+        want, _ = cli_json("diff", "--json", a, b)
+        got = stepcast.diff(a, b)
+        self.assertEqual(got, want)
+        self.assertEqual(got.load_warnings, [])
+
+    def test_model(self):
+        """model needs no traces: a preset with fields, and a sweep when a
+        field is given a list."""
+        want, _ = cli_json("model", "--json", "--preset", "llama3-8b", "--tp", "4", "--kv-heads", "8",
+                           "--sp", "true", "--recompute", "selective")
+        got = stepcast.model(preset="llama3-8b", tp=4, kv_heads=8, sp=True, recompute="selective")
+        self.assertEqual(got, want)
+        want, _ = cli_json("model", "--json", "--sweep", "--preset", "llama3-8b", "--tp", "2,4", "--mbs", "1,2")
+        got = stepcast.model(preset="llama3-8b", tp=[2, 4], mbs=(1, 2))
+        self.assertEqual(got, want)
+        self.assertEqual(got["tried"], 4)
+        with tempfile.TemporaryDirectory() as tmp:
+            mine, theirs = os.path.join(tmp, "py.json"), os.path.join(tmp, "cli.json")
+            stepcast.model(preset="llama3-8b", chrome=mine)
+            cli_json("model", "--json", "--preset", "llama3-8b", "--chrome", theirs)
+            with open(mine, "rb") as x, open(theirs, "rb") as y:
+                self.assertEqual(x.read(), y.read())
 
     def test_info_and_graph(self):
         want, _ = cli_json("info", "--json", "-j", "2", MEGATRON)
@@ -127,6 +192,21 @@ class Errors(unittest.TestCase):
                                  cls=stepcast.UsageError)
         self.assertIsInstance(e, ValueError)
 
+    def test_pipeline_error(self):
+        """The pipeline options reach the library: Megatron's forward-only
+        trace cannot be pipelined, with the CLI's message."""
+        self.assertSameError(lambda: stepcast.predict(MEGATRON, pp=2, schedule="gpipe", microbatches=4), "predict",
+                             "--pp", "2", "--schedule", "gpipe", "--microbatches", "4", MEGATRON,
+                             cls=stepcast.UsageError)
+
+    def test_model_errors(self):
+        self.assertSameError(lambda: stepcast.model(preset="nope"), "model", "--preset", "nope",
+                             cls=stepcast.UsageError)
+        self.assertSameError(lambda: stepcast.model(preset="llama3-8b", heads=30, tp=4), "model", "--preset",
+                             "llama3-8b", "--heads", "30", "--tp", "4", cls=stepcast.UsageError)
+        with self.assertRaises(stepcast.UsageError):
+            stepcast.model(warp_speed=9)
+
     def test_bad_arguments(self):
         for call in (lambda: stepcast.replay(MEGATRON, comm="fast"),
                      lambda: stepcast.replay(MEGATRON, iteration=-1),
@@ -137,6 +217,11 @@ class Errors(unittest.TestCase):
                      lambda: stepcast.replay([]),
                      lambda: stepcast.replay(42),
                      lambda: stepcast.predict(MEGATRON, dp=0),
+                     lambda: stepcast.predict(MEGATRON, tp=2000),
+                     lambda: stepcast.predict(MEGATRON, microbatches=4),
+                     lambda: stepcast.kernels(MEGATRON, gpu="h100", profile="p.json"),
+                     lambda: stepcast.model(tp=[], preset="llama3-8b"),
+                     lambda: stepcast.model(tp=[2, 4], chrome="x.json"),
                      lambda: stepcast.predict(MEGATRON, net_gbps=-1)):
             with self.assertRaises(stepcast.UsageError):
                 call()
@@ -212,6 +297,16 @@ class Library(unittest.TestCase):
             rc, out, err = self.run_python("import stepcast; print(stepcast._lib.path)",
                                            self.env(PYTHONPATH=python), "/")
             self.assertEqual((rc, out), (0, os.path.join(ROOT, "build", "libstepcast.so")), err)
+
+    def test_struct_fields(self):
+        """Each ctypes mirror names the fields of its struct in stepcast.h,
+        in order (read off the header: a field added there and not here is
+        named in the failure)."""
+        with open(os.path.join(ROOT, "include", "stepcast.h")) as f:
+            header = f.read()
+        for name, mirror in sorted(_lib.STRUCTS.items()):
+            with self.subTest(struct=name):
+                self.assertEqual([f for f, _ in mirror._fields_], header_fields(header, name))
 
     def test_struct_layout(self):
         """Each ctypes mirror has the size and field offsets that the C
