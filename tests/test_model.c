@@ -120,13 +120,15 @@ static char *report(sc_model_config *c) {
 
 static void test_config_equals_preset(void **state) {
     (void)state;
-    const char *path = "build/test_model_config.json";
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("{\"name\":\"llama3-8b\",\"layers\":32,\"hidden\":4096,\"ffn\":14336,\"heads\":32,\"kv_heads\":8,"
-          "\"vocab\":128256,\"seq\":8192,\"gated\":true,\"tp\":2,\"sp\":true,\"dp\":4,\"gbs\":32}",
-          f);
-    fclose(f);
+    /* in the temporary folder: a clean checkout has no build/ folder when
+     * a sanitizer build (build-asan...) runs this */
+    static const char json[] = "{\"name\":\"llama3-8b\",\"layers\":32,\"hidden\":4096,\"ffn\":14336,\"heads\":32,"
+                               "\"kv_heads\":8,\"vocab\":128256,\"seq\":8192,\"gated\":true,\"tp\":2,\"sp\":true,"
+                               "\"dp\":4,\"gbs\":32}";
+    char path[256];
+    const char *tmp = sc_test_tmpfile(json, sizeof json - 1, ".json");
+    assert_non_null(tmp);
+    snprintf(path, sizeof path, "%s", tmp);
     sc_model_config *a = cfg((const char *[]){"preset", "llama3-8b", "tp", "2", "sp", "true", "dp", "4", "gbs", "32", NULL});
     sc_model_config *b = cfg((const char *[]){NULL});
     sc_error err;
@@ -136,12 +138,14 @@ static void test_config_equals_preset(void **state) {
     free(ra);
     free(rb);
     FILE *g = fopen(path, "w");
+    assert_non_null(g);
     fputs("{\"layers\":32,\"wings\":2}", g);
     fclose(g);
     assert_int_equal(sc_model_config_load(b, path, &err), SC_E_FORMAT);
     assert_non_null(strstr(err.message, "unknown field 'wings'"));
     sc_model_config_free(a);
     sc_model_config_free(b);
+    remove(path);
 }
 
 static void test_sweep(void **state) {
