@@ -1,3 +1,8 @@
+#!/usr/bin/env python3
+# gemm_sustained.py OUT.csv - the rate of transformer-shaped bf16 and fp8
+# GEMMs on one GPU in a 10-product burst and after 12 s of back-to-back
+# products (the power cap lowers the clock), with the SM clock and power
+# that nvidia-smi reads meanwhile (tests/data/h100-gpt/gemm_sustained.csv).
 import torch,time,subprocess,sys
 o=open(sys.argv[1],'w');o.write('dtype,m,n,k,burst_tflops,sustained_tflops,seconds,sm_mhz,power_w\n')
 def smi():
