@@ -34,6 +34,11 @@ static const struct preset {
     {"llama3-8b", "layers=32 hidden=4096 ffn=14336 heads=32 kv-heads=8 vocab=128256 seq=8192 gated=true"},
     {"llama3-70b", "layers=80 hidden=8192 ffn=28672 heads=64 kv-heads=8 vocab=128256 seq=8192 gated=true"},
     {"llama3-405b", "layers=126 hidden=16384 ffn=53248 heads=128 kv-heads=8 vocab=128256 seq=8192 gated=true"},
+    /* NeMo's Nemotron configs (squared-ReLU MLP, not gated; the 256k
+     * SentencePiece vocabulary); 340B is Nemotron-4 340B. */
+    {"nemotron-8b", "layers=32 hidden=4096 ffn=16384 heads=32 vocab=256000 seq=4096"},
+    {"nemotron-22b", "layers=40 hidden=6144 ffn=24576 heads=48 vocab=256000 seq=4096"},
+    {"nemotron-340b", "layers=96 hidden=18432 ffn=73728 heads=96 kv-heads=8 vocab=256000 seq=4096"},
 };
 #define NPRESETS (sizeof presets / sizeof *presets)
 
