@@ -602,7 +602,8 @@ typedef struct sc_prediction {
     int64_t p2p_bytes;         /* one stage-to-stage send */
     uint64_t tasks_traced, tasks_modelled; /* tasks simulated: from the trace once, or copies
                                               and inserted ones (pipeline) */
-    /* The modelled backward (model_backward). */
+    /* The modelled backward: 1 asked for (model_backward), 2 turned on by
+     * pp on a forward-only trace (a pipeline needs a backward). */
     int backward_modelled;
     uint64_t backward_tasks_traced;    /* tasks of the graph it was built from */
     uint64_t backward_tasks_modelled;  /* the backward's tasks (copies of the forward's) */

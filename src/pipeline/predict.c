@@ -528,9 +528,11 @@ static sc_status model_backward(sc_replay *r, const sc_predict_options *o, const
     return SC_OK;
 }
 
+/* bwd: model a backward (--model-backward, or --pp on a forward-only
+ * trace: a pipeline needs one). */
 static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_predict_options *o,
-                               const sc__scale_rule *rules, shape_ctx *sx, const sc__model *model, sc_replay **out,
-                               sc_error *err) {
+                               const sc__scale_rule *rules, shape_ctx *sx, const sc__model *model, bool bwd,
+                               sc_replay **out, sc_error *err) {
     struct sc__prediction *pd = calloc(1, sizeof *pd);
     sc_status st = pd ? SC_OK : sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     /* fitted to the traced durations, before --scale touches them */
@@ -560,7 +562,8 @@ static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_pr
      * the layer and pipeline copies do not have; the copies then carry the
      * new times. */
     if (st == SC_OK && sx && shape_edits(o)) st = reshape(*out, &pd->tj, sx, pd, err);
-    if (st == SC_OK && o->model_backward) st = model_backward(*out, o, sx, pd, err);
+    if (st == SC_OK && bwd) st = model_backward(*out, o, sx, pd, err);
+    if (st == SC_OK && bwd && !o->model_backward) pd->pub.backward_modelled = 2;
     if (st == SC_OK && o->layers) st = edit_layers(*out, o, pd, err);
     if (st == SC_OK && (o->tp || o->pp)) st = edit_parallel(*out, o, pd, err);
     if (st == SC_OK) st = edit(*out, set, o, pd, err);
@@ -574,10 +577,12 @@ static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_pr
 }
 
 /* The model's dimensions from the set (its events held) and g. */
-static sc_status model_dims(const sc_traceset *set, const sc__graph *g, sc__model *m, sc_error *err) {
+static sc_status model_dims(const sc_traceset *set, const sc__graph *g, sc__model *m, bool *fwd_only,
+                            sc_error *err) {
     sc__structure s;
     sc_status st = sc__structure_find(g, &s, err);
     if (st != SC_OK) return st;
+    *fwd_only = s.nlayers && !s.nbackward;
     sc__structure_dims(set, g, &s, m);
     sc__structure_free(&s);
     return SC_OK;
@@ -599,8 +604,9 @@ sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts,
         return st;
     }
     shape_ctx sx = {0};
-    /* the modelled backward times kernels from their shapes too */
-    bool kineto = true, bwd = opts->model_backward;
+    /* the modelled backward times kernels from their shapes too (--pp
+     * turns it on for a forward-only trace, known once the graph is built) */
+    bool kineto = true, bwd = opts->model_backward || opts->pp;
     for (size_t i = 0; i < set->count; i++) kineto = kineto && set->traces[i]->format == SC__FMT_KINETO;
     if ((shape_edits(opts) || (bwd && kineto)) && (st = shape_prepare(set, opts, &sx, err)) != SC_OK) {
         sc__kernels_free_recs(sx.recs, sx.nrecs);
@@ -616,9 +622,11 @@ sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts,
     st = sc__replay_build(set, &ro, &g, err);
     double build = sc__now() - t0;
     sc__model model;
-    if (st == SC_OK && dims && (st = model_dims(set, g, &model, err)) != SC_OK) sc__graph_free(g);
+    bool fwd_only = false;
+    if (st == SC_OK && dims && (st = model_dims(set, g, &model, &fwd_only, err)) != SC_OK) sc__graph_free(g);
     else if (st == SC_OK)
-        st = predict_graph(g, set, opts, rules, sx.recs ? &sx : NULL, dims ? &model : NULL, out, err);
+        st = predict_graph(g, set, opts, rules, sx.recs ? &sx : NULL, dims ? &model : NULL,
+                           opts->model_backward || (opts->pp && fwd_only), out, err);
     sc__kernels_free_recs(sx.recs, sx.nrecs);
     free(rules);
     if (st == SC_OK) (*out)->timings.build = build;

@@ -151,9 +151,9 @@ static void prediction_json(sc__buf *b, const sc_prediction *p) {
                        (unsigned long long)p->tasks_traced, (unsigned long long)p->tasks_modelled);
     if (p->backward_modelled)
         sc__buf_printf(b,
-                       ",\"backward\":{\"modelled\":true,\"tasks_traced\":%llu,\"tasks_modelled\":%llu,"
+                       ",\"backward\":{\"modelled\":true,\"automatic\":%s,\"tasks_traced\":%llu,\"tasks_modelled\":%llu,"
                        "\"traced_backward_dropped\":%llu,\"kernels_shaped\":%llu,\"kernels_unshaped\":%llu}",
-                       (unsigned long long)p->backward_tasks_traced,
+                       p->backward_modelled == 2 ? "true" : "false", (unsigned long long)p->backward_tasks_traced,
                        (unsigned long long)p->backward_tasks_modelled, (unsigned long long)p->backward_tasks_dropped,
                        (unsigned long long)p->backward_kernels_shaped, (unsigned long long)p->backward_kernels_unshaped);
     sc__buf_puts(b, "}");
@@ -205,8 +205,10 @@ static void prediction_text(sc__buf *b, const sc_prediction *p) {
                        (unsigned long long)p->tasks_modelled);
     if (p->backward_modelled)
         sc__buf_printf(b,
-                       "  backward: modelled from the forward: %llu tasks traced, %llu modelled (%llu kernels timed "
+                       "  backward: modelled from the forward%s: %llu tasks traced, %llu modelled (%llu kernels timed "
                        "from shapes, %llu by class)%s",
+                       p->backward_modelled == 2 ? " (turned on by --pp: the trace has no backward, a pipeline needs one)"
+                                                 : "",
                        (unsigned long long)p->backward_tasks_traced, (unsigned long long)p->backward_tasks_modelled,
                        (unsigned long long)p->backward_kernels_shaped, (unsigned long long)p->backward_kernels_unshaped,
                        p->backward_tasks_dropped ? "; the traced backward's " : "\n");
