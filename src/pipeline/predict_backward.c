@@ -104,6 +104,40 @@ static void recipe(recipe_ctx *c) {
     }
 }
 
+/* A traced backward runs on autograd's thread while the thread that
+ * called it waits: that wait is host time of a forward-phase operator on a
+ * thread with no backward work, overlapping the backward's span. The
+ * backward it waited for is dropped (or, in a pipeline, no longer one
+ * block), so is the wait (the task keeps its time outside the span and is
+ * not copied: a wait is no forward work). */
+void sc__drop_backward_waits(const sc__structure *s, sc__graph *g, uint8_t *copies) {
+    size_t nr = g->ranks.len, np = g->procs.len;
+    int64_t *lo = sc__alloc_array(nr + 1, sizeof *lo), *hi = sc__alloc_array(nr + 1, sizeof *hi);
+    uint8_t *bwd = calloc(np + 1, 1);
+    sc__task *t = sc__graph_tasks(g);
+    const sc__proc *pr = sc__graph_procs(g);
+    if (lo && hi && bwd) {
+        for (size_t r = 0; r < nr; r++) lo[r] = INT64_MAX, hi[r] = INT64_MIN;
+        for (uint32_t i = 0; i < g->tasks.len; i++) {
+            if (s->task_phase[i] != SC__PHASE_BACKWARD || pr[t[i].proc].kind != SC_P_THREAD) continue;
+            uint32_t r = pr[t[i].proc].rank;
+            bwd[t[i].proc] = 1;
+            lo[r] = t[i].ts < lo[r] ? t[i].ts : lo[r];
+            hi[r] = t[i].ts + t[i].dur > hi[r] ? t[i].ts + t[i].dur : hi[r];
+        }
+        for (uint32_t i = 0; i < g->tasks.len; i++) {
+            uint32_t r = pr[t[i].proc].rank;
+            if (t[i].kind != SC_T_CPU || bwd[t[i].proc] || s->task_phase[i] == SC__PHASE_BACKWARD || lo[r] > hi[r])
+                continue;
+            int64_t a = t[i].ts > lo[r] ? t[i].ts : lo[r], e = t[i].ts + t[i].dur, b = e < hi[r] ? e : hi[r];
+            if (b <= a) continue;
+            t[i].dur -= b - a;
+            if (copies) copies[i] = 0;
+        }
+    }
+    free(lo), free(hi), free(bwd);
+}
+
 /* The replay's per-task arrays for the new graph (the processors and ranks
  * are the old ones, in order). */
 static bool carry(sc_replay *r, sc__graph *ng, const uint32_t *origin) {
@@ -153,6 +187,7 @@ sc_status sc__predict_backward(sc_replay *r, const sc__krecs *recs, const sc__kc
     if (st == SC_OK) {
         recipe_ctx c = {r->g, &s, seg, r->cls, recs, km, edit, copies, dur, res};
         recipe(&c);
+        if (s.nbackward) sc__drop_backward_waits(&s, r->g, copies);
         sc__bwd_spec spec = {seg, layer, s.nlayers, copies, dur};
         sc__bwd_stats bs;
         st = sc__bwd_model(r->g, &spec, &ng, &origin, &bs, err);

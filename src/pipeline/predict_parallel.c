@@ -315,6 +315,7 @@ sc_status sc__predict_pp(sc_replay *r, const sc_predict_options *o, const sc__mo
     size_t nr = g->ranks.len, n = g->tasks.len + 1;
     uint8_t *seg = st == SC_OK ? sc__alloc_array(n, 1) : NULL;
     uint32_t *layer = st == SC_OK ? sc__alloc_array(n, sizeof *layer) : NULL;
+    if (st == SC_OK) sc__drop_backward_waits(&s, r->g, NULL);
     if (st == SC_OK && (!seg || !layer || !sc__pp_label(g, &s, seg, layer)))
         st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     sc__graph *ng = NULL;

@@ -26,6 +26,12 @@ typedef struct sc__par_result {
  * the structure s of g; false on out-of-memory. */
 bool sc__pp_label(const sc__graph *g, const sc__structure *s, uint8_t *seg, uint32_t *layer);
 
+/* The host time a thread spent waiting for a traced backward on another
+ * thread (a forward-phase operator's own time on a thread without backward
+ * work, inside the backward's span) taken off its task, and the task not
+ * copied (copies[t] = 0; copies may be NULL). */
+void sc__drop_backward_waits(const sc__structure *s, sc__graph *g, uint8_t *copies);
+
 /* --model-backward (predict_backward.c): the forward's layers, head and
  * embedding given a modelled backward; a traced backward is replaced.
  * recs: the traces' kernel records (shapes), km the cost model fitted to
