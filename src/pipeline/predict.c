@@ -235,7 +235,17 @@ static bool shape_edits(const sc_predict_options *o) {
     return o->hidden || o->ffn || o->heads || o->seq || o->micro_batch;
 }
 
+/* --recompute as an SC__RECOMPUTE_*, -1 when not a mode. */
+static int recompute_mode(const sc_predict_options *o) {
+    if (!o->recompute || !strcmp(o->recompute, "none")) return SC__RECOMPUTE_NONE;
+    if (!strcmp(o->recompute, "selective")) return SC__RECOMPUTE_SELECTIVE;
+    return strcmp(o->recompute, "full") ? -1 : SC__RECOMPUTE_FULL;
+}
+
 static sc_status check_options(const sc_predict_options *o, sc_error *err) {
+    if (recompute_mode(o) < 0)
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "--recompute: '%s' is not none, selective or full",
+                        o->recompute);
     if (!finite_positive_or_zero(o->net_gbps) || !finite_positive_or_zero(o->nvlink_gbps))
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "a link bandwidth must be a number > 0");
     if (o->gpu && o->profile_path)
@@ -515,11 +525,14 @@ static sc_status edit_parallel(sc_replay *r, const sc_predict_options *o, struct
 static sc_status model_backward(sc_replay *r, const sc_predict_options *o, const shape_ctx *sx,
                                 struct sc__prediction *pd, sc_error *err) {
     sc__bwd_result br;
+    int mode = recompute_mode(o);
     sc_status st = sc__predict_backward(r, sx ? sx->recs : NULL, sx ? &sx->model : &pd->bwd_model,
-                                        sx && shape_edits(o) ? &sx->edit : NULL, &br, err);
+                                        sx && shape_edits(o) ? &sx->edit : NULL, mode, &br, err);
     if (st != SC_OK) return st;
     sc_prediction *p = &pd->pub;
-    p->backward_modelled = 1;
+    p->backward_modelled = o->model_backward ? 1 : mode ? 3 : 2;
+    p->recompute = mode == SC__RECOMPUTE_FULL ? "full" : mode ? "selective" : NULL;
+    p->backward_tasks_recomputed = br.recomputed;
     p->backward_tasks_traced = br.traced;
     p->backward_tasks_modelled = br.modelled;
     p->backward_tasks_dropped = br.dropped;
@@ -528,8 +541,8 @@ static sc_status model_backward(sc_replay *r, const sc_predict_options *o, const
     return SC_OK;
 }
 
-/* bwd: model a backward (--model-backward, or --pp on a forward-only
- * trace: a pipeline needs one). */
+/* bwd: model a backward (--model-backward, --recompute, or --pp on a
+ * forward-only trace: a pipeline needs one). */
 static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_predict_options *o,
                                const sc__scale_rule *rules, shape_ctx *sx, const sc__model *model, bool bwd,
                                sc_replay **out, sc_error *err) {
@@ -563,7 +576,6 @@ static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_pr
      * new times. */
     if (st == SC_OK && sx && shape_edits(o)) st = reshape(*out, &pd->tj, sx, pd, err);
     if (st == SC_OK && bwd) st = model_backward(*out, o, sx, pd, err);
-    if (st == SC_OK && bwd && !o->model_backward) pd->pub.backward_modelled = 2;
     if (st == SC_OK && o->layers) st = edit_layers(*out, o, pd, err);
     if (st == SC_OK && (o->tp || o->pp)) st = edit_parallel(*out, o, pd, err);
     if (st == SC_OK) st = edit(*out, set, o, pd, err);
@@ -606,7 +618,8 @@ sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts,
     shape_ctx sx = {0};
     /* the modelled backward times kernels from their shapes too (--pp
      * turns it on for a forward-only trace, known once the graph is built) */
-    bool kineto = true, bwd = opts->model_backward || opts->pp;
+    bool ask = opts->model_backward || recompute_mode(opts) > 0;
+    bool kineto = true, bwd = ask || opts->pp;
     for (size_t i = 0; i < set->count; i++) kineto = kineto && set->traces[i]->format == SC__FMT_KINETO;
     if ((shape_edits(opts) || (bwd && kineto)) && (st = shape_prepare(set, opts, &sx, err)) != SC_OK) {
         sc__kernels_free_recs(sx.recs, sx.nrecs);
@@ -626,7 +639,7 @@ sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts,
     if (st == SC_OK && dims && (st = model_dims(set, g, &model, &fwd_only, err)) != SC_OK) sc__graph_free(g);
     else if (st == SC_OK)
         st = predict_graph(g, set, opts, rules, sx.recs ? &sx : NULL, dims ? &model : NULL,
-                           opts->model_backward || (opts->pp && fwd_only), out, err);
+                           ask || (opts->pp && fwd_only), out, err);
     sc__kernels_free_recs(sx.recs, sx.nrecs);
     free(rules);
     if (st == SC_OK) (*out)->timings.build = build;

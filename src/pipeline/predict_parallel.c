@@ -91,21 +91,27 @@ typedef struct span {
 
 static bool in(const span *s, int64_t t) { return t >= s->lo && t < s->hi; }
 
-/* Per rank the forward and backward layers' spans and each layer's start. */
+/* Per rank the forward and backward layers' spans and each layer's start,
+ * from their host tasks (the host runs ahead of the GPU: a GPU end would
+ * stretch the last layer over the head's launches), or from all their
+ * tasks where a rank's layers have none on a thread. */
 static void spans(const sc__graph *g, const sc__structure *s, span *sp, int64_t *start) {
     const sc__task *t = sc__graph_tasks(g);
+    const sc__proc *pr = sc__graph_procs(g);
     size_t nr = g->ranks.len, L = s->nlayers;
     for (size_t i = 0; i < 2 * nr; i++) sp[i] = (span){INT64_MAX, INT64_MIN};
     for (size_t i = 0; i < 2 * nr * L; i++) start[i] = INT64_MAX;
-    for (size_t i = 0; i < g->tasks.len; i++) {
-        if (s->task_layer[i] == SC__NONE || s->task_layer[i] >= L) continue;
-        size_t r = sc__graph_procs(g)[t[i].proc].rank, b = s->task_phase[i] == SC__PHASE_BACKWARD;
-        span *x = &sp[2 * r + b];
-        if (t[i].ts < x->lo) x->lo = t[i].ts;
-        if (t[i].ts + t[i].dur > x->hi) x->hi = t[i].ts + t[i].dur;
-        int64_t *k = &start[(2 * r + b) * L + s->task_layer[i]];
-        if (t[i].ts < *k) *k = t[i].ts;
-    }
+    for (int host = 1; host >= 0; host--)
+        for (size_t i = 0; i < g->tasks.len; i++) {
+            if (s->task_layer[i] == SC__NONE || s->task_layer[i] >= L) continue;
+            size_t r = pr[t[i].proc].rank, b = s->task_phase[i] == SC__PHASE_BACKWARD;
+            span *x = &sp[2 * r + b];
+            if (host ? pr[t[i].proc].kind != SC_P_THREAD : x->lo <= x->hi) continue;
+            if (t[i].ts < x->lo) x->lo = t[i].ts;
+            if (t[i].ts + t[i].dur > x->hi) x->hi = t[i].ts + t[i].dur;
+            int64_t *k = &start[(2 * r + b) * L + s->task_layer[i]];
+            if (t[i].ts < *k) *k = t[i].ts;
+        }
 }
 
 /* The layer running at ts among starts st[0 .. L) (any order). */

@@ -152,10 +152,12 @@ static void prediction_json(sc__buf *b, const sc_prediction *p) {
     if (p->backward_modelled)
         sc__buf_printf(b,
                        ",\"backward\":{\"modelled\":true,\"automatic\":%s,\"tasks_traced\":%llu,\"tasks_modelled\":%llu,"
-                       "\"traced_backward_dropped\":%llu,\"kernels_shaped\":%llu,\"kernels_unshaped\":%llu}",
-                       p->backward_modelled == 2 ? "true" : "false", (unsigned long long)p->backward_tasks_traced,
+                       "\"traced_backward_dropped\":%llu,\"kernels_shaped\":%llu,\"kernels_unshaped\":%llu,"
+                       "\"recompute\":\"%s\",\"tasks_recomputed\":%llu}",
+                       p->backward_modelled >= 2 ? "true" : "false", (unsigned long long)p->backward_tasks_traced,
                        (unsigned long long)p->backward_tasks_modelled, (unsigned long long)p->backward_tasks_dropped,
-                       (unsigned long long)p->backward_kernels_shaped, (unsigned long long)p->backward_kernels_unshaped);
+                       (unsigned long long)p->backward_kernels_shaped, (unsigned long long)p->backward_kernels_unshaped,
+                       p->recompute ? p->recompute : "none", (unsigned long long)p->backward_tasks_recomputed);
     sc__buf_puts(b, "}");
 }
 
@@ -207,13 +209,17 @@ static void prediction_text(sc__buf *b, const sc_prediction *p) {
         sc__buf_printf(b,
                        "  backward: modelled from the forward%s: %llu tasks traced, %llu modelled (%llu kernels timed "
                        "from shapes, %llu by class)%s",
-                       p->backward_modelled == 2 ? " (turned on by --pp: the trace has no backward, a pipeline needs one)"
-                                                 : "",
+                       p->backward_modelled == 2   ? " (turned on by --pp: the trace has no backward, a pipeline needs one)"
+                       : p->backward_modelled == 3 ? " (turned on by --recompute: the re-run goes into a modelled backward)"
+                                                   : "",
                        (unsigned long long)p->backward_tasks_traced, (unsigned long long)p->backward_tasks_modelled,
                        (unsigned long long)p->backward_kernels_shaped, (unsigned long long)p->backward_kernels_unshaped,
                        p->backward_tasks_dropped ? "; the traced backward's " : "\n");
     if (p->backward_modelled && p->backward_tasks_dropped)
         sc__buf_printf(b, "%llu tasks replaced\n", (unsigned long long)p->backward_tasks_dropped);
+    if (p->recompute)
+        sc__buf_printf(b, "  recompute: %s, %llu of the modelled tasks re-run the forward before each layer's backward\n",
+                       p->recompute, (unsigned long long)p->backward_tasks_recomputed);
     sc__buf_puts(b, "\n");
 }
 
