@@ -7,7 +7,8 @@
  * the replay, --tp 4 re-timing the layers, and edits the trace cannot
  * support (--tp 3 on hidden 4096, --pp 7 on 40 layers, --pp 3 on 8
  * layers) failing with one line saying why; --pp on the forward-only
- * set modelling a backward by itself.
+ * set modelling a backward by itself; --tp 4 --pp 2 --layers 48 --gpu h100
+ * composed on it, the report saying so.
  */
 #include "testutil.h"
 
@@ -189,6 +190,40 @@ static void test_megatron_pp_models_backward(void **state) {
     sc_traceset_free(set);
 }
 
+/* Edits compose: TP 4, two stages, 48 layers on H100 from the TP 8,
+ * 40-layer, forward-only A100 set; the report says what was simulated. */
+static void test_megatron_compose(void **state) {
+    (void)state;
+    sc_traceset *set = megatron();
+    sc_predict_options o = SC_PREDICT_OPTIONS_INIT;
+    o.replay.sensitivity = SC_SENSITIVITY_OFF;
+    o.tp = 4;
+    o.pp = 2;
+    o.layers = 48;
+    o.gpu = "h100";
+    sc_replay *r;
+    sc_error err;
+    if (sc_predict_run(set, &o, &r, &err) != SC_OK) fail_msg("%s", err.message);
+    const sc_prediction *q = sc_replay_prediction(r);
+    assert_int_equal(q->predicted_layers, 48);
+    assert_int_equal(q->predicted_tp, 4);
+    assert_int_equal(q->pp, 2);
+    assert_int_equal(q->backward_modelled, 2);
+    assert_int_equal(q->predicted.ranks, 8);
+    assert_non_null(strstr(q->predicted.gpu, "H100"));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    assert_int_equal(sc_replay_write(r, f, 0, &err), SC_OK);
+    fclose(f);
+    assert_non_null(strstr(text, "simulated: 48 layers, tp 4, pp 2 (1f1b, 1 micro-batch, 1 virtual stage), dp 1: "
+                                 "8 ranks on 1 node of 8 H100-SXM5-80GB; backward modelled, recompute none\n"));
+    free(text);
+    sc_replay_free(r);
+    sc_traceset_free(set);
+}
+
 /* A real backward (the H100 GPT small trace, 8 layers): two stages, one
  * micro-batch, the activation [B, S, H] bf16 sent between. */
 static void test_h100_pp2(void **state) {
@@ -219,6 +254,7 @@ int main(void) {
         cmocka_unit_test(test_uneven_stages_refused),
         cmocka_unit_test(test_megatron_tp),
         cmocka_unit_test(test_megatron_pp_models_backward),
+        cmocka_unit_test(test_megatron_compose),
         cmocka_unit_test(test_h100_pp2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
