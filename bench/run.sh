@@ -23,7 +23,8 @@
 #
 # End to end: `stepcast info` on EXAMPLE_DIR and SYNTH_DIR, `stepcast
 # replay` on both, and `stepcast predict --dp 4096` on the shared DLRM
-# ranks (STEPCAST_SHARED, else ../shared). The Python row times
+# ranks (STEPCAST_SHARED, else ../shared), and a 16-stage, 64 micro-batch
+# `predict --pp` on the H100 GPT trace. The Python row times
 # json.load on SMALL_JSON (the big file would take minutes and ~10 GB) and
 # the ratio compares it with our reader on the same file.
 set -u
@@ -107,6 +108,14 @@ DLRM_DIR=${STEPCAST_SHARED:-../shared}/traces/param-dlrm-8rank/kineto
 if [ -d "$DLRM_DIR" ] && "$S" help predict >/dev/null 2>&1; then
     $M e2e "predict --dp 4096 --gpus-per-node 8 -j 1, 8 DLRM ranks" -- \
         "$S" predict -j 1 --dp 4096 --gpus-per-node 8 "$DLRM_DIR" >>"$rows"
+fi
+
+# A pipeline of 64 micro-batches on 16 stages (1F1B) from the 8-layer H100
+# GPT trace taken to 16 layers: 1.2 M simulated tasks (the bar: seconds).
+H100_SMALL=tests/data/h100-gpt/small/rank0.trace.json.gz
+if [ -f "$H100_SMALL" ] && "$S" help predict >/dev/null 2>&1; then
+    $M e2e "predict --layers 16 --pp 16 --microbatches 64, H100 GPT" -- \
+        "$S" predict --layers 16 --pp 16 --microbatches 64 "$H100_SMALL" >>"$rows"
 fi
 
 echo
