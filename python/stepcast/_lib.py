@@ -53,7 +53,11 @@ class ReplayOptions(ctypes.Structure):
 
 class PredictOptions(ctypes.Structure):
     _fields_ = [("replay", ReplayOptions), ("dp", c_u32), ("nodes", c_u32), ("gpus_per_node", c_u32),
-                ("net_gbps", c_double), ("nvlink_gbps", c_double), ("gpu", c_char_p), ("profile_path", c_char_p)]
+                ("net_gbps", c_double), ("nvlink_gbps", c_double), ("gpu", c_char_p), ("profile_path", c_char_p),
+                ("layers", c_u32), ("hidden", c_u32), ("ffn", c_u32), ("heads", c_u32), ("seq", c_u32),
+                ("micro_batch", c_u32), ("tp", c_u32), ("pp", c_u32), ("schedule", c_char_p),
+                ("virtual_stages", c_u32), ("microbatches", c_u32), ("model_backward", c_int),
+                ("recompute", c_char_p)]
 
 
 class IterationsTable(ctypes.Structure):
