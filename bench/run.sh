@@ -23,7 +23,8 @@
 #
 # End to end: `stepcast info` on EXAMPLE_DIR and SYNTH_DIR, `stepcast
 # replay` on both, and `stepcast predict --dp 4096` on the shared DLRM
-# ranks (STEPCAST_SHARED, else ../shared). The Python row times
+# ranks (STEPCAST_SHARED, else ../shared), and a 16-stage, 64 micro-batch
+# `predict --pp` on the H100 GPT trace. The Python row times
 # json.load on SMALL_JSON (the big file would take minutes and ~10 GB) and
 # the ratio compares it with our reader on the same file.
 set -u
@@ -119,6 +120,14 @@ if "$S" help model >/dev/null 2>&1; then
     $M e2e "model --sweep, 100 gpt3-175b configs, 1024 H100" -- \
         "$S" model --sweep --preset gpt3-175b --gpu h100 --nodes 128 --gbs 1536 --sp true --recompute selective \
         --tp 1,2,4,8 --pp 1,2,4,8,16 --mbs 1,2,4,8,16 >>"$rows"
+fi
+
+# A pipeline of 64 micro-batches on 16 stages (1F1B) from the 8-layer H100
+# GPT trace taken to 16 layers: 1.2 M simulated tasks (the bar: seconds).
+H100_SMALL=tests/data/h100-gpt/small/rank0.trace.json.gz
+if [ -f "$H100_SMALL" ] && "$S" help predict >/dev/null 2>&1; then
+    $M e2e "predict --layers 16 --pp 16 --microbatches 64, H100 GPT" -- \
+        "$S" predict --layers 16 --pp 16 --microbatches 64 "$H100_SMALL" >>"$rows"
 fi
 
 echo

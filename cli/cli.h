@@ -91,8 +91,9 @@ typedef struct sc_cli_predict_args {
     uint64_t tp, pp, virtual_stages, microbatches;
     const char *net, *nvlink, *gpu, *profile, *schedule;
     int model_backward;
+    const char *recompute;
 } sc_cli_predict_args;
-#define SC_CLI_PREDICT_NOPTS 19
+#define SC_CLI_PREDICT_NOPTS 20
 /* Writes the SC_CLI_PREDICT_NOPTS options into opts, pointing at a (zeroed). */
 void sc_cli_predict_opts(sc_cli_predict_args *a, sc_cli_opt *opts);
 /* Sets o's edits from a: SC_EXIT_OK, or the usage exit code after saying why. */

@@ -62,6 +62,7 @@ void sc_cli_predict_opts(sc_cli_predict_args *a, sc_cli_opt *opts) {
         {.name = "--microbatches", .kind = SC_CLI_UINT, .dest = &a->microbatches, .min = 1, .max = 1u << 16,
          .what = "a micro-batch count from 1 to 65536"},
         {.name = "--model-backward", .kind = SC_CLI_FLAG, .dest = &a->model_backward},
+        {.name = "--recompute", .kind = SC_CLI_STRING, .dest = &a->recompute, .what = "none, selective or full"},
     };
     memcpy(opts, own, sizeof own);
 }
@@ -85,6 +86,7 @@ int sc_cli_predict_options(const char *cmd, const sc_cli_predict_args *a, sc_pre
     o->virtual_stages = (uint32_t)a->virtual_stages;
     o->microbatches = (uint32_t)a->microbatches;
     o->model_backward = a->model_backward;
+    o->recompute = a->recompute;
     if (!a->pp && (a->schedule || a->virtual_stages || a->microbatches)) {
         sc_cli_usage(cmd, "--schedule, --virtual-stages and --microbatches go with --pp");
         return SC_EXIT_USAGE;
@@ -96,7 +98,7 @@ int sc_cli_predict_options(const char *cmd, const sc_cli_predict_args *a, sc_pre
 
 bool sc_cli_predict_edits(const sc_cli_predict_args *a) {
     return a->dp || a->nodes || a->gpus_per_node || a->layers || a->hidden || a->ffn || a->heads || a->seq ||
-           a->micro_batch || a->tp || a->pp || a->model_backward || a->net || a->nvlink || a->gpu || a->profile;
+           a->micro_batch || a->tp || a->pp || a->model_backward || a->recompute || a->net || a->nvlink || a->gpu || a->profile;
 }
 
 int sc_cmd_predict(int argc, char **argv) {

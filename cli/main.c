@@ -29,7 +29,7 @@ static const sc_cli_command commands[] = {
      "stepcast predict [--json] [--chrome FILE [--force]] [--iteration N] [--comm coupled|traced|model] "
      "[--scale CLASS=FACTOR]... [--sensitivity|--no-sensitivity] [--breakdown stepcast|hta] [--dp N] [--nodes N] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "
      "[--gpu NAME|--profile FILE] [--layers L] [--hidden H] [--ffn F] [--heads A] [--seq S] [--micro-batch B] [--tp T] "
-     "[--pp P [--schedule gpipe|1f1b|interleaved] [--virtual-stages V] [--microbatches M]] [--model-backward] TRACE|DIR...",
+     "[--pp P [--schedule gpipe|1f1b|interleaved] [--virtual-stages V] [--microbatches M]] [--model-backward] [--recompute none|selective|full] TRACE|DIR...",
      sc_cmd_predict},
     {"model", "predict a training step from its configuration alone (model, parallelism, GPU): step, MFU, memory",
      "stepcast model [--json] [--chrome FILE [--force]] [--config FILE] [--preset NAME] [--sweep] [--layers N] [--hidden N] "

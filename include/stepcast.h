@@ -561,6 +561,9 @@ typedef struct sc_predict_options {
     int model_backward;        /* a modelled backward from the forward's kernels: added to a
                                   forward-only trace, or replacing a traced one (to check the
                                   method) */
+    const char *recompute;     /* "none" (NULL), "selective" (each layer's attention core) or
+                                  "full" (each layer's forward) re-run before the layer's
+                                  backward; turns the modelled backward on */
 } sc_predict_options;
 #define SC_PREDICT_OPTIONS_INIT {.replay = SC_REPLAY_OPTIONS_INIT}
 
@@ -602,12 +605,16 @@ typedef struct sc_prediction {
     int64_t p2p_bytes;         /* one stage-to-stage send */
     uint64_t tasks_traced, tasks_modelled; /* tasks simulated: from the trace once, or copies
                                               and inserted ones (pipeline) */
-    /* The modelled backward (model_backward). */
+    /* The modelled backward: 1 asked for (model_backward), 2 turned on by
+     * pp on a forward-only trace (a pipeline needs a backward), 3 by
+     * recompute (the re-run goes into a modelled backward). */
     int backward_modelled;
     uint64_t backward_tasks_traced;    /* tasks of the graph it was built from */
     uint64_t backward_tasks_modelled;  /* the backward's tasks (copies of the forward's) */
     uint64_t backward_tasks_dropped;   /* a traced backward's tasks it replaced */
     uint64_t backward_kernels_shaped, backward_kernels_unshaped; /* timed from shapes / by class */
+    const char *recompute;             /* "selective" or "full"; NULL: none */
+    uint64_t backward_tasks_recomputed; /* of the modelled tasks, the forward's re-run */
 } sc_prediction;
 
 SC_API sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts, sc_replay **out,

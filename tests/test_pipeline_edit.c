@@ -5,8 +5,10 @@
  * out of the simulation; 64 micro-batches on 16 stages simulated in
  * seconds; and on the Megatron set, --tp 8 (the traced degree) equal to
  * the replay, --tp 4 re-timing the layers, and edits the trace cannot
- * support (--tp 3 on hidden 4096, --pp on a forward-only trace, --pp 7
- * on 8 layers) failing with one line saying why.
+ * support (--tp 3 on hidden 4096, --pp 7 on 40 layers, --pp 3 on 8
+ * layers) failing with one line saying why; --pp on the forward-only
+ * set modelling a backward by itself; --tp 4 --pp 2 --layers 48 --gpu h100
+ * composed on it, the report saying so.
  */
 #include "testutil.h"
 
@@ -165,8 +167,60 @@ static void test_megatron_tp(void **state) {
     /* what the trace cannot support */
     assert_int_equal(predict(set, 3, 0, &r, &err), SC_E_USAGE);
     assert_string_equal(err.message, "--tp 3: the hidden size (4096) does not split over 3 ranks");
-    assert_int_equal(predict(set, 0, 2, &r, &err), SC_E_USAGE);
-    assert_non_null(strstr(err.message, "no backward"));
+    sc_traceset_free(set);
+}
+
+/* The forward-only set: --pp models a backward by itself (the rewrite
+ * used to meet a cycle there: GPU tasks placed by their start rather than
+ * their stream order); --pp 7 on its 40 layers is refused. */
+static void test_megatron_pp_models_backward(void **state) {
+    (void)state;
+    sc_traceset *set = megatron();
+    sc_replay *r;
+    sc_error err;
+    if (predict(set, 0, 2, &r, &err) != SC_OK) fail_msg("%s", err.message);
+    const sc_prediction *q = sc_replay_prediction(r);
+    assert_int_equal(q->backward_modelled, 2);
+    assert_true(q->backward_tasks_modelled > 0);
+    assert_int_equal(q->pp, 2);
+    assert_int_equal(sc_replay_rank_count(r), 16);
+    sc_replay_free(r);
+    assert_int_equal(predict(set, 0, 7, &r, &err), SC_E_USAGE);
+    assert_non_null(strstr(err.message, "40 layers do not split evenly into 7 stages"));
+    sc_traceset_free(set);
+}
+
+/* Edits compose: TP 4, two stages, 48 layers on H100 from the TP 8,
+ * 40-layer, forward-only A100 set; the report says what was simulated. */
+static void test_megatron_compose(void **state) {
+    (void)state;
+    sc_traceset *set = megatron();
+    sc_predict_options o = SC_PREDICT_OPTIONS_INIT;
+    o.replay.sensitivity = SC_SENSITIVITY_OFF;
+    o.tp = 4;
+    o.pp = 2;
+    o.layers = 48;
+    o.gpu = "h100";
+    sc_replay *r;
+    sc_error err;
+    if (sc_predict_run(set, &o, &r, &err) != SC_OK) fail_msg("%s", err.message);
+    const sc_prediction *q = sc_replay_prediction(r);
+    assert_int_equal(q->predicted_layers, 48);
+    assert_int_equal(q->predicted_tp, 4);
+    assert_int_equal(q->pp, 2);
+    assert_int_equal(q->backward_modelled, 2);
+    assert_int_equal(q->predicted.ranks, 8);
+    assert_non_null(strstr(q->predicted.gpu, "H100"));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    assert_int_equal(sc_replay_write(r, f, 0, &err), SC_OK);
+    fclose(f);
+    assert_non_null(strstr(text, "simulated: 48 layers, tp 4, pp 2 (1f1b, 1 micro-batch, 1 virtual stage), dp 1: "
+                                 "8 ranks on 1 node of 8 H100-SXM5-80GB; backward modelled, recompute none\n"));
+    free(text);
+    sc_replay_free(r);
     sc_traceset_free(set);
 }
 
@@ -199,6 +253,8 @@ int main(void) {
         cmocka_unit_test(test_1f1b_64_on_16_in_seconds),
         cmocka_unit_test(test_uneven_stages_refused),
         cmocka_unit_test(test_megatron_tp),
+        cmocka_unit_test(test_megatron_pp_models_backward),
+        cmocka_unit_test(test_megatron_compose),
         cmocka_unit_test(test_h100_pp2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

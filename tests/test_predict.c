@@ -41,10 +41,13 @@ static char *report(const sc_replay *r, int json) {
 static void cut_prediction(char *json) {
     char *p = strstr(json, ",\"prediction\":{");
     assert_non_null(p);
-    char *end = strchr(p, '}');
-    end = strchr(end + 1, '}');
-    end = strchr(end + 1, '}'); /* traced {}, new {}, then the member's own */
-    assert_non_null(end);
+    char *end = strchr(p, '{');
+    for (int depth = 0; *end; end++) { /* to the member's own closing brace (no braces in its strings) */
+        depth += *end == '{';
+        depth -= *end == '}';
+        if (!depth) break;
+    }
+    assert_true(*end == '}');
     memmove(p, end + 1, strlen(end + 1) + 1);
 }
 

@@ -58,7 +58,8 @@ class PredictOptions(ctypes.Structure):
                 ("net_gbps", c_double), ("nvlink_gbps", c_double), ("gpu", c_char_p), ("profile_path", c_char_p),
                 ("layers", c_u32), ("hidden", c_u32), ("ffn", c_u32), ("heads", c_u32), ("seq", c_u32),
                 ("micro_batch", c_u32), ("tp", c_u32), ("pp", c_u32), ("schedule", c_char_p),
-                ("virtual_stages", c_u32), ("microbatches", c_u32)]
+                ("virtual_stages", c_u32), ("microbatches", c_u32), ("model_backward", c_int),
+                ("recompute", c_char_p)]
 
 
 class StructureOptions(ctypes.Structure):

@@ -235,7 +235,17 @@ static bool shape_edits(const sc_predict_options *o) {
     return o->hidden || o->ffn || o->heads || o->seq || o->micro_batch;
 }
 
+/* --recompute as an SC__RECOMPUTE_*, -1 when not a mode. */
+static int recompute_mode(const sc_predict_options *o) {
+    if (!o->recompute || !strcmp(o->recompute, "none")) return SC__RECOMPUTE_NONE;
+    if (!strcmp(o->recompute, "selective")) return SC__RECOMPUTE_SELECTIVE;
+    return strcmp(o->recompute, "full") ? -1 : SC__RECOMPUTE_FULL;
+}
+
 static sc_status check_options(const sc_predict_options *o, sc_error *err) {
+    if (recompute_mode(o) < 0)
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "--recompute: '%s' is not none, selective or full",
+                        o->recompute);
     if (!finite_positive_or_zero(o->net_gbps) || !finite_positive_or_zero(o->nvlink_gbps))
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "a link bandwidth must be a number > 0");
     if (o->gpu && o->profile_path)
@@ -515,11 +525,14 @@ static sc_status edit_parallel(sc_replay *r, const sc_predict_options *o, struct
 static sc_status model_backward(sc_replay *r, const sc_predict_options *o, const shape_ctx *sx,
                                 struct sc__prediction *pd, sc_error *err) {
     sc__bwd_result br;
+    int mode = recompute_mode(o);
     sc_status st = sc__predict_backward(r, sx ? sx->recs : NULL, sx ? &sx->model : &pd->bwd_model,
-                                        sx && shape_edits(o) ? &sx->edit : NULL, &br, err);
+                                        sx && shape_edits(o) ? &sx->edit : NULL, mode, &br, err);
     if (st != SC_OK) return st;
     sc_prediction *p = &pd->pub;
-    p->backward_modelled = 1;
+    p->backward_modelled = o->model_backward ? 1 : mode ? 3 : 2;
+    p->recompute = mode == SC__RECOMPUTE_FULL ? "full" : mode ? "selective" : NULL;
+    p->backward_tasks_recomputed = br.recomputed;
     p->backward_tasks_traced = br.traced;
     p->backward_tasks_modelled = br.modelled;
     p->backward_tasks_dropped = br.dropped;
@@ -528,9 +541,11 @@ static sc_status model_backward(sc_replay *r, const sc_predict_options *o, const
     return SC_OK;
 }
 
+/* bwd: model a backward (--model-backward, --recompute, or --pp on a
+ * forward-only trace: a pipeline needs one). */
 static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_predict_options *o,
-                               const sc__scale_rule *rules, shape_ctx *sx, const sc__model *model, sc_replay **out,
-                               sc_error *err) {
+                               const sc__scale_rule *rules, shape_ctx *sx, const sc__model *model, bool bwd,
+                               sc_replay **out, sc_error *err) {
     struct sc__prediction *pd = calloc(1, sizeof *pd);
     sc_status st = pd ? SC_OK : sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     /* fitted to the traced durations, before --scale touches them */
@@ -560,7 +575,7 @@ static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_pr
      * the layer and pipeline copies do not have; the copies then carry the
      * new times. */
     if (st == SC_OK && sx && shape_edits(o)) st = reshape(*out, &pd->tj, sx, pd, err);
-    if (st == SC_OK && o->model_backward) st = model_backward(*out, o, sx, pd, err);
+    if (st == SC_OK && bwd) st = model_backward(*out, o, sx, pd, err);
     if (st == SC_OK && o->layers) st = edit_layers(*out, o, pd, err);
     if (st == SC_OK && (o->tp || o->pp)) st = edit_parallel(*out, o, pd, err);
     if (st == SC_OK) st = edit(*out, set, o, pd, err);
@@ -574,10 +589,12 @@ static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_pr
 }
 
 /* The model's dimensions from the set (its events held) and g. */
-static sc_status model_dims(const sc_traceset *set, const sc__graph *g, sc__model *m, sc_error *err) {
+static sc_status model_dims(const sc_traceset *set, const sc__graph *g, sc__model *m, bool *fwd_only,
+                            sc_error *err) {
     sc__structure s;
     sc_status st = sc__structure_find(g, &s, err);
     if (st != SC_OK) return st;
+    *fwd_only = s.nlayers && !s.nbackward;
     sc__structure_dims(set, g, &s, m);
     sc__structure_free(&s);
     return SC_OK;
@@ -599,8 +616,10 @@ sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts,
         return st;
     }
     shape_ctx sx = {0};
-    /* the modelled backward times kernels from their shapes too */
-    bool kineto = true, bwd = opts->model_backward;
+    /* the modelled backward times kernels from their shapes too (--pp
+     * turns it on for a forward-only trace, known once the graph is built) */
+    bool ask = opts->model_backward || recompute_mode(opts) > 0;
+    bool kineto = true, bwd = ask || opts->pp;
     for (size_t i = 0; i < set->count; i++) kineto = kineto && set->traces[i]->format == SC__FMT_KINETO;
     if ((shape_edits(opts) || (bwd && kineto)) && (st = shape_prepare(set, opts, &sx, err)) != SC_OK) {
         sc__kernels_free_recs(sx.recs, sx.nrecs);
@@ -616,9 +635,11 @@ sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts,
     st = sc__replay_build(set, &ro, &g, err);
     double build = sc__now() - t0;
     sc__model model;
-    if (st == SC_OK && dims && (st = model_dims(set, g, &model, err)) != SC_OK) sc__graph_free(g);
+    bool fwd_only = false;
+    if (st == SC_OK && dims && (st = model_dims(set, g, &model, &fwd_only, err)) != SC_OK) sc__graph_free(g);
     else if (st == SC_OK)
-        st = predict_graph(g, set, opts, rules, sx.recs ? &sx : NULL, dims ? &model : NULL, out, err);
+        st = predict_graph(g, set, opts, rules, sx.recs ? &sx : NULL, dims ? &model : NULL,
+                           ask || (opts->pp && fwd_only), out, err);
     sc__kernels_free_recs(sx.recs, sx.nrecs);
     free(rules);
     if (st == SC_OK) (*out)->timings.build = build;

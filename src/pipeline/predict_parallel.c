@@ -15,6 +15,7 @@
  */
 #include "predict_parallel.h"
 
+#include "../sim/sim.h"
 #include "../transforms/pp_rewrite.h"
 #include "../transforms/scale.h"
 #include "../transforms/tp_edit.h"
@@ -90,21 +91,27 @@ typedef struct span {
 
 static bool in(const span *s, int64_t t) { return t >= s->lo && t < s->hi; }
 
-/* Per rank the forward and backward layers' spans and each layer's start. */
+/* Per rank the forward and backward layers' spans and each layer's start,
+ * from their host tasks (the host runs ahead of the GPU: a GPU end would
+ * stretch the last layer over the head's launches), or from all their
+ * tasks where a rank's layers have none on a thread. */
 static void spans(const sc__graph *g, const sc__structure *s, span *sp, int64_t *start) {
     const sc__task *t = sc__graph_tasks(g);
+    const sc__proc *pr = sc__graph_procs(g);
     size_t nr = g->ranks.len, L = s->nlayers;
     for (size_t i = 0; i < 2 * nr; i++) sp[i] = (span){INT64_MAX, INT64_MIN};
     for (size_t i = 0; i < 2 * nr * L; i++) start[i] = INT64_MAX;
-    for (size_t i = 0; i < g->tasks.len; i++) {
-        if (s->task_layer[i] == SC__NONE || s->task_layer[i] >= L) continue;
-        size_t r = sc__graph_procs(g)[t[i].proc].rank, b = s->task_phase[i] == SC__PHASE_BACKWARD;
-        span *x = &sp[2 * r + b];
-        if (t[i].ts < x->lo) x->lo = t[i].ts;
-        if (t[i].ts + t[i].dur > x->hi) x->hi = t[i].ts + t[i].dur;
-        int64_t *k = &start[(2 * r + b) * L + s->task_layer[i]];
-        if (t[i].ts < *k) *k = t[i].ts;
-    }
+    for (int host = 1; host >= 0; host--)
+        for (size_t i = 0; i < g->tasks.len; i++) {
+            if (s->task_layer[i] == SC__NONE || s->task_layer[i] >= L) continue;
+            size_t r = pr[t[i].proc].rank, b = s->task_phase[i] == SC__PHASE_BACKWARD;
+            span *x = &sp[2 * r + b];
+            if (host ? pr[t[i].proc].kind != SC_P_THREAD : x->lo <= x->hi) continue;
+            if (t[i].ts < x->lo) x->lo = t[i].ts;
+            if (t[i].ts + t[i].dur > x->hi) x->hi = t[i].ts + t[i].dur;
+            int64_t *k = &start[(2 * r + b) * L + s->task_layer[i]];
+            if (t[i].ts < *k) *k = t[i].ts;
+        }
 }
 
 /* The layer running at ts among starts st[0 .. L) (any order). */
@@ -142,18 +149,86 @@ static void segments(const sc__graph *g, const sc__structure *s, const span *sp,
             seg[i] = ph == SC__PHASE_BACKWARD ? SC__SEG_POST : SC__SEG_TAIL;
         }
     }
+    /* A GPU task outside the layers goes with its launch: the stream runs
+     * behind the host, so its start says which layer the host was
+     * launching, not where it sits in the stream's order (an embedding's
+     * kernel starting while the host launches layer 2 still precedes layer
+     * 0's kernels). */
+    for (uint32_t u = 0; u < g->tasks.len; u++)
+        for (uint32_t e = g->succ_off[u]; e < g->succ_off[u + 1]; e++) {
+            uint32_t v = g->succ[e];
+            if (g->succ_family[e] != SC_E_LAUNCH || (s->task_layer[v] != SC__NONE && s->task_layer[v] < L)) continue;
+            seg[v] = seg[u];
+            layer[v] = layer[u];
+        }
+}
+
+/* A segment and layer as its place in the iteration's order: HEAD, PRE,
+ * the forward layers up, FMID, BMID, the backward layers down, POST, TAIL. */
+static uint32_t place_of(uint8_t seg, uint32_t layer, uint32_t L) {
+    uint32_t k = layer < L ? layer : 0;
+    switch (seg) {
+    case SC__SEG_HEAD: return 0;
+    case SC__SEG_PRE: return 1;
+    case SC__SEG_FWD: return 2 + k;
+    case SC__SEG_FMID: return 2 + L;
+    case SC__SEG_BMID: return 3 + L;
+    case SC__SEG_BWD: return 4 + L + (L - 1 - k);
+    case SC__SEG_POST: return 4 + 2 * L;
+    default: return 5 + 2 * L;
+    }
+}
+
+static void unplace(uint32_t p, uint32_t L, uint8_t *seg, uint32_t *layer) {
+    static const uint8_t fixed[] = {SC__SEG_HEAD, SC__SEG_PRE};
+    *layer = SC__NONE;
+    if (p < 2) *seg = fixed[p];
+    else if (p < 2 + L) *seg = SC__SEG_FWD, *layer = p - 2;
+    else if (p == 2 + L) *seg = SC__SEG_FMID;
+    else if (p == 3 + L) *seg = SC__SEG_BMID;
+    else if (p < 4 + 2 * L) *seg = SC__SEG_BWD, *layer = L - 1 - (p - 4 - L);
+    else *seg = p == 4 + 2 * L ? SC__SEG_POST : SC__SEG_TAIL;
+}
+
+/* The rewrite copies each processor's tasks segment by segment, so their
+ * segments must follow the processor's order, or a copied edge would run
+ * against it. A task the structure put in a layer keeps its place; one
+ * placed by its time (or its launch) is kept between the structure's
+ * places before and after it on its processor; then every place is raised
+ * to the greatest before it (only a structure that contradicts itself is
+ * changed by that). */
+static void monotone(const sc__graph *g, const sc__structure *s, const uint32_t *off, const uint32_t *order,
+                     uint8_t *seg, uint32_t *layer) {
+    uint32_t L = s->nlayers;
+    for (size_t p = 0; p < g->procs.len; p++) {
+        uint32_t next = UINT32_MAX;
+        for (uint32_t j = off[p + 1]; j-- > off[p];) {
+            uint32_t t = order[j], at = place_of(seg[t], layer[t], L);
+            if (s->task_layer[t] != SC__NONE && s->task_layer[t] < L) next = at;
+            else if (at > next) unplace(next, L, &seg[t], &layer[t]);
+        }
+        uint32_t most = 0;
+        for (uint32_t j = off[p]; j < off[p + 1]; j++) {
+            uint32_t t = order[j], at = place_of(seg[t], layer[t], L);
+            if (at < most) unplace(most, L, &seg[t], &layer[t]);
+            else most = at;
+        }
+    }
 }
 
 bool sc__pp_label(const sc__graph *g, const sc__structure *s, uint8_t *seg, uint32_t *layer) {
     size_t nr = g->ranks.len, L = s->nlayers;
     span *sp = sc__alloc_array(2 * nr + 1, sizeof *sp);
     int64_t *start = sc__alloc_array(2 * nr * L + 1, sizeof *start);
-    if (sp && start) {
+    uint32_t *off = NULL, *order = NULL;
+    bool ok = sp && start && sc__proc_order(g, &off, &order);
+    if (ok) {
         spans(g, s, sp, start);
         segments(g, s, sp, start, seg, layer);
+        monotone(g, s, off, order, seg, layer);
     }
-    free(sp), free(start);
-    return sp && start;
+    free(sp), free(start), free(off), free(order);
+    return ok;
 }
 
 static int dtype_bytes(const char *dtype) {
@@ -243,19 +318,16 @@ sc_status sc__predict_pp(sc_replay *r, const sc_predict_options *o, const sc__mo
     if ((st = sc__structure_find(r->g, &s, err)) != SC_OK) return st;
     st = check_pp(&s, m, err);
     const sc__graph *g = r->g;
-    size_t nr = g->ranks.len, n = g->tasks.len + 1, L = s.nlayers;
-    span *sp = st == SC_OK ? sc__alloc_array(2 * nr + 1, sizeof *sp) : NULL;
-    int64_t *start = st == SC_OK ? sc__alloc_array(2 * nr * L + 1, sizeof *start) : NULL;
+    size_t nr = g->ranks.len, n = g->tasks.len + 1;
     uint8_t *seg = st == SC_OK ? sc__alloc_array(n, 1) : NULL;
     uint32_t *layer = st == SC_OK ? sc__alloc_array(n, sizeof *layer) : NULL;
-    if (st == SC_OK && (!sp || !start || !seg || !layer))
+    if (st == SC_OK) sc__drop_backward_waits(&s, r->g, NULL);
+    if (st == SC_OK && (!seg || !layer || !sc__pp_label(g, &s, seg, layer)))
         st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     sc__graph *ng = NULL;
     uint32_t *origin = NULL;
     int64_t p2p_ns = 0;
     if (st == SC_OK) {
-        spans(g, &s, sp, start);
-        segments(g, &s, sp, start, seg, layer);
         res->p2p_bytes = m->seq.value * m->micro_batch.value * m->hidden.value * dtype_bytes(m->dtype);
         res->p2p_ranks = nr * 2 > gpn ? gpn + 1 : 2;
         p2p_ns = sc__comm_time_ns(cm, SC_C_SEND_RECV, res->p2p_bytes, res->p2p_ranks);
@@ -264,7 +336,7 @@ sc_status sc__predict_pp(sc_replay *r, const sc_predict_options *o, const sc__mo
                             1.0 / o->pp};
         st = sc__pp_rewrite(g, &spec, &ng, &origin, err);
     }
-    free(sp), free(start), free(seg), free(layer);
+    free(seg), free(layer);
     sc__structure_free(&s);
     if (st != SC_OK) return st;
     res->traced_tasks = g->tasks.len;

@@ -26,18 +26,27 @@ typedef struct sc__par_result {
  * the structure s of g; false on out-of-memory. */
 bool sc__pp_label(const sc__graph *g, const sc__structure *s, uint8_t *seg, uint32_t *layer);
 
+/* The host time a thread spent waiting for a traced backward on another
+ * thread (a forward-phase operator's own time on a thread without backward
+ * work, inside the backward's span) taken off its task, and the task not
+ * copied (copies[t] = 0; copies may be NULL). */
+void sc__drop_backward_waits(const sc__structure *s, sc__graph *g, uint8_t *copies);
+
 /* --model-backward (predict_backward.c): the forward's layers, head and
  * embedding given a modelled backward; a traced backward is replaced.
  * recs: the traces' kernel records (shapes), km the cost model fitted to
- * the trace, edit the shape edit already applied (NULL: none). */
+ * the trace, edit the shape edit already applied (NULL: none), recompute
+ * an SC__RECOMPUTE_* (the layers' forward re-run in their backward). */
 typedef struct sc__bwd_result {
-    uint64_t traced, modelled, dropped, shaped, unshaped;
+    uint64_t traced, modelled, dropped, shaped, unshaped, recomputed;
 } sc__bwd_result;
+enum { SC__RECOMPUTE_NONE = 0, SC__RECOMPUTE_SELECTIVE, SC__RECOMPUTE_FULL };
 struct sc__krecs;
 struct sc__kcost_model;
 struct sc__shape_edit;
 sc_status sc__predict_backward(sc_replay *r, const struct sc__krecs *recs, const struct sc__kcost_model *km,
-                               const struct sc__shape_edit *edit, sc__bwd_result *res, sc_error *err);
+                               const struct sc__shape_edit *edit, int recompute, sc__bwd_result *res,
+                               sc_error *err);
 
 /* --tp: m the model's dimensions (NULL: unknown). */
 sc_status sc__predict_tp(sc_replay *r, const sc_predict_options *o, const sc__model *m, sc__par_result *res,

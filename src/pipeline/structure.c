@@ -21,8 +21,10 @@
 #include "../sim/sim.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define NCAND 16
+#define NBACK 4 /* previous occurrences of a symbol measured from */
 #define MIN_COVER 0.25
 
 const char *sc__phase_name(int phase) {
@@ -114,18 +116,22 @@ typedef struct run_pick {
     int64_t time;
 } run_pick;
 
-/* The commonest distances (>= 2, <= n/2) between two occurrences of one
- * symbol; their count returned. */
+/* The commonest distances (>= 2, <= n/2) between an occurrence of a
+ * symbol and each of its NBACK previous ones (a block where every name
+ * occurs twice, a forward re-run before its backward, repeats at the
+ * distance to the second before); their count returned. */
 static size_t candidates(const uint32_t *sym, uint32_t n, uint32_t nsym, uint32_t *cand) {
-    uint32_t *last = malloc((size_t)(nsym ? nsym : 1) * sizeof *last);
+    uint32_t *last = malloc((size_t)(nsym ? nsym : 1) * NBACK * sizeof *last);
     uint32_t *hist = calloc((size_t)n / 2 + 1, sizeof *hist);
     size_t nc = 0;
     if (last && hist) {
-        for (uint32_t s = 0; s < nsym; s++) last[s] = SC__NONE;
+        for (size_t s = 0; s < (size_t)nsym * NBACK; s++) last[s] = SC__NONE;
         for (uint32_t i = 0; i < n; i++) {
-            uint32_t s = sym[i] < nsym ? sym[i] : 0;
-            if (last[s] != SC__NONE && i - last[s] >= 2 && i - last[s] <= n / 2) hist[i - last[s]]++;
-            last[s] = i;
+            uint32_t *l = last + (size_t)(sym[i] < nsym ? sym[i] : 0) * NBACK;
+            for (int k = 0; k < NBACK; k++)
+                if (l[k] != SC__NONE && i - l[k] >= 2 && i - l[k] <= n / 2) hist[i - l[k]]++;
+            memmove(l + 1, l, (NBACK - 1) * sizeof *l);
+            l[0] = i;
         }
         for (; nc < NCAND; nc++) {
             uint32_t best = 0;

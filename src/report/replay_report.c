@@ -125,6 +125,43 @@ static void model_text(sc__buf *b, const sc_prediction *p) {
                    (unsigned long long)p->collectives_resized);
 }
 
+/* The configuration simulated, in one object: null where it is the
+ * traced one and not known here. */
+static void config_json(sc__buf *b, const sc_prediction *p) {
+    const sc_job_shape *n = &p->predicted;
+    sc__buf_puts(b, ",\"configuration\":{\"layers\":");
+    if (p->predicted_layers) sc__buf_printf(b, "%u", p->predicted_layers);
+    else sc__buf_puts(b, "null");
+    sc__buf_puts(b, ",\"tp\":");
+    if (p->predicted_tp) sc__buf_printf(b, "%u", p->predicted_tp);
+    else sc__buf_puts(b, "null");
+    sc__buf_printf(b, ",\"pp\":%u,\"schedule\":", p->pp ? p->pp : 1);
+    if (p->pp) sc__buf_printf(b, "\"%s\"", p->schedule);
+    else sc__buf_puts(b, "null");
+    sc__buf_printf(b,
+                   ",\"microbatches\":%u,\"virtual_stages\":%u,\"dp\":%u,\"ranks\":%u,\"nodes\":%u,"
+                   "\"gpus_per_node\":%u,\"gpu\":\"%s\",\"backward\":\"%s\",\"recompute\":\"%s\"}",
+                   p->pp ? p->microbatches : 1, p->pp ? p->virtual_stages : 1, n->dp, n->ranks, n->nodes,
+                   n->gpus_per_node, n->gpu, p->backward_modelled ? "modelled" : "as traced",
+                   p->recompute ? p->recompute : "none");
+}
+
+static void config_text(sc__buf *b, const sc_prediction *p) {
+    const sc_job_shape *n = &p->predicted;
+    sc__buf_puts(b, "  simulated: ");
+    if (p->predicted_layers) sc__buf_printf(b, "%u layers", p->predicted_layers);
+    else sc__buf_puts(b, "the traced layers");
+    if (p->predicted_tp) sc__buf_printf(b, ", tp %u", p->predicted_tp);
+    else sc__buf_puts(b, ", the traced tp");
+    if (p->pp)
+        sc__buf_printf(b, ", pp %u (%s, %u micro-batch%s, %u virtual stage%s)", p->pp, p->schedule, p->microbatches,
+                       p->microbatches == 1 ? "" : "es", p->virtual_stages, p->virtual_stages == 1 ? "" : "s");
+    else sc__buf_puts(b, ", pp 1");
+    sc__buf_printf(b, ", dp %u: %u rank%s on %u node%s of %u %s; backward %s, recompute %s\n", n->dp, n->ranks,
+                   n->ranks == 1 ? "" : "s", n->nodes, n->nodes == 1 ? "" : "s", n->gpus_per_node, n->gpu,
+                   p->backward_modelled ? "modelled" : "as traced", p->recompute ? p->recompute : "none");
+}
+
 static void prediction_json(sc__buf *b, const sc_prediction *p) {
     sc__buf_puts(b, ",\"prediction\":{");
     shape_json(b, "traced", &p->traced);
@@ -151,11 +188,14 @@ static void prediction_json(sc__buf *b, const sc_prediction *p) {
                        (unsigned long long)p->tasks_traced, (unsigned long long)p->tasks_modelled);
     if (p->backward_modelled)
         sc__buf_printf(b,
-                       ",\"backward\":{\"modelled\":true,\"tasks_traced\":%llu,\"tasks_modelled\":%llu,"
-                       "\"traced_backward_dropped\":%llu,\"kernels_shaped\":%llu,\"kernels_unshaped\":%llu}",
-                       (unsigned long long)p->backward_tasks_traced,
+                       ",\"backward\":{\"modelled\":true,\"automatic\":%s,\"tasks_traced\":%llu,\"tasks_modelled\":%llu,"
+                       "\"traced_backward_dropped\":%llu,\"kernels_shaped\":%llu,\"kernels_unshaped\":%llu,"
+                       "\"recompute\":\"%s\",\"tasks_recomputed\":%llu}",
+                       p->backward_modelled >= 2 ? "true" : "false", (unsigned long long)p->backward_tasks_traced,
                        (unsigned long long)p->backward_tasks_modelled, (unsigned long long)p->backward_tasks_dropped,
-                       (unsigned long long)p->backward_kernels_shaped, (unsigned long long)p->backward_kernels_unshaped);
+                       (unsigned long long)p->backward_kernels_shaped, (unsigned long long)p->backward_kernels_unshaped,
+                       p->recompute ? p->recompute : "none", (unsigned long long)p->backward_tasks_recomputed);
+    config_json(b, p);
     sc__buf_puts(b, "}");
 }
 
@@ -178,7 +218,9 @@ static void prediction_text(sc__buf *b, const sc_prediction *p) {
     shape_text(b, &p->traced);
     sc__buf_puts(b, "\n         -> new    ");
     shape_text(b, &p->predicted);
-    sc__buf_printf(b, "\n  each simulated traced rank stands for %.4g predicted rank%s (%zu rank shape%s traced)\n",
+    sc__buf_puts(b, "\n");
+    config_text(b, p);
+    sc__buf_printf(b, "  each simulated traced rank stands for %.4g predicted rank%s (%zu rank shape%s traced)\n",
                    p->ranks_per_traced_rank, p->ranks_per_traced_rank == 1 ? "" : "s", p->shapes,
                    p->shapes == 1 ? "" : "s");
     if (p->collectives_retimed || p->collectives_unsized)
@@ -205,13 +247,19 @@ static void prediction_text(sc__buf *b, const sc_prediction *p) {
                        (unsigned long long)p->tasks_modelled);
     if (p->backward_modelled)
         sc__buf_printf(b,
-                       "  backward: modelled from the forward: %llu tasks traced, %llu modelled (%llu kernels timed "
+                       "  backward: modelled from the forward%s: %llu tasks traced, %llu modelled (%llu kernels timed "
                        "from shapes, %llu by class)%s",
+                       p->backward_modelled == 2   ? " (turned on by --pp: the trace has no backward, a pipeline needs one)"
+                       : p->backward_modelled == 3 ? " (turned on by --recompute: the re-run goes into a modelled backward)"
+                                                   : "",
                        (unsigned long long)p->backward_tasks_traced, (unsigned long long)p->backward_tasks_modelled,
                        (unsigned long long)p->backward_kernels_shaped, (unsigned long long)p->backward_kernels_unshaped,
                        p->backward_tasks_dropped ? "; the traced backward's " : "\n");
     if (p->backward_modelled && p->backward_tasks_dropped)
         sc__buf_printf(b, "%llu tasks replaced\n", (unsigned long long)p->backward_tasks_dropped);
+    if (p->recompute)
+        sc__buf_printf(b, "  recompute: %s, %llu of the modelled tasks re-run the forward before each layer's backward\n",
+                       p->recompute, (unsigned long long)p->backward_tasks_recomputed);
     sc__buf_puts(b, "\n");
 }
 

@@ -4,7 +4,7 @@
  *
  * Per rank: its kept tasks are appended in their old order, then its
  * copies unit by unit (a counting sort of the rank's copied tasks by unit,
- * each processor's walked in reverse); each processor's tasks are then
+ * each processor's walked in reverse, a layer's re-run forward first); each processor's tasks are then
  * numbered: the kept ones up to the insertion point, the copies, the rest.
  * Edges are copied in one pass over the old edges once every task has its
  * new index; groups are re-formed at the end.
@@ -22,13 +22,16 @@ typedef struct bw {
     sc__graph *ng;
     uint32_t *off, *order;   /* old processor order */
     uint32_t *map, *cmap;    /* old task -> new kept task / its first copy, SC__NONE */
+    uint32_t *rmap;          /* old task -> its recomputed copy, SC__NONE */
     uint32_t *opmap, root_op;
     uint32_t *ins, *ncopy;   /* per processor: kept tasks before the copies; copies */
-    uint32_t *cand, *sorted; /* scratch: a rank's copied tasks */
-    uint32_t *cnt;           /* scratch: per unit */
+    uint32_t *cand, *sorted; /* scratch: a rank's copied tasks (RECOMP: the re-run's) */
+    uint32_t *cnt;           /* scratch: per slot (two a unit: re-run, backward) */
     sc__vec origin;          /* uint32 per new task */
     sc__bwd_stats st;
 } bw;
+
+#define RECOMP 0x80000000u
 
 static bool dropped(uint8_t seg) { return seg == SC__SEG_BMID || seg == SC__SEG_BWD || seg == SC__SEG_POST; }
 
@@ -43,6 +46,17 @@ static uint32_t unit_of(const bw *w, uint32_t t) {
     case SC__SEG_PRE: return L + 1;
     default: return L + 2;
     }
+}
+
+/* The slot of a candidate: a layer's re-run just before its backward. */
+static uint32_t slot_of(const bw *w, uint32_t e) {
+    uint32_t t = e & ~RECOMP;
+    return e & RECOMP ? 2 * (w->sp->layers - w->sp->layer[t]) : 2 * unit_of(w, t) + 1;
+}
+
+static bool recomputed(const bw *w, uint32_t t) {
+    return w->sp->recompute && w->sp->recompute[t] && w->sp->seg[t] == SC__SEG_FWD &&
+           w->sp->layer[t] < w->sp->layers;
 }
 
 static uint32_t mirror_op(bw *w, uint32_t op) {
@@ -74,44 +88,61 @@ static bool keep_rank(bw *w, const sc__rank *rk) {
     return true;
 }
 
-/* Rank r's copies, unit by unit; the mirror of their starts about f. */
+/* Task s's copy k (k = SC__BWD_COPIES: its re-run) at the next place of
+ * its processor, its start mirrored about f. */
+static bool copy_task(bw *w, uint32_t s, uint32_t k, int64_t f) {
+    const sc__task *old = sc__graph_tasks(w->g);
+    sc__task t = old[s];
+    t.dur = k < SC__BWD_COPIES ? w->sp->dur[(size_t)s * SC__BWD_COPIES + k] : old[s].dur;
+    t.ts = 2 * f - (old[s].ts + old[s].dur);
+    t.event = SC__NONE;
+    t.group = SC__NONE;
+    t.flags &= (uint16_t)~SC__TF_QUEUED;
+    if (t.kind == SC_T_SYNC) t.kind = SC_T_RUNTIME, t.dur = 0;
+    t.sync = SC_SYNC_NONE;
+    t.sync_arg = SC__NONE;
+    if ((t.op = mirror_op(w, old[s].op)) == SC__NONE) return false;
+    t.seq = w->ncopy[t.proc]++; /* numbered after the kept ones below */
+    w->st.modelled++;
+    return push(w, &t, s | SC__BWD_MODELLED);
+}
+
+/* Rank r's copies, slot by slot; the mirror of their starts about f. */
 static bool copy_rank(bw *w, uint32_t r) {
     const sc__graph *g = w->g;
     const sc__task *old = sc__graph_tasks(g);
     const sc__proc *pr = g->procs.data;
-    uint32_t U = w->sp->layers + 3, n = 0, *cnt = w->cnt;
-    memset(cnt, 0, ((size_t)U + 1) * sizeof *cnt);
+    uint32_t U = w->sp->layers + 3, S = 2 * U, n = 0, *cnt = w->cnt;
+    memset(cnt, 0, ((size_t)S + 1) * sizeof *cnt);
     int64_t f = INT64_MIN;
     for (size_t p = 0; p < g->procs.len; p++) {
         if (pr[p].rank != r) continue;
+        for (uint32_t j = w->off[p]; j < w->off[p + 1]; j++)
+            if (recomputed(w, w->order[j])) {
+                w->cand[n++] = w->order[j] | RECOMP;
+                cnt[slot_of(w, w->order[j] | RECOMP) + 1]++;
+            }
         for (uint32_t j = w->off[p + 1]; j-- > w->off[p];) {
             uint32_t t = w->order[j], u = unit_of(w, t);
             if (u >= U - 1) continue;
             w->cand[n++] = t;
-            cnt[u + 1]++;
+            cnt[slot_of(w, t) + 1]++;
             if (old[t].ts + old[t].dur > f) f = old[t].ts + old[t].dur;
         }
     }
-    for (uint32_t u = 0; u < U; u++) cnt[u + 1] += cnt[u];
-    for (uint32_t i = 0; i < n; i++) w->sorted[cnt[unit_of(w, w->cand[i])]++] = w->cand[i];
+    for (uint32_t u = 0; u < S; u++) cnt[u + 1] += cnt[u];
+    for (uint32_t i = 0; i < n; i++) w->sorted[cnt[slot_of(w, w->cand[i])]++] = w->cand[i];
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t s = w->sorted[i];
-        w->cmap[s] = (uint32_t)w->ng->tasks.len;
-        for (uint32_t k = 0; k < w->sp->copies[s] && k < SC__BWD_COPIES; k++) {
-            sc__task t = old[s];
-            t.dur = w->sp->dur[(size_t)s * SC__BWD_COPIES + k];
-            t.ts = 2 * f - (old[s].ts + old[s].dur);
-            t.event = SC__NONE;
-            t.group = SC__NONE;
-            t.flags &= (uint16_t)~SC__TF_QUEUED;
-            if (t.kind == SC_T_SYNC) t.kind = SC_T_RUNTIME, t.dur = 0;
-            t.sync = SC_SYNC_NONE;
-            t.sync_arg = SC__NONE;
-            if ((t.op = mirror_op(w, old[s].op)) == SC__NONE) return false;
-            t.seq = w->ncopy[t.proc]++; /* numbered after the kept ones below */
-            if (!push(w, &t, s | SC__BWD_MODELLED)) return false;
-            w->st.modelled++;
+        uint32_t s = w->sorted[i] & ~RECOMP;
+        if (w->sorted[i] & RECOMP) {
+            w->rmap[s] = (uint32_t)w->ng->tasks.len;
+            if (!copy_task(w, s, SC__BWD_COPIES, f)) return false;
+            w->st.recomputed++;
+            continue;
         }
+        w->cmap[s] = (uint32_t)w->ng->tasks.len;
+        for (uint32_t k = 0; k < w->sp->copies[s] && k < SC__BWD_COPIES; k++)
+            if (!copy_task(w, s, k, f)) return false;
     }
     return true;
 }
@@ -156,8 +187,11 @@ static bool edges(bw *w) {
             uint32_t v = g->succ[e];
             uint8_t fam = g->succ_family[e];
             if (w->map[u] != SC__NONE && w->map[v] != SC__NONE && !add(w, w->map[u], w->map[v], fam)) return false;
+            bool order = fam == SC_E_THREAD || fam == SC_E_STREAM || fam == SC_E_GPU_TO_CPU;
+            if (!order && w->rmap[u] != SC__NONE && w->rmap[v] != SC__NONE && !add(w, w->rmap[u], w->rmap[v], fam))
+                return false;
             if (w->cmap[u] == SC__NONE || w->cmap[v] == SC__NONE) continue;
-            if (fam == SC_E_THREAD || fam == SC_E_STREAM || fam == SC_E_GPU_TO_CPU) continue;
+            if (order) continue;
             if (fam == SC_E_LAUNCH) {
                 for (uint32_t k = 0; k < c[v]; k++)
                     if (!add(w, w->cmap[u] + (k < c[u] ? k : c[u] - 1u), w->cmap[v] + k, fam)) return false;
@@ -188,7 +222,8 @@ static bool group_like(bw *w, const sc__group *o, const uint32_t *m, uint32_t n)
     return true;
 }
 
-/* The kept groups (their kept members), then one per copied group. */
+/* The kept groups (their kept members), then one per copied group, then
+ * one per recomputed group. */
 static bool groups(bw *w) {
     const sc__graph *g = w->g;
     const sc__group *og = g->groups.data;
@@ -197,12 +232,12 @@ static bool groups(bw *w) {
     for (size_t i = 0; i < g->groups.len; i++) most = og[i].count > most ? og[i].count : most;
     uint32_t *m = sc__alloc_array(most + 1, sizeof *m);
     bool ok = m != NULL;
-    for (int pass = 0; ok && pass < 2; pass++)
+    for (int pass = 0; ok && pass < 3; pass++)
         for (size_t i = 0; ok && i < g->groups.len; i++) {
             uint32_t n = 0;
             for (uint32_t k = 0; k < og[i].count; k++) {
-                uint32_t t = mem[og[i].first + k], x = pass ? w->cmap[t] : w->map[t];
-                if (x != SC__NONE && (!pass || w->sp->copies[t])) m[n++] = x;
+                uint32_t t = mem[og[i].first + k], x = pass == 2 ? w->rmap[t] : pass ? w->cmap[t] : w->map[t];
+                if (x != SC__NONE && (pass != 1 || w->sp->copies[t])) m[n++] = x;
             }
             ok = group_like(w, &og[i], m, n);
         }
@@ -237,14 +272,15 @@ static bool setup(bw *w) {
     size_t nt = g->tasks.len + 1, np = g->procs.len + 1;
     w->map = sc__alloc_array(nt, sizeof *w->map);
     w->cmap = sc__alloc_array(nt, sizeof *w->cmap);
-    w->cand = sc__alloc_array(nt, sizeof *w->cand);
-    w->sorted = sc__alloc_array(nt, sizeof *w->sorted);
+    w->rmap = sc__alloc_array(nt, sizeof *w->rmap);
+    w->cand = sc__alloc_array(2 * nt, sizeof *w->cand);
+    w->sorted = sc__alloc_array(2 * nt, sizeof *w->sorted);
     w->opmap = sc__alloc_array(g->ops.len + 1, sizeof *w->opmap);
-    w->cnt = sc__alloc_array((size_t)w->sp->layers + 4, sizeof *w->cnt);
+    w->cnt = sc__alloc_array(2 * (size_t)w->sp->layers + 8, sizeof *w->cnt);
     w->ins = calloc(np, sizeof *w->ins);
     w->ncopy = calloc(np, sizeof *w->ncopy);
-    if (!w->map || !w->cmap || !w->cand || !w->sorted || !w->opmap || !w->cnt || !w->ins || !w->ncopy) return false;
-    for (size_t i = 0; i < nt; i++) w->map[i] = w->cmap[i] = SC__NONE;
+    if (!w->map || !w->cmap || !w->rmap || !w->cand || !w->sorted || !w->opmap || !w->cnt || !w->ins || !w->ncopy) return false;
+    for (size_t i = 0; i < nt; i++) w->map[i] = w->cmap[i] = w->rmap[i] = SC__NONE;
     for (size_t i = 0; i <= g->ops.len; i++) w->opmap[i] = SC__NONE;
     if (!(w->ng = sc__graph_new()) || !strings(w) || !sc__proc_order(g, &w->off, &w->order)) return false;
     const sc__proc *pr = g->procs.data;
@@ -261,7 +297,7 @@ static bool setup(bw *w) {
 }
 
 static void bw_free(bw *w) {
-    void *p[] = {w->off, w->order, w->map, w->cmap, w->opmap, w->ins, w->ncopy, w->cand, w->sorted, w->cnt};
+    void *p[] = {w->off, w->order, w->map, w->cmap, w->rmap, w->opmap, w->ins, w->ncopy, w->cand, w->sorted, w->cnt};
     for (size_t i = 0; i < sizeof p / sizeof *p; i++) free(p[i]);
 }
 
@@ -289,7 +325,7 @@ sc_status sc__bwd_model(const sc__graph *g, const sc__bwd_spec *sp, sc__graph **
                         sc__bwd_stats *st, sc_error *err) {
     *out = NULL;
     *origin = NULL;
-    if ((uint64_t)g->tasks.len * (SC__BWD_COPIES + 1) >= SC__BWD_MODELLED)
+    if ((uint64_t)g->tasks.len * (SC__BWD_COPIES + 2) >= SC__BWD_MODELLED)
         return sc__fail(err, SC_E_LIMIT, NULL, SC_NO_OFFSET, "--model-backward: the graph is too large to copy");
     bw w = {.g = g, .sp = sp};
     sc__vec_init(&w.origin, sizeof(uint32_t));

@@ -23,6 +23,12 @@
  * backward" operator (so the structure reads them as the backward), their
  * measured starts mirrored about the end of the rank's forward (reports
  * and orderings by start see a backward after the forward).
+ *
+ * Recomputation: a layer's tasks marked in recompute are copied once more,
+ * in their processor order and with their edges the forward way, ahead
+ * of the layer's backward copies on each processor (the forward re-run
+ * from the layer's checkpointed input); a recomputed collective is a new
+ * group like the others.
  */
 #ifndef SC_TRANSFORMS_BWD_MODEL_H
 #define SC_TRANSFORMS_BWD_MODEL_H
@@ -37,10 +43,13 @@ typedef struct sc__bwd_spec {
     uint32_t layers;
     const uint8_t *copies; /* per task: backward tasks it becomes (<= SC__BWD_COPIES) */
     const int64_t *dur;    /* per task: SC__BWD_COPIES durations */
+    const uint8_t *recompute; /* per task: a layer's (FWD) task re-run before the layer's
+                                 backward (activation recomputation); NULL: none */
 } sc__bwd_spec;
 
 typedef struct sc__bwd_stats {
-    uint64_t modelled; /* tasks added */
+    uint64_t modelled;   /* tasks added */
+    uint64_t recomputed; /* of them, copies of forward tasks re-run */
     uint64_t dropped;  /* traced backward tasks removed */
 } sc__bwd_stats;
 
