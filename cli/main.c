@@ -46,7 +46,7 @@ static const sc_cli_command commands[] = {
      "[--breakdown stepcast|hta] [--predict] [--dp N] [--nodes N] [--gpus-per-node G] [--net-gbps X] "
      "[--nvlink-gbps X] [--gpu NAME|--profile FILE] [--layers L] [--hidden H] [--ffn F] [--heads A] [--seq S] "
      "[--micro-batch B] [--tp T] [--pp P [--schedule gpipe|1f1b|interleaved] [--virtual-stages V] "
-     "[--microbatches M]] TRACE|DIR...",
+     "[--microbatches M]] [--model-backward] [--recompute none|selective|full] TRACE|DIR...",
      sc_cmd_report},
     {"comm", "model collectives on a GPU's nodes (nccl-tests-like table), or a trace's against the model",
      "stepcast comm [--json] [--gpu NAME|--profile FILE] [--gpus-per-node G] [--net-gbps X] [--nvlink-gbps X] "

@@ -336,15 +336,16 @@ _PREDICT_COUNTS = {"dp": 1 << 24, "nodes": 1 << 20, "gpus_per_node": 1024, "laye
 def predict(paths, *, iteration=None, comm="coupled", scale=None, sensitivity=None, breakdown="stepcast",
             dp=None, nodes=None, gpus_per_node=None, net_gbps=None, nvlink_gbps=None, gpu=None, profile=None,
             layers=None, hidden=None, ffn=None, heads=None, seq=None, micro_batch=None, tp=None, pp=None,
-            schedule=None, virtual_stages=None, microbatches=None, chrome=None, force=False, jobs=None,
-            max_memory=None):
+            schedule=None, virtual_stages=None, microbatches=None, model_backward=False, recompute=None,
+            chrome=None, force=False, jobs=None, max_memory=None):
     """`stepcast predict --json PATHS`: the traced iteration edited into
     another job (dp: data-parallel degree; nodes, gpus_per_node, net_gbps
     per GPU, nvlink_gbps per GPU and direction; gpu: a profile name, or
     profile: a profile file; layers; the model's shape: hidden, ffn, heads,
     seq, micro_batch; tp: tensor-parallel degree; pp: pipeline stages, with
     schedule "gpipe", "1f1b" or "interleaved", virtual_stages and
-    microbatches) and simulated; the replay's report plus
+    microbatches; model_backward: a modelled backward; recompute: "none",
+    "selective" or "full") and simulated; the replay's report plus
     result["prediction"]."""
     o = _lib.PredictOptions()
     keep = _replay_options(o.replay, iteration, comm, scale, sensitivity, breakdown)
@@ -355,9 +356,10 @@ def predict(paths, *, iteration=None, comm="coupled", scale=None, sensitivity=No
     if not pp and (schedule is not None or virtual_stages or microbatches):
         raise UsageError("schedule, virtual_stages and microbatches go with pp")
     o.net_gbps, o.nvlink_gbps = _rate("net_gbps", net_gbps), _rate("nvlink_gbps", nvlink_gbps)
+    o.model_backward = 1 if model_backward else 0
     strings = [None if v is None else _encode(v, k)
-               for k, v in (("gpu", gpu), ("profile", profile), ("schedule", schedule))]
-    o.gpu, o.profile_path, o.schedule = strings
+               for k, v in (("gpu", gpu), ("profile", profile), ("schedule", schedule), ("recompute", recompute))]
+    o.gpu, o.profile_path, o.schedule, o.recompute = strings
     result = _run(paths, lib.sc_predict_run, o, chrome, force, jobs, max_memory)
     del keep, strings
     return result

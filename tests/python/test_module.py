@@ -193,10 +193,10 @@ class Errors(unittest.TestCase):
         self.assertIsInstance(e, ValueError)
 
     def test_pipeline_error(self):
-        """The pipeline options reach the library: Megatron's forward-only
-        trace cannot be pipelined, with the CLI's message."""
-        self.assertSameError(lambda: stepcast.predict(MEGATRON, pp=2, schedule="gpipe", microbatches=4), "predict",
-                             "--pp", "2", "--schedule", "gpipe", "--microbatches", "4", MEGATRON,
+        """The pipeline options reach the library: Megatron's 40 layers do
+        not split evenly over 7 stages, with the CLI's message."""
+        self.assertSameError(lambda: stepcast.predict(MEGATRON, pp=7, schedule="gpipe", microbatches=4), "predict",
+                             "--pp", "7", "--schedule", "gpipe", "--microbatches", "4", MEGATRON,
                              cls=stepcast.UsageError)
 
     def test_model_errors(self):
