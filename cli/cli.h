@@ -158,4 +158,7 @@ int sc_cmd_kernels(int argc, char **argv);
 /* "stepcast CMD ARGS..." (argv[1..]) into buf, cut to size: a page's subtitle. */
 void sc_cli_command_line(const char *cmd, int argc, char **argv, char *buf, size_t size);
 
+/* The last run of digits in a file name (ranks of ET files), -1 when none. */
+long long sc_cli_rank_of_name(const char *path);
+
 #endif

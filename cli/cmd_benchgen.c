@@ -26,19 +26,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* The last run of digits in the file name, -1 when none. */
-static long long rank_of_name(const char *path) {
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    long long r = -1;
-    for (const char *p = base; *p; p++) {
-        if (!isdigit((unsigned char)*p)) continue;
-        char *end;
-        r = strtoll(p, &end, 10);
-        p = end - 1;
-    }
-    return r;
-}
 
 typedef struct inputs {
     char **files; /* every trace file named, in order */
@@ -117,7 +104,7 @@ static int classify(inputs *in) {
         sc_et *et;
         sc_status st = sc_et_load(in->files[i], &et, &err);
         if (st == SC_OK) {
-            in->ranks[in->nets] = rank_of_name(in->files[i]);
+            in->ranks[in->nets] = sc_cli_rank_of_name(in->files[i]);
             in->ets[in->nets++] = et;
         } else if (st == SC_E_FORMAT && strstr(err.message, "Kineto")) {
             in->kineto[in->nkineto++] = in->files[i];

@@ -22,23 +22,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* The last run of digits in the file name, -1 when none. */
-static long long rank_of_name(const char *path) {
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    long long r = -1;
-    for (const char *p = base; *p; p++) {
-        if (!isdigit((unsigned char)*p)) continue;
-        char *end;
-        r = strtoll(p, &end, 10);
-        p = end - 1;
-    }
-    return r;
-}
 
 static int cmp_rank(const void *a, const void *b) {
     const char *x = *(const char *const *)a, *y = *(const char *const *)b;
-    long long rx = rank_of_name(x), ry = rank_of_name(y);
+    long long rx = sc_cli_rank_of_name(x), ry = sc_cli_rank_of_name(y);
     if (rx != ry) return rx < ry ? -1 : 1;
     return strcmp(x, y);
 }
@@ -137,7 +124,7 @@ static int report_dir(const char *dir, const char *kineto_path, const sc_load_op
     if (json) printf("[\n");
     for (size_t i = 0; i < ne && rc == SC_EXIT_OK; i++) {
         const sc_trace *k = NULL;
-        long long r = rank_of_name(ets[i]);
+        long long r = sc_cli_rank_of_name(ets[i]);
         for (size_t j = 0; set && j < sc_traceset_count(set); j++)
             if (sc_trace_rank(sc_traceset_trace(set, j)) == r) k = sc_traceset_trace(set, j);
         bool printed;

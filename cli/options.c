@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -156,4 +157,17 @@ void sc_cli_args_free(sc_cli_args *a) {
     free(a->paths);
     a->paths = NULL;
     a->npaths = 0;
+}
+
+long long sc_cli_rank_of_name(const char *path) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    long long r = -1;
+    for (const char *p = base; *p; p++) {
+        if (!isdigit((unsigned char)*p)) continue;
+        char *end;
+        r = strtoll(p, &end, 10);
+        p = end - 1;
+    }
+    return r;
 }

@@ -315,6 +315,9 @@ bool sc__starts_with(const char *s, const char *prefix);
 /* A malloc'ed copy of s, exactly its size; NULL on out-of-memory. */
 char *sc__strdup(const char *s);
 bool sc__contains(const char *s, const char *needle);
+/* Whether s (NULL: no) contains key, ignoring the case of s; key is lower
+ * case. For kernel and operator names, which are short. */
+bool sc__contains_ci(const char *s, const char *key);
 
 /* A growable text buffer for reports (JSON and text output). */
 typedef struct sc__buf {

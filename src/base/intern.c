@@ -7,6 +7,7 @@
  */
 #include "base.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 
 uint32_t sc__hash_bytes(const void *p, size_t n) {
@@ -124,6 +125,17 @@ bool sc__starts_with(const char *s, const char *prefix) {
 }
 
 bool sc__contains(const char *s, const char *needle) { return strstr(s, needle) != NULL; }
+
+bool sc__contains_ci(const char *s, const char *key) {
+    if (!s) return false;
+    size_t k = strlen(key);
+    for (; *s; s++) {
+        size_t i = 0;
+        while (i < k && s[i] && tolower((unsigned char)s[i]) == key[i]) i++;
+        if (i == k) return true;
+    }
+    return false;
+}
 
 char *sc__strdup(const char *s) {
     size_t n = strlen(s);

@@ -12,7 +12,6 @@
  */
 #include "kernel_cost.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -25,16 +24,7 @@ static const char *const class_names[SC__KC_COUNT] = {
 const char *sc__kclass_name(uint8_t cls) { return cls < SC__KC_COUNT ? class_names[cls] : "?"; }
 
 /* Case-insensitive substring test. */
-static bool has(const char *s, const char *key) {
-    if (!s) return false;
-    size_t k = strlen(key);
-    for (; *s; s++) {
-        size_t i = 0;
-        while (i < k && s[i] && tolower((unsigned char)s[i]) == key[i]) i++;
-        if (i == k) return true;
-    }
-    return false;
-}
+static bool has(const char *s, const char *key) { return sc__contains_ci(s, key); }
 
 static bool has_any(const char *s, const char *const *keys) {
     for (; *keys; keys++)

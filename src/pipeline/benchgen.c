@@ -183,17 +183,6 @@ static const char *node_str(const sc_et *et, uint32_t id) {
 
 static bool has_schema(const sc_et *et, const sc__et_node *n) { return node_str(et, n->schema)[0] != '\0'; }
 
-static uint32_t by_id(const sc_et *et, int64_t id) {
-    const sc__et_node *n = et->nodes.data;
-    size_t lo = 0, hi = et->nodes.len;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (n[mid].id < id) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < et->nodes.len && n[lo].id == id ? (uint32_t)lo : SC__NONE;
-}
-
 static void tree_free(tree *t) {
     free(t->parent);
     free(t->child_first);
@@ -213,7 +202,7 @@ static bool tree_build(tree *t, const sc_et *et) {
     t->desc_schema = calloc(c, 1);
     if (!t->parent || !t->child_first || !t->child || !t->desc_schema) return false;
     for (uint32_t v = 0; v < t->count; v++) {
-        uint32_t p = by_id(et, t->n[v].parent);
+        uint32_t p = sc__et_node_by_id(et, t->n[v].parent);
         t->parent[v] = p == v ? SC__NONE : p;
         if (t->parent[v] != SC__NONE) t->child_first[t->parent[v] + 1]++;
     }

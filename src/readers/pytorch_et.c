@@ -363,8 +363,7 @@ static int cmp_node_id(const void *a, const void *b) {
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Index of the node with this id in the id-sorted array, SC__NONE. */
-static uint32_t node_by_id(const sc_et *et, int64_t id) {
+uint32_t sc__et_node_by_id(const sc_et *et, int64_t id) {
     const sc__et_node *n = et->nodes.data;
     size_t lo = 0, hi = et->nodes.len;
     while (lo < hi) {
@@ -378,7 +377,7 @@ static uint32_t node_by_id(const sc_et *et, int64_t id) {
 static bool encloses(const sc_et *et, uint32_t anc, uint32_t v) {
     const sc__et_node *n = et->nodes.data;
     for (int depth = 0; depth < 256; depth++) {
-        uint32_t p = node_by_id(et, n[v].parent);
+        uint32_t p = sc__et_node_by_id(et, n[v].parent);
         if (p == SC__NONE) return false;
         if (p == anc) return true;
         v = p;

@@ -38,6 +38,9 @@ struct sc_et {
 
 /* Is n an operator? The root and thread nodes ("[pytorch|profiler|execution_...]")
  * are not. */
+/* Index of the node with this id in the ET's id-sorted nodes, SC__NONE. */
+uint32_t sc__et_node_by_id(const sc_et *et, int64_t id);
+
 static inline bool sc__et_is_op(const sc_et *et, const sc__et_node *n) {
     return sc__intern_str(&et->strings, n->name)[0] != '[';
 }

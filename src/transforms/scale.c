@@ -11,21 +11,11 @@
  */
 #include "scale.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 
-/* Case-insensitive substring test; kernel names are short. */
-static bool has_ci(const char *s, const char *key) {
-    size_t k = strlen(key);
-    for (; *s; s++) {
-        size_t i = 0;
-        while (i < k && s[i] && tolower((unsigned char)s[i]) == key[i]) i++;
-        if (i == k) return true;
-    }
-    return false;
-}
+static bool has_ci(const char *s, const char *key) { return sc__contains_ci(s, key); }
 
 sc__scale_class sc__scale_class_of(const char *name, uint8_t kind) {
     if (!sc__task_on_gpu(kind)) return SC_SCALE_CPU;
