@@ -600,6 +600,7 @@ typedef struct sc_prediction {
     uint64_t collectives_resized; /* collectives whose message was re-sized */
     uint32_t traced_tp, predicted_tp; /* 0: not asked for (predicted) or unknown */
     uint64_t tp_sharded, tp_replicated; /* layer kernels re-timed for tp / kept */
+    uint64_t tp_modelled;      /* of tp_sharded, those timed by the kernel cost model on their shapes */
     uint32_t pp, virtual_stages, microbatches; /* pp 0: no pipeline edit */
     const char *schedule;      /* the pipeline schedule simulated, NULL without pp */
     int64_t p2p_bytes;         /* one stage-to-stage send */

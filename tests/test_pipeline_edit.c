@@ -159,6 +159,9 @@ static void test_megatron_tp(void **state) {
     const sc_prediction *q = sc_replay_prediction(p4);
     assert_int_equal(q->predicted.ranks, 4);
     assert_true(q->tp_sharded > 0 && q->tp_replicated > 0);
+    /* every sharded kernel of the set has its operator's shapes: all are
+     * re-timed by the kernel cost model, none by the ratio */
+    assert_int_equal(q->tp_modelled, q->tp_sharded);
     sc_replay_layers l8 = sc_replay_get_layers(p), l4 = sc_replay_get_layers(p4);
     assert_true(l4.forward_us > l8.forward_us);
     sc_replay_free(r);

@@ -177,9 +177,11 @@ static void prediction_json(sc__buf *b, const sc_prediction *p) {
         sc__buf_printf(b, ",\"layers\":{\"traced\":%u,\"new\":%u}", p->traced_layers, p->predicted_layers);
     model_json(b, p);
     if (p->predicted_tp)
-        sc__buf_printf(b, ",\"tp\":{\"traced\":%u,\"new\":%u,\"kernels_sharded\":%llu,\"kernels_replicated\":%llu}",
+        sc__buf_printf(b,
+                       ",\"tp\":{\"traced\":%u,\"new\":%u,\"kernels_sharded\":%llu,\"kernels_modelled\":%llu,"
+                       "\"kernels_replicated\":%llu}",
                        p->traced_tp, p->predicted_tp, (unsigned long long)p->tp_sharded,
-                       (unsigned long long)p->tp_replicated);
+                       (unsigned long long)p->tp_modelled, (unsigned long long)p->tp_replicated);
     if (p->pp)
         sc__buf_printf(b,
                        ",\"pp\":{\"stages\":%u,\"schedule\":\"%s\",\"virtual_stages\":%u,\"microbatches\":%u,"
@@ -235,9 +237,11 @@ static void prediction_text(sc__buf *b, const sc_prediction *p) {
                        p->traced_layers, p->predicted_layers);
     model_text(b, p);
     if (p->predicted_tp)
-        sc__buf_printf(b, "  tensor parallel: %u traced -> %u (%llu layer kernels re-sharded, %llu replicated kept)\n",
+        sc__buf_printf(b,
+                       "  tensor parallel: %u traced -> %u (%llu layer kernels re-sharded, %llu of them by the "
+                       "kernel cost model on their shapes; %llu replicated kept)\n",
                        p->traced_tp, p->predicted_tp, (unsigned long long)p->tp_sharded,
-                       (unsigned long long)p->tp_replicated);
+                       (unsigned long long)p->tp_modelled, (unsigned long long)p->tp_replicated);
     if (p->pp)
         sc__buf_printf(b,
                        "  pipeline: %u stages, %s schedule, %u virtual stage%s, %u micro-batch%s, %lld bytes per "

@@ -35,6 +35,25 @@ static bool is_tp(const sc__graph *g, const sc__tp_spec *sp, uint32_t t) {
     return gr != SC__NONE && sp->tp_group[gr];
 }
 
+/* Sharded kernel i's new duration: by the cost model on its re-sharded
+ * shape when its record has one (*modelled set), else by the ratio. */
+static int64_t resharded(const sc__graph *g, const sc__tp_spec *sp, uint32_t i, double ratio, bool *modelled) {
+    const sc__task *t = sc__graph_tasks(g);
+    const sc__krec *r = sp->recs && sp->edit ? sc__krecs_task(g, sp->recs, i) : NULL;
+    *modelled = false;
+    if (r && r->shape.form != SC__KF_NONE) {
+        sc__kshape before = r->shape, after;
+        if (sp->pre && sp->pre->changes) sc__kshape_edit(sp->pre, &r->shape, &before);
+        sc__kshape_edit(sp->edit, &before, &after);
+        double t0 = sc__kcost_time_ns(sp->model, &before), t1 = sc__kcost_time_ns(sp->model, &after);
+        if (t0 > 0 && t1 > 0) {
+            *modelled = true;
+            return (int64_t)((double)t[i].dur * (t1 / t0) + 0.5);
+        }
+    }
+    return sc__kernel_rescale(t[i].dur, sp->cls[i], ratio, ratio);
+}
+
 /* The sharded / replicated walk over the layers' GPU work. */
 static bool rescale(sc__graph *g, const sc__tp_spec *sp, sc__tp_stats *st) {
     sc__task *t = sc__graph_tasks(g);
@@ -63,8 +82,10 @@ static bool rescale(sc__graph *g, const sc__tp_spec *sp, sc__tp_stats *st) {
             st->replicated++;
             continue;
         }
-        t[i].dur = sc__kernel_rescale(t[i].dur, sp->cls[i], ratio, ratio);
+        bool modelled;
+        t[i].dur = resharded(g, sp, i, ratio, &modelled);
         st->sharded++;
+        st->modelled += modelled;
     }
     free(idx);
     return true;
