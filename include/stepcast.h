@@ -925,6 +925,7 @@ SC_API sc_status sc_structure_write(const sc_structure *s, FILE *out, int json, 
 typedef struct sc_replay_layers {
     uint32_t count, backward_count;
     double forward_us, backward_us;
+    const char *why_none; /* static text when count is 0 on purpose (a pipelined prediction), else NULL */
 } sc_replay_layers;
 SC_API sc_replay_layers sc_replay_get_layers(const sc_replay *replay);
 /* ------------------------------------------------------------ 12 model */

@@ -187,6 +187,18 @@ static void test_megatron_pp_models_backward(void **state) {
     assert_true(q->backward_tasks_modelled > 0);
     assert_int_equal(q->pp, 2);
     assert_int_equal(sc_replay_rank_count(r), 16);
+    /* a pipeline's layer structure is not the model's: no per-layer time,
+     * and the reason, rather than a wrong one */
+    sc_replay_layers l = sc_replay_get_layers(r);
+    assert_int_equal(l.count, 0);
+    assert_non_null(l.why_none);
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    assert_int_equal(sc_replay_write(r, f, 1, &err), SC_OK);
+    fclose(f);
+    assert_non_null(strstr(text, "\"layers\":{\"count\":null,\"per_layer_us\":null,\"why_none\":\"a pipelined"));
+    free(text);
     sc_replay_free(r);
     assert_int_equal(predict(set, 0, 7, &r, &err), SC_E_USAGE);
     assert_non_null(strstr(err.message, "40 layers do not split evenly into 7 stages"));
