@@ -164,6 +164,20 @@ static void test_megatron_tp(void **state) {
     assert_int_equal(q->tp_modelled, q->tp_sharded);
     sc_replay_layers l8 = sc_replay_get_layers(p), l4 = sc_replay_get_layers(p4);
     assert_true(l4.forward_us > l8.forward_us);
+    /* 80 layers: the copies (which keep their templates' measured starts)
+     * are sharded as their templates are, by the ratio (no traced event,
+     * so no shapes) */
+    sc_predict_options o = SC_PREDICT_OPTIONS_INIT;
+    o.replay.sensitivity = SC_SENSITIVITY_OFF;
+    o.tp = 4;
+    o.layers = 80;
+    sc_replay *p80;
+    assert_int_equal(sc_predict_run(set, &o, &p80, &err), SC_OK);
+    const sc_prediction *q80 = sc_replay_prediction(p80);
+    assert_int_equal(q80->tp_sharded, 2 * q->tp_sharded);
+    assert_int_equal(q80->tp_replicated, 2 * q->tp_replicated);
+    assert_int_equal(q80->tp_modelled, q->tp_modelled);
+    sc_replay_free(p80);
     sc_replay_free(r);
     sc_replay_free(p);
     sc_replay_free(p4);
