@@ -600,6 +600,7 @@ typedef struct sc_prediction {
     uint64_t collectives_resized; /* collectives whose message was re-sized */
     uint32_t traced_tp, predicted_tp; /* 0: not asked for (predicted) or unknown */
     uint64_t tp_sharded, tp_replicated; /* layer kernels re-timed for tp / kept */
+    uint64_t tp_modelled;      /* of tp_sharded, those timed by the kernel cost model on their shapes */
     uint32_t pp, virtual_stages, microbatches; /* pp 0: no pipeline edit */
     const char *schedule;      /* the pipeline schedule simulated, NULL without pp */
     int64_t p2p_bytes;         /* one stage-to-stage send */
@@ -924,6 +925,7 @@ SC_API sc_status sc_structure_write(const sc_structure *s, FILE *out, int json, 
 typedef struct sc_replay_layers {
     uint32_t count, backward_count;
     double forward_us, backward_us;
+    const char *why_none; /* static text when count is 0 on purpose (a pipelined prediction), else NULL */
 } sc_replay_layers;
 SC_API sc_replay_layers sc_replay_get_layers(const sc_replay *replay);
 /* ------------------------------------------------------------ 12 model */

@@ -255,6 +255,39 @@ static void test_shape_edit_roles(void **state) {
     assert_non_null(strstr(err.message, "could not be read from its shapes"));
 }
 
+/* Re-sharding Megatron's layer (hidden 4096, FFN 16384, 64 heads, TP 8)
+ * for TP 4: a rank's shares double, what every rank holds whole stays,
+ * also where a share equals it (2 x FFN / 8 = hidden). */
+static void test_shape_edit_tp(void **state) {
+    (void)state;
+    sc__model_dims from = {.hidden = 4096, .ffn = 16384, .heads = 64, .seq = 2048, .micro_batch = 4, .tp = 8,
+                           .head_dim = 64};
+    sc__shape_edit e;
+    assert_true(sc__shape_edit_tp(&from, 4, &e));
+    sc__kshape out;
+    /* column-parallel QKV: [T, h] x [h, 3h / T] */
+    sc__kshape k = parse(SC__KC_GEMM, "aten::mm", "[[8192, 4096], [4096, 1536]]", NULL);
+    assert_true(sc__kshape_edit(&e, &k, &out));
+    assert_true(dims_are(&out, 0, 8192, 4096, 0, 0) && dims_are(&out, 1, 4096, 3072, 0, 0));
+    /* row-parallel projections: K = h / T and f / T */
+    k = parse(SC__KC_GEMM, "aten::mm", "[[8192, 512], [512, 4096]]", NULL);
+    assert_true(sc__kshape_edit(&e, &k, &out));
+    assert_true(dims_are(&out, 0, 8192, 1024, 0, 0) && dims_are(&out, 1, 1024, 4096, 0, 0));
+    k = parse(SC__KC_GEMM, "aten::mm", "[[8192, 2048], [2048, 4096]]", NULL);
+    assert_true(sc__kshape_edit(&e, &k, &out));
+    assert_true(dims_are(&out, 0, 8192, 4096, 0, 0) && dims_are(&out, 1, 4096, 4096, 0, 0));
+    /* attention's batched GEMM: b x a / T */
+    k = parse(SC__KC_GEMM, "aten::baddbmm", "[[32, 2048, 2048], [32, 2048, 64], [32, 64, 2048]]", NULL);
+    assert_true(sc__kshape_edit(&e, &k, &out));
+    assert_true(dims_are(&out, 0, 64, 2048, 2048, 0) && dims_are(&out, 1, 64, 2048, 64, 0));
+    /* a replicated norm's [s, b, h] does not change */
+    k = parse(SC__KC_NORM, "aten::native_layer_norm", "[[2048, 4, 4096], [], [4096], [4096]]", NULL);
+    assert_false(sc__kshape_edit(&e, &k, &out));
+    /* T = 3 does not split 64 heads; the traced degree is no edit */
+    assert_false(sc__shape_edit_tp(&from, 3, &e));
+    assert_false(sc__shape_edit_tp(&from, 8, &e));
+}
+
 static sc_traceset *load(const char *rel) {
     const char *p = sc_test_trace(rel);
     sc_traceset *set;
@@ -388,6 +421,7 @@ int main(void) {
         cmocka_unit_test(test_no_trace),
         cmocka_unit_test(test_fit_recovers),
         cmocka_unit_test(test_shape_edit_roles),
+        cmocka_unit_test(test_shape_edit_tp),
         cmocka_unit_test(test_megatron_kernels),
         cmocka_unit_test(test_korthikanti_layer),
     };

@@ -159,8 +159,25 @@ static void test_megatron_tp(void **state) {
     const sc_prediction *q = sc_replay_prediction(p4);
     assert_int_equal(q->predicted.ranks, 4);
     assert_true(q->tp_sharded > 0 && q->tp_replicated > 0);
+    /* every sharded kernel of the set has its operator's shapes: all are
+     * re-timed by the kernel cost model, none by the ratio */
+    assert_int_equal(q->tp_modelled, q->tp_sharded);
     sc_replay_layers l8 = sc_replay_get_layers(p), l4 = sc_replay_get_layers(p4);
     assert_true(l4.forward_us > l8.forward_us);
+    /* 80 layers: the copies (which keep their templates' measured starts)
+     * are sharded as their templates are, by the ratio (no traced event,
+     * so no shapes) */
+    sc_predict_options o = SC_PREDICT_OPTIONS_INIT;
+    o.replay.sensitivity = SC_SENSITIVITY_OFF;
+    o.tp = 4;
+    o.layers = 80;
+    sc_replay *p80;
+    assert_int_equal(sc_predict_run(set, &o, &p80, &err), SC_OK);
+    const sc_prediction *q80 = sc_replay_prediction(p80);
+    assert_int_equal(q80->tp_sharded, 2 * q->tp_sharded);
+    assert_int_equal(q80->tp_replicated, 2 * q->tp_replicated);
+    assert_int_equal(q80->tp_modelled, q->tp_modelled);
+    sc_replay_free(p80);
     sc_replay_free(r);
     sc_replay_free(p);
     sc_replay_free(p4);
@@ -184,6 +201,18 @@ static void test_megatron_pp_models_backward(void **state) {
     assert_true(q->backward_tasks_modelled > 0);
     assert_int_equal(q->pp, 2);
     assert_int_equal(sc_replay_rank_count(r), 16);
+    /* a pipeline's layer structure is not the model's: no per-layer time,
+     * and the reason, rather than a wrong one */
+    sc_replay_layers l = sc_replay_get_layers(r);
+    assert_int_equal(l.count, 0);
+    assert_non_null(l.why_none);
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    assert_int_equal(sc_replay_write(r, f, 1, &err), SC_OK);
+    fclose(f);
+    assert_non_null(strstr(text, "\"layers\":{\"count\":null,\"per_layer_us\":null,\"why_none\":\"a pipelined"));
+    free(text);
     sc_replay_free(r);
     assert_int_equal(predict(set, 0, 7, &r, &err), SC_E_USAGE);
     assert_non_null(strstr(err.message, "40 layers do not split evenly into 7 stages"));

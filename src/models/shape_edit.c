@@ -205,6 +205,44 @@ sc_status sc__shape_edit_init(const sc__model_dims *from, const sc__model_dims *
     return SC_OK;
 }
 
+bool sc__shape_edit_tp(const sc__model_dims *from, int64_t tp, sc__shape_edit *e) {
+    memset(e, 0, sizeof *e);
+    e->from = e->to = *from;
+    int64_t p = from->tp;
+    if (p <= 0 || tp <= 0 || p == tp) return false;
+    /* edit_attention reads a rank's heads as to.heads / from.tp */
+    if (from->heads > 0) {
+        if (from->heads % tp) return false;
+        e->to.heads = from->heads / tp * p;
+    }
+    if (from->ffn > 0) e->to.ffn = from->ffn % tp ? 0 : from->ffn / tp * p;
+    e->to.tp = tp;
+    /* what every rank holds whole first: a sharded value equal to one of
+     * these (2 x FFN / T = hidden) is the whole dimension, not a shard */
+    put(e->feature, &e->nfeature, from->hidden, from->hidden);
+    put(e->feature, &e->nfeature, from->ffn, from->ffn);
+    put(e->feature, &e->nfeature, mul(3, from->hidden), mul(3, from->hidden));
+    put(e->feature, &e->nfeature, mul(from->seq, from->micro_batch), mul(from->seq, from->micro_batch));
+    if (from->hidden % tp == 0) {
+        put(e->feature, &e->nfeature, from->hidden / p, from->hidden / tp);
+        put(e->feature, &e->nfeature, mul(3, from->hidden) / p, mul(3, from->hidden) / tp);
+    }
+    if (from->ffn > 0 && from->ffn % tp == 0) {
+        put(e->feature, &e->nfeature, from->ffn / p, from->ffn / tp);
+        put(e->feature, &e->nfeature, mul(2, from->ffn) / p, mul(2, from->ffn) / tp);
+    }
+    put(e->attn, &e->nattn, from->seq, from->seq);
+    put(e->attn, &e->nattn, from->head_dim, from->head_dim);
+    if (from->heads > 0 && from->heads % tp == 0) {
+        put(e->attn, &e->nattn, mul(from->micro_batch, from->heads) / p, mul(from->micro_batch, from->heads) / tp);
+        put(e->attn, &e->nattn, from->heads / p, from->heads / tp);
+    }
+    put(e->attn, &e->nattn, from->micro_batch, from->micro_batch);
+    e->param_ratio = 1;
+    e->changes = e->nfeature || e->nattn;
+    return e->changes;
+}
+
 /* ------------------------------------------------------------ re-shaping */
 
 enum { R_TOKEN, R_FEATURE, R_ATTN };

@@ -49,6 +49,14 @@ typedef struct sc__shape_edit {
 sc_status sc__shape_edit_init(const sc__model_dims *from, const sc__model_dims *request, sc__shape_edit *out,
                               sc_error *err);
 
+/* The edit that re-shards a layer's kernels from the traced tensor-parallel
+ * degree from->tp to tp: a rank's share of the column- and row-parallel
+ * features (3h / T, h / T, f / T, 2f / T) and of the heads (a / T, b a / T)
+ * re-sized; hidden, FFN, tokens, sequence and head dim as they are (they
+ * win where a share equals one of them). False when it changes nothing
+ * or the dimensions do not split over tp. */
+bool sc__shape_edit_tp(const sc__model_dims *from, int64_t tp, sc__shape_edit *e);
+
 /* k re-shaped into out; true when a dimension changed. */
 bool sc__kshape_edit(const sc__shape_edit *e, const sc__kshape *k, sc__kshape *out);
 

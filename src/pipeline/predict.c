@@ -268,7 +268,16 @@ static sc_status shape_prepare(const sc_traceset *set, const sc_predict_options 
     sc__model_dims traced, want = {.hidden = o->hidden, .ffn = o->ffn, .heads = o->heads, .seq = o->seq,
                                    .micro_batch = o->micro_batch};
     sc__model_dims_infer(sx->recs[0].recs, sx->recs[0].n, &traced);
-    return sc__shape_edit_init(&traced, &want, &sx->edit, err);
+    sc_status st = sc__shape_edit_init(&traced, &want, &sx->edit, err);
+    /* without a shape edit the records serve the cost model alone: dimensions
+     * the shapes do not show are not an error (what needs them says so) */
+    if (st == SC_E_USAGE && !shape_edits(o)) {
+        sc__error_clear(err);
+        memset(&sx->edit, 0, sizeof sx->edit);
+        sx->edit.from = sx->edit.to = traced;
+        return SC_OK;
+    }
+    return st;
 }
 
 /* The kernel cost model of the traced GPU fitted to g's traced kernels. */
@@ -485,13 +494,18 @@ static sc_status comm_before(const sc__graph *g, struct sc__prediction *pd, sc_e
 }
 
 /* --tp, --pp (predict_parallel.c), and what they make of the job. */
-static sc_status edit_parallel(sc_replay *r, const sc_predict_options *o, struct sc__prediction *pd, sc_error *err) {
+static sc_status edit_parallel(sc_replay *r, const sc_predict_options *o, const shape_ctx *sx,
+                               struct sc__prediction *pd, sc_error *err) {
     if (o->replay.comm == SC_COMM_TRACED)
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
                         "--tp and --pp re-time collectives: they cannot take --comm traced");
     sc_status st = comm_before(r->g, pd, err);
     const sc__model *m = pd->have_model ? &pd->model : NULL;
-    if (st == SC_OK && o->tp) st = sc__predict_tp(r, o, m, &pd->par, err);
+    /* the records' shapes are the traced ones, or the shape edit's result */
+    const sc__shape_edit *pre = sx && shape_edits(o) ? &sx->edit : NULL;
+    const sc_model_dims *dims = !sx ? NULL : pre && pre->changes ? &sx->edit.to : &sx->edit.from;
+    if (st == SC_OK && o->tp)
+        st = sc__predict_tp(r, o, m, sx ? sx->recs : NULL, sx ? &sx->model : NULL, pre, dims, &pd->par, err);
     if (st != SC_OK) return st;
     /* the trace's one communicator is the tensor-parallel one, not data-parallel */
     if (pd->par.tp_comm != SC__NONE && pd->par.tp_comm == pd->tj.dp_comm) {
@@ -508,6 +522,7 @@ static sc_status edit_parallel(sc_replay *r, const sc_predict_options *o, struct
     p->predicted_tp = o->tp;
     p->tp_sharded = pd->par.sharded;
     p->tp_replicated = pd->par.replicated;
+    p->tp_modelled = pd->par.modelled;
     if (o->pp) {
         p->pp = o->pp;
         p->virtual_stages = o->virtual_stages ? o->virtual_stages : 1;
@@ -577,7 +592,7 @@ static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_pr
     if (st == SC_OK && sx && shape_edits(o)) st = reshape(*out, &pd->tj, sx, pd, err);
     if (st == SC_OK && bwd) st = model_backward(*out, o, sx, pd, err);
     if (st == SC_OK && o->layers) st = edit_layers(*out, o, pd, err);
-    if (st == SC_OK && (o->tp || o->pp)) st = edit_parallel(*out, o, pd, err);
+    if (st == SC_OK && (o->tp || o->pp)) st = edit_parallel(*out, o, sx, pd, err);
     if (st == SC_OK) st = edit(*out, set, o, pd, err);
     if (st == SC_OK) st = sc__replay_sensitivity(*out, set, &o->replay, err);
     if (st == SC_OK) st = sc__replay_finish(*out, set, err);
@@ -621,7 +636,7 @@ sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts,
     bool ask = opts->model_backward || recompute_mode(opts) > 0;
     bool kineto = true, bwd = ask || opts->pp;
     for (size_t i = 0; i < set->count; i++) kineto = kineto && set->traces[i]->format == SC__FMT_KINETO;
-    if ((shape_edits(opts) || (bwd && kineto)) && (st = shape_prepare(set, opts, &sx, err)) != SC_OK) {
+    if ((shape_edits(opts) || ((bwd || opts->tp) && kineto)) && (st = shape_prepare(set, opts, &sx, err)) != SC_OK) {
         sc__kernels_free_recs(sx.recs, sx.nrecs);
         sc__replay_hta_attach(NULL, &hta);
         free(rules);

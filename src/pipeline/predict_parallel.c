@@ -57,8 +57,9 @@ static sc_status check_tp(const sc_predict_options *o, const sc__model *m, const
     return st;
 }
 
-sc_status sc__predict_tp(sc_replay *r, const sc_predict_options *o, const sc__model *m, sc__par_result *res,
-                         sc_error *err) {
+sc_status sc__predict_tp(sc_replay *r, const sc_predict_options *o, const sc__model *m, const struct sc__krecs *recs,
+                         const struct sc__kcost_model *km, const struct sc__shape_edit *pre,
+                         const sc_model_dims *dims, sc__par_result *res, sc_error *err) {
     sc__structure s;
     sc_status st = sc__structure_find(r->g, &s, err);
     if (st != SC_OK) return st;
@@ -72,11 +73,16 @@ sc_status sc__predict_tp(sc_replay *r, const sc_predict_options *o, const sc__mo
     if (st == SC_OK && o->tp != s.tp) { /* the traced degree is the replay itself */
         for (size_t i = 0; i < r->g->groups.len; i++)
             flag[i] = s.group_role[i] == SC__ROLE_TP || s.group_role[i] == SC__ROLE_SP;
-        sc__tp_spec spec = {s.task_layer, flag, r->cls, s.tp, o->tp};
+        sc__shape_edit edit;
+        sc_model_dims d = dims ? *dims : (sc_model_dims){0};
+        if (!d.tp) d.tp = s.tp;
+        bool shaped = recs && km && dims && d.tp == s.tp && sc__shape_edit_tp(&d, o->tp, &edit);
+        sc__tp_spec spec = {s.task_layer, flag, r->cls, s.tp, o->tp, shaped ? recs : NULL, km, pre, &edit};
         sc__tp_stats ts;
         if (!sc__tp_edit(r->g, &spec, &ts)) st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
         res->sharded = ts.sharded;
         res->replicated = ts.replicated;
+        res->modelled = ts.modelled;
     }
     free(flag);
     sc__structure_free(&s);

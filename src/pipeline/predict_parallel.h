@@ -16,7 +16,7 @@
 typedef struct sc__par_result {
     uint32_t tp_from, tp_comm;   /* traced TP degree; the TP communicator's label (SC__NONE) */
     uint32_t pp_comm, p2p_ranks; /* the pipeline's send/recv label; the ranks to time them over */
-    uint64_t sharded, replicated;
+    uint64_t sharded, replicated, modelled; /* --tp: layer kernels re-timed (by the cost model) / kept */
     int64_t p2p_bytes;
     uint64_t traced_tasks, modelled_tasks;
     const char *schedule;
@@ -48,9 +48,13 @@ sc_status sc__predict_backward(sc_replay *r, const struct sc__krecs *recs, const
                                const struct sc__shape_edit *edit, int recompute, sc__bwd_result *res,
                                sc_error *err);
 
-/* --tp: m the model's dimensions (NULL: unknown). */
-sc_status sc__predict_tp(sc_replay *r, const sc_predict_options *o, const sc__model *m, sc__par_result *res,
-                         sc_error *err);
+/* --tp: m the model's dimensions (NULL: unknown); recs, km, pre as for
+ * sc__predict_backward (recs NULL: every sharded kernel by the ratio
+ * from / T), dims the dimensions the records show (the traced ones, or
+ * pre's result when pre changes them). */
+sc_status sc__predict_tp(sc_replay *r, const sc_predict_options *o, const sc__model *m, const struct sc__krecs *recs,
+                         const struct sc__kcost_model *km, const struct sc__shape_edit *pre,
+                         const sc_model_dims *dims, sc__par_result *res, sc_error *err);
 
 /* --pp: cm times the stage-to-stage sends, gpn GPUs per node. */
 sc_status sc__predict_pp(sc_replay *r, const sc_predict_options *o, const sc__model *m, const sc__comm_model *cm,

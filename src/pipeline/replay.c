@@ -109,6 +109,13 @@ sc__sim_params sc__replay_sim_params(const sc_replay *r, const sc_traceset *set)
 /* The model's layers in the simulated graph and one layer's simulated
  * time, forward and backward (none above SC__LAYERS_MAX_TASKS tasks). */
 static sc_status simulated_layers(sc_replay *r, sc_error *err) {
+    const sc_prediction *pd = sc_replay_prediction(r);
+    if (pd && pd->pp) { /* the structure of a pipeline is not the model's */
+        r->layers = (sc_replay_layers){
+            .why_none = "a pipelined graph runs each stage's layers once per micro-batch, interleaved with "
+                        "other micro-batches' work and waits: no span of a stage's layers is one layer's time"};
+        return SC_OK;
+    }
     if (r->g->tasks.len > SC__LAYERS_MAX_TASKS) return SC_OK;
     sc__structure s;
     sc_status st = sc__structure_find(r->g, &s, err);

@@ -422,3 +422,19 @@ double sc__structure_layer_us(const sc__graph *g, const sc__structure *s, int ph
     }
     return nr ? sum / (double)nr : 0;
 }
+
+double sc__structure_host_layer_us(const sc__graph *g, const sc__structure *s, int phase) {
+    uint32_t n = phase == SC__PHASE_BACKWARD ? s->nbackward : s->nlayers;
+    if (!n || !s->task_layer || !g->procs.len) return 0;
+    int64_t *busy = calloc(g->procs.len, sizeof *busy);
+    if (!busy) return -1;
+    const sc__task *t = sc__graph_tasks(g);
+    for (size_t i = 0; i < g->tasks.len; i++)
+        if (s->task_layer[i] != SC__NONE && s->task_phase[i] == phase && !sc__task_on_gpu(t[i].kind))
+            busy[t[i].proc] += t[i].gap + t[i].dur;
+    int64_t most = 0;
+    for (size_t p = 0; p < g->procs.len; p++)
+        if (busy[p] > most) most = busy[p];
+    free(busy);
+    return (double)most / 1e3 / n;
+}

@@ -87,4 +87,14 @@ void sc__structure_free(sc__structure *s);
 double sc__structure_layer_us(const sc__graph *g, const sc__structure *s, int phase, const int64_t *start,
                               const int64_t *end);
 
+/* One layer's host time (us) in phase f on the busiest host thread: per
+ * CPU thread, the uncovered gaps and durations of its tasks in the phase's
+ * layers over the count; the most of any thread of any rank. In a
+ * host-bound job whose ranks meet in every layer's collectives this, not
+ * the traced span over the count, is what one more layer costs: the span
+ * is shortened by the head start the other hosts have while the last one
+ * to reach the layers holds up their first collective.
+ * 0 when the phase has no layers, -1 out of memory. */
+double sc__structure_host_layer_us(const sc__graph *g, const sc__structure *s, int phase);
+
 #endif /* SC_PIPELINE_STRUCTURE_H */

@@ -177,9 +177,11 @@ static void prediction_json(sc__buf *b, const sc_prediction *p) {
         sc__buf_printf(b, ",\"layers\":{\"traced\":%u,\"new\":%u}", p->traced_layers, p->predicted_layers);
     model_json(b, p);
     if (p->predicted_tp)
-        sc__buf_printf(b, ",\"tp\":{\"traced\":%u,\"new\":%u,\"kernels_sharded\":%llu,\"kernels_replicated\":%llu}",
+        sc__buf_printf(b,
+                       ",\"tp\":{\"traced\":%u,\"new\":%u,\"kernels_sharded\":%llu,\"kernels_modelled\":%llu,"
+                       "\"kernels_replicated\":%llu}",
                        p->traced_tp, p->predicted_tp, (unsigned long long)p->tp_sharded,
-                       (unsigned long long)p->tp_replicated);
+                       (unsigned long long)p->tp_modelled, (unsigned long long)p->tp_replicated);
     if (p->pp)
         sc__buf_printf(b,
                        ",\"pp\":{\"stages\":%u,\"schedule\":\"%s\",\"virtual_stages\":%u,\"microbatches\":%u,"
@@ -201,6 +203,11 @@ static void prediction_json(sc__buf *b, const sc_prediction *p) {
 
 /* One layer's simulated time, when the graph's layers were found. */
 static void layers_json(sc__buf *b, const sc_replay_layers *l) {
+    if (!l->count && l->why_none) {
+        sc__buf_puts(b, ",\"layers\":{\"count\":null,\"per_layer_us\":null,\"why_none\":");
+        sc__buf_json_str(b, l->why_none, strlen(l->why_none));
+        sc__buf_puts(b, "}");
+    }
     if (!l->count) return;
     sc__buf_printf(b, ",\"layers\":{\"count\":%u,\"per_layer_us\":{\"forward\":%.3f,\"backward\":", l->count,
                    l->forward_us);
@@ -235,9 +242,11 @@ static void prediction_text(sc__buf *b, const sc_prediction *p) {
                        p->traced_layers, p->predicted_layers);
     model_text(b, p);
     if (p->predicted_tp)
-        sc__buf_printf(b, "  tensor parallel: %u traced -> %u (%llu layer kernels re-sharded, %llu replicated kept)\n",
+        sc__buf_printf(b,
+                       "  tensor parallel: %u traced -> %u (%llu layer kernels re-sharded, %llu of them by the "
+                       "kernel cost model on their shapes; %llu replicated kept)\n",
                        p->traced_tp, p->predicted_tp, (unsigned long long)p->tp_sharded,
-                       (unsigned long long)p->tp_replicated);
+                       (unsigned long long)p->tp_modelled, (unsigned long long)p->tp_replicated);
     if (p->pp)
         sc__buf_printf(b,
                        "  pipeline: %u stages, %s schedule, %u virtual stage%s, %u micro-batch%s, %lld bytes per "
@@ -492,6 +501,7 @@ static void write_text(const sc_replay *r, sc__buf *b) {
     sensitivity_text(b, &sens);
     if (r->hta_asked) hta_text(r, b);
     sc_replay_layers layers = sc_replay_get_layers(r);
+    if (!layers.count && layers.why_none) sc__buf_printf(b, "\nlayers: not timed (%s)\n", layers.why_none);
     if (layers.count) {
         sc__buf_printf(b, "\nlayers: %u, one layer simulated: forward %.3f ms", layers.count, layers.forward_us / 1e3);
         if (layers.backward_count) sc__buf_printf(b, ", backward %.3f ms", layers.backward_us / 1e3);

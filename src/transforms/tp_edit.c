@@ -3,7 +3,7 @@
  * degree (tp_edit.h says what is sharded, what is replicated and what
  * happens to the collectives).
  *
- * The layers' GPU tasks are sorted by (rank, measured start) once and
+ * The layers' GPU tasks are sorted by (rank, layer, measured start) once and
  * walked with a sharded / replicated state; the collectives are found by
  * their group's flag, split with sc__retime_split and, for T = 1,
  * emptied along with the calls that launched them.
@@ -20,12 +20,21 @@ int64_t sc__kernel_rescale(int64_t dur, uint8_t cls, double flops_ratio, double 
     return (int64_t)((double)dur * f + 0.5);
 }
 
+typedef struct order_ctx {
+    const sc__graph *g;
+    const uint32_t *layer;
+} order_ctx;
+
+/* By rank, layer, measured start: the copies --layers makes keep their
+ * template's start, so the layer keeps each copy's tasks together. */
 static int cmp_launch(const void *a, const void *b, void *ctx) {
-    const sc__graph *g = ctx;
+    const order_ctx *c = ctx;
+    const sc__graph *g = c->g;
     const sc__task *t = sc__graph_tasks(g);
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     uint32_t rx = sc__graph_procs(g)[t[x].proc].rank, ry = sc__graph_procs(g)[t[y].proc].rank;
     if (rx != ry) return rx < ry ? -1 : 1;
+    if (c->layer[x] != c->layer[y]) return c->layer[x] < c->layer[y] ? -1 : 1;
     if (t[x].ts != t[y].ts) return t[x].ts < t[y].ts ? -1 : 1;
     return x < y ? -1 : x > y;
 }
@@ -33,6 +42,25 @@ static int cmp_launch(const void *a, const void *b, void *ctx) {
 static bool is_tp(const sc__graph *g, const sc__tp_spec *sp, uint32_t t) {
     uint32_t gr = sc__graph_tasks(g)[t].group;
     return gr != SC__NONE && sp->tp_group[gr];
+}
+
+/* Sharded kernel i's new duration: by the cost model on its re-sharded
+ * shape when its record has one (*modelled set), else by the ratio. */
+static int64_t resharded(const sc__graph *g, const sc__tp_spec *sp, uint32_t i, double ratio, bool *modelled) {
+    const sc__task *t = sc__graph_tasks(g);
+    const sc__krec *r = sp->recs && sp->edit ? sc__krecs_task(g, sp->recs, i) : NULL;
+    *modelled = false;
+    if (r && r->shape.form != SC__KF_NONE) {
+        sc__kshape before = r->shape, after;
+        if (sp->pre && sp->pre->changes) sc__kshape_edit(sp->pre, &r->shape, &before);
+        sc__kshape_edit(sp->edit, &before, &after);
+        double t0 = sc__kcost_time_ns(sp->model, &before), t1 = sc__kcost_time_ns(sp->model, &after);
+        if (t0 > 0 && t1 > 0) {
+            *modelled = true;
+            return (int64_t)((double)t[i].dur * (t1 / t0) + 0.5);
+        }
+    }
+    return sc__kernel_rescale(t[i].dur, sp->cls[i], ratio, ratio);
 }
 
 /* The sharded / replicated walk over the layers' GPU work. */
@@ -45,7 +73,8 @@ static bool rescale(sc__graph *g, const sc__tp_spec *sp, sc__tp_stats *st) {
     n = 0;
     for (uint32_t i = 0; i < g->tasks.len; i++)
         if (sp->layer[i] != SC__NONE && sc__task_on_gpu(t[i].kind)) idx[n++] = i;
-    sc__sort(idx, n, sizeof *idx, cmp_launch, g);
+    order_ctx oc = {g, sp->layer};
+    sc__sort(idx, n, sizeof *idx, cmp_launch, &oc);
     double ratio = (double)sp->from / sp->to;
     uint32_t prev_layer = SC__NONE, prev_rank = SC__NONE;
     bool sharded = false;
@@ -63,8 +92,10 @@ static bool rescale(sc__graph *g, const sc__tp_spec *sp, sc__tp_stats *st) {
             st->replicated++;
             continue;
         }
-        t[i].dur = sc__kernel_rescale(t[i].dur, sp->cls[i], ratio, ratio);
+        bool modelled;
+        t[i].dur = resharded(g, sp, i, ratio, &modelled);
         st->sharded++;
+        st->modelled += modelled;
     }
     free(idx);
     return true;
