@@ -376,6 +376,17 @@ bool sc__tf_embed_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
     return true;
 }
 
+/* Megatron-core's vocab-parallel cross-entropy (tensor_parallel/
+ * cross_entropy.py, unfused: --cross-entropy-loss-fusion is off by default)
+ * runs in fp32 over the b s x V/t logits, one pass each, bytes an element:
+ * forward .float() (read 2, write 4), max (read 4), the max subtracted in
+ * place (8), exp (8), its sum (read 4), exp divided by the sum in place for
+ * the backward (8): 38; backward the saved softmax times the loss gradient
+ * in place (8), then autograd's cast to the 16-bit gradient of the output
+ * GEMM (read 4, write 2): 14. The one-hot subtraction touches b s elements. */
+#define CE_FWD_BYTES 38.0
+#define CE_BWD_BYTES 14.0
+
 bool sc__tf_head_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
     dims d = dims_of(c);
     double V = c->vocab;
@@ -384,10 +395,10 @@ bool sc__tf_head_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
         ok = ok && mem(out, "final_layernorm", d.Tn * d.h * ACT * 2);
         ok = ok && tp_in(c, &d, false, out);
         ok = ok && gemm(out, c, "output_head", d.T, V / d.t, d.h, 1);
-        ok = ok && mem(out, "cross_entropy", d.T * V / d.t * (ACT + 4 + 4));
+        ok = ok && mem(out, "cross_entropy", d.T * V / d.t * CE_FWD_BYTES);
         if (c->tp > 1) ok = ok && coll(out, "tp_loss_all_reduce", SC_C_ALL_REDUCE, SC__COMM_TP, d.T * 4 * 3, 0);
     } else if (ph == SC__PH_BWD) {
-        ok = ok && mem(out, "cross_entropy_bwd", d.T * V / d.t * (4 + ACT));
+        ok = ok && mem(out, "cross_entropy_bwd", d.T * V / d.t * CE_BWD_BYTES);
         ok = ok && gemm(out, c, "output_head_dgrad", d.T, d.h, V / d.t, 1);
         ok = ok && gemm(out, c, "output_head_wgrad", V / d.t, d.h, d.T, 1);
         ok = ok && tp_in(c, &d, true, out);

@@ -8,11 +8,17 @@
  * neighbour stage, the layers' ops (transformer.c), a send. Each op is a
  * CPU launch task (host_us) and a GPU task; a collective that overlaps
  * (op.side) runs on the side stream and is joined where transformer.c
- * says. Data-parallel gradient reduction runs per layer on the DP stream
- * during the last micro-batch's backward (--overlap-grad-reduce) or after
- * the last backward, and the optimizer waits for it; the distributed
- * optimizer's parameter all-gather follows it (or, overlapped, opens the
- * next step: each chunk's first forward waits for its gather).
+ * says. Data-parallel gradients are reduced per bucket (Megatron-core's
+ * default of max(40M, 1M x dp) parameters) on the DP stream as soon as the
+ * last micro-batch's backward has produced the bucket
+ * (--overlap-grad-reduce), or all at once after the last backward, and the
+ * optimizer waits for them; the distributed optimizer's parameter
+ * all-gather follows the optimizer, or, overlapped, runs bucket by bucket
+ * in the next step's first forward: each bucket's first layer waits for its
+ * gather, which then dispatches the next bucket's (Megatron's forward
+ * pre-hook). FSDP's per-layer all-gathers run on their own stream (their
+ * own process group in Megatron-FSDP), prefetched one layer ahead; its
+ * reduce-scatters on the DP stream.
  * Nothing is placed by a formula: bubbles, exposed communication and the
  * step come out of the simulation.
  */
@@ -25,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { PR_CPU, PR_COMP, PR_SIDE, PR_DP, PR_SNEXT, PR_RPREV, PR_SPREV, PR_RNEXT, PR_COUNT };
+enum { PR_CPU, PR_COMP, PR_SIDE, PR_DP, PR_SNEXT, PR_RPREV, PR_SPREV, PR_RNEXT, PR_AG, PR_COUNT };
 
 /* An op program with its durations (ns), timed once. */
 typedef struct prog {
@@ -55,7 +61,10 @@ typedef struct builder {
     sc__vec pend;       /* pending */
     sc__vec opt_join;   /* uint32 tasks the optimizer waits for */
     uint32_t *p2p;      /* (micro, global chunk, dir) -> first task of the pair */
-    uint32_t *gather;   /* per chunk: the overlapped parameter all-gather, SC__NONE */
+    uint32_t *gather;   /* per chunk: the overlapped parameter all-gather of its next bucket, SC__NONE */
+    uint32_t mark[2];   /* last compute task before the previous / the current layer began */
+    double bucket;      /* parameters per data-parallel bucket */
+    double grad_acc;    /* gradients (parameters) waiting for their bucket's reduce-scatter */
     uint32_t tied_first; /* the first stage's tied-embedding all-reduce, SC__NONE */
     prog fwd, bwd, rec, efwd, ebwd, hfwd, hbwd;
     uint32_t names[64];
@@ -138,8 +147,8 @@ static void emit(builder *b, const sc__tf_op *op, int64_t ns) {
     bool is_coll = op->coll != SC__TF_KERNEL;
     if (is_coll && b->comm_ranks[op->comm] < 2) return;
     bool side = is_coll && op->side;
-    uint32_t t = add_task(b, side ? (op->comm == SC__COMM_DP ? PR_DP : PR_SIDE) : PR_COMP,
-                          is_coll ? SC_T_COLL : SC_T_KERNEL, ns, op->name);
+    int pr = !side ? PR_COMP : op->comm != SC__COMM_DP ? PR_SIDE : op->coll == SC_C_ALL_GATHER && b->c->fsdp ? PR_AG : PR_DP;
+    uint32_t t = add_task(b, pr, is_coll ? SC_T_COLL : SC_T_KERNEL, ns, op->name);
     edge(b, launch, t, SC_E_LAUNCH);
     if (is_coll) solo_group(b, t, op->coll, op->bytes, op->comm, ns);
     if (!side) {
@@ -151,7 +160,8 @@ static void emit(builder *b, const sc__tf_op *op, int64_t ns) {
         b->last_comp = t;
         return;
     }
-    if (op->side != 1) edge(b, b->last_comp, t, SC_E_CROSS_STREAM); /* 1: a prefetch, free to run early */
+    /* 1: a prefetch, free to start once the previous layer has begun */
+    edge(b, op->side == 1 ? b->mark[0] : b->last_comp, t, SC_E_CROSS_STREAM);
     if (op->side == 255) {
         if (!SC__VEC_APPEND(&b->opt_join, &t)) b->oom = true;
         return;
@@ -163,6 +173,15 @@ static void emit(builder *b, const sc__tf_op *op, int64_t ns) {
 static void run_prog(builder *b, const prog *p) {
     const sc__tf_op *ops = p->ops.data;
     for (size_t i = 0; i < p->ops.len && !b->oom; i++) emit(b, &ops[i], p->ns[i]);
+}
+
+/* A transformer layer's program: the marks move on a layer, so that a
+ * prefetch in it (an FSDP all-gather) starts no earlier than the
+ * previous layer's compute. */
+static void run_layer(builder *b, const prog *p) {
+    b->mark[0] = b->mark[1];
+    b->mark[1] = b->last_comp;
+    run_prog(b, p);
 }
 
 /* The send or recv of a pipeline transfer (dir 0: activations forward, 1:
@@ -199,28 +218,87 @@ static void dp_coll(builder *b, const char *name, uint8_t type, double bytes, bo
     emit(b, &op, op_ns(b, &op));
 }
 
+/* Data-parallel buckets (Megatron-core's DistributedDataParallelConfig.
+ * bucket_size, default max(40,000,000, 1,000,000 x dp) parameters of the
+ * local buffer): a bucket's gradients are reduce-scattered as soon as its
+ * last one is produced, and its parameters all-gathered before its first
+ * module's forward. Whole layers fill a bucket here. */
+static double bucket_params(const sc__tf_config *c) { return fmax(40e6, 1e6 * (double)c->dp * c->cp); }
+
+static uint32_t bucket_layers(const builder *b) {
+    double n = ceil(b->bucket / sc__tf_layer_params_gpu(b->c));
+    return n >= 1 ? (uint32_t)n : 1;
+}
+
+/* The embedding's (or the untied head's) parameters on one GPU. */
+static double emb_params(const sc__tf_config *c) { return (double)c->vocab * c->hidden / c->tp; }
+static bool has_head(const builder *b, uint32_t s) { return s == b->P - 1 && (!b->c->tied || b->P > 1); }
+
+/* Bytes of the parameter all-gather of the bucket of chunk k on stage s
+ * that starts at layer l0: its layers, the embedding in the stage's first
+ * bucket, the head in its last, 2 bytes a parameter. */
+static double bucket_gather_bytes(const builder *b, uint32_t s, uint32_t k, uint32_t l0) {
+    uint32_t L = b->Lc[(size_t)k * b->P + s], bl = bucket_layers(b);
+    uint32_t n = L - l0 < bl ? L - l0 : bl;
+    double p = n * sc__tf_layer_params_gpu(b->c);
+    if (l0 == 0 && s == 0 && k == 0) p += emb_params(b->c);
+    if (l0 + n >= L && k == b->V - 1 && has_head(b, s)) p += emb_params(b->c);
+    return p * 2;
+}
+
+static uint32_t side_gather(builder *b, double bytes);
+
+static void grad_flush(builder *b) {
+    if (b->grad_acc <= 0) return;
+    dp_coll(b, b->c->dist_opt ? "dp_grad_reduce_scatter" : "dp_grad_all_reduce",
+            b->c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE, b->grad_acc * 4, true);
+    b->grad_acc = 0;
+}
+
+/* Gradients of `params` parameters are ready: their bucket is reduced
+ * once full (fp32 main grads, 4 bytes a parameter). */
+static void grad_ready(builder *b, double params) {
+    b->grad_acc += params;
+    if (b->grad_acc >= b->bucket) grad_flush(b);
+}
+
+static void unit_fwd(builder *b, uint32_t s, const sc__pp_unit *u) {
+    uint32_t g = (uint32_t)u->chunk * b->P + s, last = b->P * b->V - 1, bl = bucket_layers(b);
+    bool pg = u->micro == 0 && b->gather[u->chunk] != SC__NONE;
+    if (g > 0) b->gates[0] = p2p(b, u->micro, g, 0, false);
+    if (u->micro == 0) b->gates[1] = b->gather[u->chunk];
+    if (g == 0) run_prog(b, &b->efwd);
+    for (uint32_t l = 0; l < b->Lc[g] && !b->oom; l++) {
+        if (pg && l % bl == 0) {
+            /* Megatron's forward pre-hook: wait for this bucket, then
+             * dispatch the next one's all-gather. */
+            if (l > 0) b->gates[1] = b->gather[u->chunk];
+            if (l + bl < b->Lc[g]) b->gather[u->chunk] = side_gather(b, bucket_gather_bytes(b, s, u->chunk, l + bl));
+        }
+        run_layer(b, &b->fwd);
+    }
+    if (g == last) run_prog(b, &b->hfwd);
+    if (g < last) edge(b, b->last_comp, p2p(b, u->micro, g + 1, 0, true), SC_E_CROSS_STREAM);
+}
+
 static void unit(builder *b, uint32_t s, const sc__pp_unit *u) {
     uint32_t g = (uint32_t)u->chunk * b->P + s, last = b->P * b->V - 1;
-    bool grad_overlap = b->c->overlap_grad && !b->c->fsdp && b->comm_ranks[SC__COMM_DP] > 1;
     if (!u->backward) {
-        if (g > 0) b->gates[0] = p2p(b, u->micro, g, 0, false);
-        if (u->micro == 0) b->gates[1] = b->gather[u->chunk];
-        if (g == 0) run_prog(b, &b->efwd);
-        for (uint32_t l = 0; l < b->Lc[g] && !b->oom; l++) run_prog(b, &b->fwd);
-        if (g == last) run_prog(b, &b->hfwd);
-        if (g < last) edge(b, b->last_comp, p2p(b, u->micro, g + 1, 0, true), SC_E_CROSS_STREAM);
+        unit_fwd(b, s, u);
         return;
     }
+    bool grads = b->c->overlap_grad && !b->c->fsdp && b->comm_ranks[SC__COMM_DP] > 1 && u->micro == b->M - 1;
     if (g < last) b->gates[0] = p2p(b, u->micro, g + 1, 1, false);
     if (g == last) run_prog(b, &b->hbwd);
+    if (g == last && grads && has_head(b, s)) grad_ready(b, emb_params(b->c));
     for (uint32_t l = 0; l < b->Lc[g] && !b->oom; l++) {
-        run_prog(b, &b->rec);
+        run_layer(b, &b->rec);
         run_prog(b, &b->bwd);
-        if (grad_overlap && u->micro == b->M - 1)
-            dp_coll(b, b->c->dist_opt ? "dp_grad_reduce_scatter" : "dp_grad_all_reduce",
-                    b->c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE, sc__tf_layer_params_gpu(b->c) * 4, true);
+        if (grads) grad_ready(b, sc__tf_layer_params_gpu(b->c));
     }
     if (g == 0) run_prog(b, &b->ebwd);
+    if (g == 0 && grads) grad_ready(b, emb_params(b->c));
+    if (grads) grad_flush(b); /* a chunk's buffer ends with its last bucket */
     if (g > 0) edge(b, b->last_comp, p2p(b, u->micro, g, 1, true), SC_E_CROSS_STREAM);
 }
 
@@ -278,30 +356,24 @@ static void stage(builder *b, uint32_t s, sc__pp_kind kind, sc__pp_unit *units) 
         b->oom = true;
         return;
     }
-    static const int64_t ids[PR_COUNT] = {1, 7, 20, 21, 30, 31, 32, 33};
+    static const int64_t ids[PR_COUNT] = {1, 7, 20, 21, 30, 31, 32, 33, 22};
     for (int k = 0; k < PR_COUNT; k++) {
         b->proc[k] = sc__graph_add_proc(b->g, rank, k == PR_CPU ? SC_P_THREAD : SC_P_STREAM, k == PR_CPU ? -1 : 0, ids[k]);
         if (b->proc[k] == SC__NONE) b->oom = true;
         b->seq[k] = 0;
     }
-    b->last_comp = b->first_task = b->gates[0] = b->gates[1] = SC__NONE;
+    b->last_comp = b->first_task = b->gates[0] = b->gates[1] = b->mark[0] = b->mark[1] = SC__NONE;
     b->pend.len = b->opt_join.len = 0;
+    b->grad_acc = 0;
     bool dp = b->comm_ranks[SC__COMM_DP] > 1 && !c->fsdp;
     double params = sc__tf_stage_params(c, s);
     for (uint32_t k = 0; k < b->V; k++)
-        b->gather[k] = dp && c->dist_opt && c->overlap_param ? side_gather(b, params / b->V * 2) : SC__NONE;
+        b->gather[k] = dp && c->dist_opt && c->overlap_param ? side_gather(b, bucket_gather_bytes(b, s, k, 0)) : SC__NONE;
     size_t n = sc__pp_schedule(kind, b->P, b->M, b->V, s, units);
     for (size_t i = 0; i < n && !b->oom; i++) unit(b, s, &units[i]);
-    if (dp) {
-        double layers = sc__tf_layer_params_gpu(c) * sc__tf_stage_layers(c, s);
-        uint8_t type = c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE;
-        const char *name = c->dist_opt ? "dp_grad_reduce_scatter" : "dp_grad_all_reduce";
-        if (c->overlap_grad) {
-            if (params > layers) dp_coll(b, name, type, (params - layers) * 4, true);
-        } else {
-            dp_coll_now(b, name, type, params * 4);
-        }
-    }
+    if (dp && !c->overlap_grad)
+        dp_coll_now(b, c->dist_opt ? "dp_grad_reduce_scatter" : "dp_grad_all_reduce",
+                    c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE, params * 4);
     if (c->tied && b->P > 1 && (s == 0 || s == b->P - 1)) tied_allreduce(b);
     const pending *p = b->pend.data;
     for (size_t i = 0; i < b->pend.len; i++)
@@ -362,6 +434,7 @@ static sc_status build(const sc__tf_config *c, const sc__kernel_timer *timer, co
     b.P = c->pp;
     b.V = c->vp;
     b.tied_first = SC__NONE;
+    b.bucket = bucket_params(c);
     b.M = sc__tf_micro(c);
     b.Lc = sc__alloc_array((size_t)c->pp * c->vp, sizeof *b.Lc);
     if (!b.Lc) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
