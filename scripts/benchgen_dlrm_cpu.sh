@@ -17,6 +17,6 @@ build/stepcast benchgen --force --device cpu --shrink "${SHRINK:-2}" -o "$out" "
 start=$(date +%s)
 ( cd "$out" && $py bench.py --nproc 8 --warmup 2 --iterations 5 --trace-dir traces ) > "$out/run.txt" 2>&1
 end=$(date +%s)
-$py tests/benchgen_check.py "$out/bench_ops.json" "$out/run.txt" 8
+$py tests/benchgen_check.py "$out/bench_ops.json" "$out/traces" 8
 echo "wall time: $((end - start)) s (8 processes, 2 + 5 + 1 iterations)"
 grep '^rank 0 iteration' "$out/run.txt"

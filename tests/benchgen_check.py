@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-# benchgen_check.py OPS_JSON RUN_OUTPUT NRANKS - checks a run of a program
+# benchgen_check.py OPS_JSON OUT NRANKS - checks a run of a program
 # that `stepcast benchgen` generated (tests/test_benchgen.c): every rank
-# printed its summary, and executed each traced collective once per
-# iteration with its traced size (each dimension shrunk by the op list's
+# wrote its summary (OUT: the --trace-dir folder, or the run's output) and
+# executed each traced collective once per iteration with its traced size (each dimension shrunk by the op list's
 # shrink factor, as the program's rule says), collective for collective.
 # Prints one line, "benchgen_check: ok ..." or "benchgen_check: FAIL ...";
 # exits non-zero on a failure.
+import glob
 import json
+import os
 import sys
 
 
@@ -41,10 +43,16 @@ def main():
             want[(kind, n)] = want.get((kind, n), 0) + 1
         traced[r["rank"]] = want
     seen = {}
-    for line in open(out_path, errors="replace"):
-        if line.startswith("BENCH_SUMMARY "):
-            s = json.loads(line[len("BENCH_SUMMARY "):])
-            seen[s["rank"]] = {(c["kind"], c["elements"]): c["count"] for c in s["collectives"]}
+    # OUT: the folder of the ranks' rank<R>.summary.json (bench.py's
+    # --trace-dir), or a run's output with its BENCH_SUMMARY lines (which
+    # ranks printing at once can interleave).
+    if os.path.isdir(out_path):
+        summaries = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(out_path, "rank*.summary.json")))]
+    else:
+        summaries = [json.loads(line[len("BENCH_SUMMARY "):]) for line in open(out_path, errors="replace")
+                     if line.startswith("BENCH_SUMMARY ")]
+    for s in summaries:
+        seen[s["rank"]] = {(c["kind"], c["elements"]): c["count"] for c in s["collectives"]}
     bad = []
     if len(seen) != nranks:
         bad.append("%d of %d ranks printed a summary" % (len(seen), nranks))

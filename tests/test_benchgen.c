@@ -329,7 +329,7 @@ static void test_dlrm_cpu_run(void **state) {
         (void)system(cmd);
     }
     assert_int_equal(rc, 0);
-    snprintf(cmd, sizeof cmd, "%s tests/benchgen_check.py %s/bench_ops.json %s/run.txt 8", py, dir, dir);
+    snprintf(cmd, sizeof cmd, "%s tests/benchgen_check.py %s/bench_ops.json %s/traces 8", py, dir, dir);
     assert_int_equal(system(cmd), 0);
     snprintf(path, sizeof path, "%s/traces/rank0.trace.json", dir);
     struct stat sb;

@@ -507,6 +507,11 @@ def main():
                "failed": fails, "outputs_replaced": rep.replaced // max(per_iter, 1),
                "collectives": colls, "skipped_in_trace": rd.get("skipped_leaves", 0), "trace": trace}
     print("BENCH_SUMMARY " + json.dumps(summary, sort_keys=True), flush=True)
+    # Also one file per rank: ranks print at once, and their lines can
+    # interleave in a shared stdout.
+    os.makedirs(a.trace_dir, exist_ok=True)
+    with open(os.path.join(a.trace_dir, "rank%d.summary.json" % rd["rank"]), "w") as f:
+        json.dump(summary, f, sort_keys=True)
     if world > 1 or dist.is_initialized():
         dist.barrier()
         dist.destroy_process_group()
