@@ -68,6 +68,22 @@ static void test_megatron(void **state) {
     sc_traceset_free(set);
 }
 
+/* SGLang's Qwen3-8B (ROCm): the layers' main norms are a fused add +
+ * RMSNorm whose weight is its fifth input, and the per-head q/k RMSNorms
+ * (128 wide) are as many; hidden was read as 128 before the weight was
+ * looked for in any position. */
+static void test_qwen3_hidden(void **state) {
+    (void)state;
+    sc_traceset *set = load("tracelens/inference__sglang_prefilldecode__sglang_Qwen3-8B_prefilldecode.json.gz");
+    sc_structure *s = structure(set);
+    sc_structure_summary o = sc_structure_get(s);
+    assert_int_equal(o.layers, 36);
+    assert_int_equal(o.hidden.value, 4096);
+    assert_int_equal(o.ffn.value, 12288);
+    sc_structure_free(s);
+    sc_traceset_free(set);
+}
+
 /* DLRM repeats no layer: none, with a reason, and every dimension unknown
  * with its own reason rather than a guess. */
 static void test_no_layers_says_why(void **state) {
@@ -203,6 +219,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_megatron),
         cmocka_unit_test(test_no_layers_says_why),
+        cmocka_unit_test(test_qwen3_hidden),
         cmocka_unit_test(test_identity_is_the_replay),
         cmocka_unit_test(test_more_and_fewer_layers),
         cmocka_unit_test(test_layers_without_structure_fails),

@@ -133,9 +133,15 @@ static void look(seen *w, const char *name, const tensor_dims *td, const char *t
     if ((has_ci(name, "layernorm") || has_ci(name, "layer_norm") || has_ci(name, "rmsnorm") ||
          has_ci(name, "rms_norm")) &&
         td->nargs >= 2 && td->rank[0] >= 2) {
-        /* the weight: second (fused norms), or third after aten::layer_norm's normalized_shape */
-        int a = td->rank[1] == 1 ? 1 : td->nargs >= 3 && td->rank[1] == 0 && td->rank[2] == 1 ? 2 : 0;
-        if (a && td->d[0][td->rank[0] - 1] == td->d[a][0]) vote(w, td->d[a][0]);
+        /* the weight: the first 1-d input as wide as the input's last
+         * dimension (second in fused norms, third after aten::layer_norm's
+         * normalized_shape, fifth in SGLang's fused add + RMSNorm) */
+        int64_t last = td->d[0][td->rank[0] - 1];
+        for (int a = 1; a < td->nargs; a++)
+            if (td->rank[a] == 1 && td->d[a][0] == last) {
+                vote(w, last);
+                break;
+            }
     }
     int64_t k, n;
     if (gemm_kn(name, td, &k, &n)) {
@@ -202,6 +208,8 @@ void sc__structure_dims(const sc_traceset *set, const sc__graph *g, const sc__st
     const sc__rank *rk = r < g->ranks.len ? &((const sc__rank *)g->ranks.data)[r] : NULL;
     const sc_trace *tr = rk && rk->trace < set->count ? set->traces[rk->trace] : NULL;
     const char *why = !s->nlayers ? "no layers found, so no layer to read shapes from"
+                      : !rk ? "no host operator launches the layers' kernels (a replayed CUDA graph?), so none "
+                              "gives their shapes"
                       : !tr || tr->format != SC__FMT_KINETO || !tr->events.len
                           ? "the trace's events are not at hand (a Chakra file, or released)"
                           : "no operator in the layers records shapes (profile with record_shapes=True)";
