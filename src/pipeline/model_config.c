@@ -105,7 +105,7 @@ static const struct key {
      * noted about itself (read, not used: the model derives them). */
     {"micro-batch", K_U32, U(mbs), 1}, {"model", K_NAME, U(name), 0}, {"params", K_RECORD, 0, 0},
     {"optimizer", K_RECORD, 0, 0}, {"ddp-world", K_RECORD, 0, 0}, {"torch", K_RECORD, 0, 0},
-    {"step-ms-unprofiled-mean-of-20", K_RECORD, 0, 0},
+    {"step-ms-unprofiled-mean-of-20", K_RECORD, 0, 0}, {"profiler", K_RECORD, 0, 0},
 };
 #define NKEYS (sizeof keys / sizeof *keys)
 
