@@ -17,7 +17,7 @@
 static const char *const fields[] = {
     "layers", "hidden", "ffn", "heads", "kv-heads", "vocab", "seq", "dtype", "experts", "topk", "tp", "sp", "pp",
     "vp", "dp", "cp", "ep", "fsdp", "mbs", "gbs", "recompute", "gpu", "nodes", "gpus-per-node", "net-gbps",
-    "gated", "tied", "attention", "distributed-optimizer", "overlap-grad-reduce", "overlap-param-gather",
+    "gated", "tied", "rope", "attention", "distributed-optimizer", "overlap-grad-reduce", "overlap-param-gather",
     "tp-comm-overlap", "host-us", "pp-first-layers", "pp-last-layers", "pp-embedding"};
 #define NFIELDS (sizeof fields / sizeof *fields)
 

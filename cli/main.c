@@ -36,7 +36,7 @@ static const sc_cli_command commands[] = {
      "[--ffn N] [--heads N] [--kv-heads N] [--vocab N] [--seq N] [--dtype bf16|fp16|fp8] [--experts N] [--topk N] "
      "[--tp N] [--sp true|false] [--pp N] [--vp N] [--dp N] [--cp N] [--ep N] [--fsdp true|false] [--mbs N] [--gbs N] "
      "[--recompute none|selective|full] [--gpu NAME] [--nodes N] [--gpus-per-node N] [--net-gbps X] [--gated B] "
-     "[--tied B] [--attention flash|unfused] [--distributed-optimizer B] [--overlap-grad-reduce B] "
+     "[--tied B] [--rope B] [--attention flash|unfused] [--distributed-optimizer B] [--overlap-grad-reduce B] "
      "[--overlap-param-gather B] [--tp-comm-overlap B] [--host-us X] [--pp-first-layers N] [--pp-last-layers N] "
      "[--pp-embedding B] [--calibrate TRACE...]",
      sc_cmd_model},

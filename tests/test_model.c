@@ -138,7 +138,7 @@ static void test_config_equals_preset(void **state) {
     /* in the temporary folder: a clean checkout has no build/ folder when
      * a sanitizer build (build-asan...) runs this */
     static const char json[] = "{\"name\":\"llama3-8b\",\"layers\":32,\"hidden\":4096,\"ffn\":14336,\"heads\":32,"
-                               "\"kv_heads\":8,\"vocab\":128256,\"seq\":8192,\"gated\":true,\"tp\":2,\"sp\":true,"
+                               "\"kv_heads\":8,\"vocab\":128256,\"seq\":8192,\"gated\":true,\"rope\":true,\"tp\":2,\"sp\":true,"
                                "\"dp\":4,\"gbs\":32}";
     char path[256];
     const char *tmp = sc_test_tmpfile(json, sizeof json - 1, ".json");

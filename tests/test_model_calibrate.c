@@ -90,6 +90,8 @@ static void test_recorded_config(void **state) {
     free(j);
     sc_model_free(m);
     sc_model_config_free(c);
+    /* the light recordings note how they were profiled ("profiler") */
+    sc_model_config_free(config_of("tiny-light"));
 }
 
 /* What the calibration measured, and that the report says where each

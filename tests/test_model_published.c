@@ -16,7 +16,7 @@
 
 /* One published row: the step predicted against the measured one. bar is
  * the |error| in percent the row must stay within: the issue's 15%, except
- * for the six rows that miss it today, whose bar is their error (rounded
+ * for the three rows that miss it today, whose bar is their error (rounded
  * up) plus 2 points so that a change that makes them worse fails; README
  * ("Every published row") says what each miss is thought to be. */
 typedef struct row {
@@ -119,15 +119,15 @@ static const row mcore_rows[] = {
 
 #define FP8 H100, "dtype", "fp8"
 static const row nemo_rows[] = {
-    {"NeMo GPT3-5B", 2.8, 18, {FP8, "preset", "gpt3-5b", "tp", "1", "dp", "64", "mbs", "4", "gbs", "2048", NULL}},
+    {"NeMo GPT3-5B", 2.8, 15, {FP8, "preset", "gpt3-5b", "tp", "1", "dp", "64", "mbs", "4", "gbs", "2048", NULL}},
     {"NeMo GPT3-20B", 1.4, 15, {FP8, "preset", "gpt3-20b", "tp", "2", "dp", "32", "mbs", "2", "gbs", "256", NULL}},
     {"NeMo GPT3-175B 128", 5.721, 15, {FP8, "preset", "gpt3-175b", "tp", "4", "pp", "8", "vp", "6", "dp", "4", "mbs", "1", "gbs", "256", NULL}},
     {"NeMo GPT3-175B 512", 9.93, 15, {FP8, "preset", "gpt3-175b", "tp", "4", "pp", "8", "vp", "6", "dp", "16", "mbs", "2", "gbs", "2048", NULL}},
     {"NeMo LLAMA2-7B", 3.87, 15, {FP8, "preset", "llama2-7b", "tp", "1", "dp", "8", "mbs", "1", "gbs", "128", NULL}},
     {"NeMo LLAMA2-13B", 3.76, 15, {FP8, "preset", "llama2-13b", "tp", "1", "pp", "4", "vp", "10", "dp", "4", "mbs", "1", "gbs", "128", NULL}},
     {"NeMo LLAMA2-70B", 4.741, 15, {FP8, "preset", "llama2-70b", "tp", "4", "pp", "4", "vp", "20", "dp", "4", "mbs", "1", "gbs", "128", NULL}},
-    {"NeMo Nemotron-8B", 1.31, 18, {FP8, "preset", "nemotron-8b", "tp", "2", "dp", "32", "mbs", "4", "gbs", "256", NULL}},
-    {"NeMo Nemotron-22B", 3.8, 18, {FP8, "preset", "nemotron-22b", "tp", "2", "pp", "4", "vp", "10", "dp", "8", "mbs", "2", "gbs", "256", NULL}},
+    {"NeMo Nemotron-8B", 1.31, 15, {FP8, "preset", "nemotron-8b", "tp", "2", "dp", "32", "mbs", "4", "gbs", "256", NULL}},
+    {"NeMo Nemotron-22B", 3.8, 15, {FP8, "preset", "nemotron-22b", "tp", "2", "pp", "4", "vp", "10", "dp", "8", "mbs", "2", "gbs", "256", NULL}},
     {"NeMo Nemotron-340B", 3.141, 15, {FP8, "preset", "nemotron-340b", "tp", "8", "pp", "8", "vp", "12", "dp", "2", "mbs", "1", "gbs", "32", NULL}},
     {"NeMo LLAMA3-8B", 10.68, 15, {FP8, "preset", "llama3-8b", "tp", "1", "cp", "2", "dp", "4", "mbs", "1", "gbs", "128", NULL}},
     {"NeMo LLAMA3-70B", 10.751, 15, {FP8, "preset", "llama3-70b", "tp", "4", "pp", "4", "vp", "5", "cp", "2", "dp", "2", "mbs", "1", "gbs", "128", NULL}},
@@ -179,7 +179,7 @@ static void test_published_every_row(void **state) {
     printf("  mean |error| %.1f%% over %zu rows, %zu over 15%%\n", sum / (double)n, n, misses);
     /* The bar is 8%; the 54 rows are at 7.5% today (README). */
     assert_true(sum / (double)n <= 8.0);
-    assert_true(misses <= 6);
+    assert_true(misses <= 3);
 }
 
 int main(void) {

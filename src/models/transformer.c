@@ -214,6 +214,18 @@ static bool coll(sc__vec *out, const char *name, uint8_t type, uint8_t comm, dou
     return push(out, &op);
 }
 
+/* Rotary position embedding (Llama, Nemotron): Megatron-core applies it to
+ * q and to k separately after the QKV GEMM, fused (Transformer Engine's
+ * fused_rope.cu: one kernel reads the 16-bit tensor and writes the rotated
+ * one, the cos/sin from a small fp32 table), and its backward the same
+ * rotation of the gradients: 2 bytes read and 2 written an element of q
+ * and of k, forward and backward alike. Nothing without --rope. */
+static bool rope(sc__vec *out, const sc__tf_config *c, const dims *d, bool bwd) {
+    if (!c->rope) return true;
+    double per = d->T / d->t * ACT * 2;
+    return mem(out, bwd ? "rope_q_bwd" : "rope_q", per * d->q) && mem(out, bwd ? "rope_k_bwd" : "rope_k", per * d->kvd);
+}
+
 /* The attention core, forward (bwd false) or backward. */
 static bool attn_core(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *out) {
     bool ok = true;
@@ -321,6 +333,7 @@ static bool layer_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     ok = ok && gemm(out, c, "qkv", d->T, (d->q + 2 * d->kvd) / d->t, d->h, 1);
     if (c->cp > 1)
         ok = ok && coll(out, "cp_kv_all_gather", SC_C_ALL_GATHER, SC__COMM_CP, (double)c->mbs * c->seq * 2 * d->kvd / d->t * ACT, 2);
+    ok = ok && rope(out, c, d, false);
     ok = ok && attn_core(c, d, false, out);
     ok = ok && fp8_cast(out, c, d->T * d->q / d->t);
     ok = ok && gemm(out, c, "attn_proj", d->T, d->h, d->q / d->t, 1);
@@ -346,6 +359,7 @@ static bool layer_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
         ok = ok && coll(out, "cp_dkv_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_CP,
                         (double)c->mbs * c->seq * 2 * d->kvd / d->t * ACT, 2);
     ok = ok && attn_core(c, d, true, out);
+    ok = ok && rope(out, c, d, true);
     ok = ok && fp8_cast(out, c, d->T * (d->q + 2 * d->kvd) / d->t);
     ok = ok && gemm(out, c, "qkv_dgrad", d->T, d->h, (d->q + 2 * d->kvd) / d->t, 1);
     ok = ok && gemm(out, c, "qkv_wgrad", (d->q + 2 * d->kvd) / d->t, d->h, d->T, 1);
@@ -407,11 +421,24 @@ bool sc__tf_head_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
     return ok;
 }
 
+/* The step's end on this GPU, in Megatron-core's order:
+ * - the gradient norm for clipping (optimizer/clip_grads.py,
+ *   clip_grad_norm_fp32: apex's multi_tensor_l2norm reads each fp32 main
+ *   gradient of the optimizer's shard once, 4 bytes a parameter; the
+ *   rescale that follows only runs when the norm exceeds the clip, and is
+ *   not counted);
+ * - Adam on fp32 master weights: read master, grad, m, v (16 bytes), write
+ *   master, m, v (12) and the 2-byte model copy: 30 bytes a parameter;
+ * - the zeroing of the fp32 gradient buffer before the next step's first
+ *   micro-batch (distributed/param_and_grad_buffer.py: reset() runs
+ *   grad_data.zero_() over the whole local buffer, not the shard; with
+ *   FSDP the buffer is the shard): 4 bytes written a parameter. On the one
+ *   compute stream its place at the step's start or end is the same. */
 bool sc__tf_optimizer_ops(const sc__tf_config *c, double params, sc__vec *out) {
-    /* Adam on fp32 master weights: read master, grad, m, v (16 bytes), write
-     * master, m, v (12) and the 2-byte model copy: 30 bytes a parameter. */
     double shard = (c->dist_opt || c->fsdp) ? (double)c->dp * c->cp : 1;
-    return mem(out, "adam", params / shard * 30);
+    double buffer = c->fsdp ? params / ((double)c->dp * c->cp) : params;
+    return mem(out, "grad_norm", params / shard * 4) && mem(out, "adam", params / shard * 30) &&
+           mem(out, "zero_grad_buffer", buffer * 4);
 }
 
 /* ------------------------------------------------------------ counts */

@@ -29,6 +29,7 @@ typedef struct sc__tf_config {
     uint8_t gated;            /* gated MLP (SwiGLU: two up projections) */
     uint8_t tied;             /* the output head shares the embedding */
     uint8_t attention;        /* sc__attn_impl */
+    uint8_t rope;             /* rotary position embedding applied to q and k */
     /* parallelism */
     uint32_t tp, pp, vp, dp, cp, ep;
     uint32_t pp_first, pp_last; /* layers of the first / last stage (Megatron's

@@ -28,17 +28,17 @@ static const struct preset {
     {"megatron-1t", "layers=128 hidden=25600 heads=160 vocab=51200 seq=2048"},
     {"gpt3-5b", "layers=24 hidden=4096 heads=32 vocab=51200 seq=2048"},
     {"gpt3-20b", "layers=44 hidden=6144 heads=48 vocab=51200 seq=2048"},
-    {"llama2-7b", "layers=32 hidden=4096 ffn=11008 heads=32 vocab=32000 seq=4096 gated=true"},
-    {"llama2-13b", "layers=40 hidden=5120 ffn=13824 heads=40 vocab=32000 seq=4096 gated=true"},
-    {"llama2-70b", "layers=80 hidden=8192 ffn=28672 heads=64 kv-heads=8 vocab=32000 seq=4096 gated=true"},
-    {"llama3-8b", "layers=32 hidden=4096 ffn=14336 heads=32 kv-heads=8 vocab=128256 seq=8192 gated=true"},
-    {"llama3-70b", "layers=80 hidden=8192 ffn=28672 heads=64 kv-heads=8 vocab=128256 seq=8192 gated=true"},
-    {"llama3-405b", "layers=126 hidden=16384 ffn=53248 heads=128 kv-heads=8 vocab=128256 seq=8192 gated=true"},
+    {"llama2-7b", "layers=32 hidden=4096 ffn=11008 heads=32 vocab=32000 seq=4096 gated=true rope=true"},
+    {"llama2-13b", "layers=40 hidden=5120 ffn=13824 heads=40 vocab=32000 seq=4096 gated=true rope=true"},
+    {"llama2-70b", "layers=80 hidden=8192 ffn=28672 heads=64 kv-heads=8 vocab=32000 seq=4096 gated=true rope=true"},
+    {"llama3-8b", "layers=32 hidden=4096 ffn=14336 heads=32 kv-heads=8 vocab=128256 seq=8192 gated=true rope=true"},
+    {"llama3-70b", "layers=80 hidden=8192 ffn=28672 heads=64 kv-heads=8 vocab=128256 seq=8192 gated=true rope=true"},
+    {"llama3-405b", "layers=126 hidden=16384 ffn=53248 heads=128 kv-heads=8 vocab=128256 seq=8192 gated=true rope=true"},
     /* NeMo's Nemotron configs (squared-ReLU MLP, not gated; the 256k
      * SentencePiece vocabulary); 340B is Nemotron-4 340B. */
-    {"nemotron-8b", "layers=32 hidden=4096 ffn=16384 heads=32 vocab=256000 seq=4096"},
-    {"nemotron-22b", "layers=40 hidden=6144 ffn=24576 heads=48 vocab=256000 seq=4096"},
-    {"nemotron-340b", "layers=96 hidden=18432 ffn=73728 heads=96 kv-heads=8 vocab=256000 seq=4096"},
+    {"nemotron-8b", "layers=32 hidden=4096 ffn=16384 heads=32 vocab=256000 seq=4096 rope=true"},
+    {"nemotron-22b", "layers=40 hidden=6144 ffn=24576 heads=48 vocab=256000 seq=4096 rope=true"},
+    {"nemotron-340b", "layers=96 hidden=18432 ffn=73728 heads=96 kv-heads=8 vocab=256000 seq=4096 rope=true"},
 };
 #define NPRESETS (sizeof presets / sizeof *presets)
 
@@ -94,7 +94,7 @@ static const struct key {
     {"fsdp", K_BOOL, U(fsdp), 0}, {"mbs", K_U32, U(mbs), 1}, {"gbs", K_U32, U(gbs), 1},
     {"recompute", K_RECOMPUTE, U(recompute), 0}, {"gpu", K_GPU, U(gpu), 0}, {"nodes", K_U32, U(nodes), 1},
     {"gpus-per-node", K_U32, U(gpus_per_node), 1}, {"net-gbps", K_NUM, U(net_gbps), 0},
-    {"gated", K_BOOL, U(gated), 0}, {"tied", K_BOOL, U(tied), 0}, {"attention", K_ATTN, U(attention), 0},
+    {"gated", K_BOOL, U(gated), 0}, {"tied", K_BOOL, U(tied), 0}, {"rope", K_BOOL, U(rope), 0}, {"attention", K_ATTN, U(attention), 0},
     {"distributed-optimizer", K_BOOL, U(dist_opt), 0}, {"overlap-grad-reduce", K_BOOL, U(overlap_grad), 0},
     {"overlap-param-gather", K_BOOL, U(overlap_param), 0}, {"tp-comm-overlap", K_BOOL, U(tp_overlap), 0},
     {"host-us", K_NUM, U(host_us), 0}, {"name", K_NAME, U(name), 0},
@@ -105,7 +105,7 @@ static const struct key {
      * noted about itself (read, not used: the model derives them). */
     {"micro-batch", K_U32, U(mbs), 1}, {"model", K_NAME, U(name), 0}, {"params", K_RECORD, 0, 0},
     {"optimizer", K_RECORD, 0, 0}, {"ddp-world", K_RECORD, 0, 0}, {"torch", K_RECORD, 0, 0},
-    {"step-ms-unprofiled-mean-of-20", K_RECORD, 0, 0},
+    {"step-ms-unprofiled-mean-of-20", K_RECORD, 0, 0}, {"profiler", K_RECORD, 0, 0},
 };
 #define NKEYS (sizeof keys / sizeof *keys)
 

@@ -12,12 +12,12 @@ static double gb(double bytes) { return bytes * 1e-9; }
 static void config_json(const sc__tf_config *c, FILE *out) {
     fprintf(out,
             "\"config\":{\"name\":\"%s\",\"layers\":%u,\"hidden\":%u,\"ffn\":%u,\"heads\":%u,\"kv_heads\":%u,\"vocab\":%u,"
-            "\"seq\":%u,\"dtype\":\"%s\",\"experts\":%u,\"topk\":%u,\"gated\":%s,\"attention\":\"%s\",\"tp\":%u,\"sp\":%s,"
+            "\"seq\":%u,\"dtype\":\"%s\",\"experts\":%u,\"topk\":%u,\"gated\":%s,\"rope\":%s,\"attention\":\"%s\",\"tp\":%u,\"sp\":%s,"
             "\"pp\":%u,\"pp_first_layers\":%u,\"pp_last_layers\":%u,\"pp_embedding\":%s,\"vp\":%u,\"dp\":%u,\"cp\":%u,\"ep\":%u,\"fsdp\":%s,\"distributed_optimizer\":%s,\"mbs\":%u,\"gbs\":%u,"
             "\"micro_batches\":%u,\"recompute\":\"%s\",\"overlap_grad_reduce\":%s,\"overlap_param_gather\":%s,"
             "\"tp_comm_overlap\":%s,\"gpu\":\"%s\",\"gpus\":%u,\"gpus_per_node\":%u,\"host_us\":%.3f}",
             c->name, c->layers, c->hidden, c->ffn, c->heads, c->kv_heads, c->vocab, c->seq, sc__dtype_name(c->dtype),
-            c->experts, c->topk, c->gated ? "true" : "false", c->attention ? "unfused" : "flash", c->tp,
+            c->experts, c->topk, c->gated ? "true" : "false", c->rope ? "true" : "false", c->attention ? "unfused" : "flash", c->tp,
             c->sp ? "true" : "false", c->pp, sc__tf_stage_layers(c, 0), sc__tf_stage_layers(c, c->pp - 1), c->pp_embedding ? "true" : "false", c->vp, c->dp, c->cp, c->ep, c->fsdp ? "true" : "false",
             c->dist_opt ? "true" : "false", c->mbs, c->gbs, sc__tf_micro(c), sc__tf_recompute_name(c->recompute),
             c->overlap_grad ? "true" : "false", c->overlap_param ? "true" : "false", c->tp_overlap ? "true" : "false",
@@ -83,9 +83,10 @@ static void write_json(const sc_model *m, FILE *out) {
 static void write_text(const sc_model *m, FILE *out) {
     const sc__tf_config *c = &m->c;
     const sc_model_summary *s = &m->sum;
-    fprintf(out, "model %s: %u layers, hidden %u, ffn %u%s, %u heads (%u kv), vocab %u, seq %u, %s, %s attention",
+    fprintf(out, "model %s: %u layers, hidden %u, ffn %u%s, %u heads (%u kv), vocab %u, seq %u, %s, %s attention%s",
             c->name[0] ? c->name : "(flags)", c->layers, c->hidden, c->ffn, c->gated ? " gated" : "", c->heads,
-            c->kv_heads, c->vocab, c->seq, sc__dtype_name(c->dtype), c->attention ? "unfused" : "flash");
+            c->kv_heads, c->vocab, c->seq, sc__dtype_name(c->dtype), c->attention ? "unfused" : "flash",
+            c->rope ? ", rotary embedding" : "");
     if (c->experts) fprintf(out, ", %u experts top-%u", c->experts, c->topk);
     fprintf(out, "\njob: %u x %s, tp %u%s pp %u vp %u cp %u dp %u ep %u%s%s, mbs %u gbs %u (%u micro-batches), recompute %s\n",
             sc__tf_gpus(c), c->gpu, c->tp, c->sp ? "+sp" : "", c->pp, c->vp, c->cp, c->dp, c->ep,
