@@ -63,6 +63,25 @@ mkdir -p "$tmp"
 vgrun export-dlrm 0 "$build/stepcast" export --chakra "$tmp/dlrm" --no-cpu "$traces/param-dlrm-8rank/kineto"
 vgrun replay-chrome-dlrm 0 "$build/stepcast" replay --json --chrome "$tmp/chrome.json" \
     --scale gemm=0.5 "$traces/param-dlrm-8rank/kineto"
+# The commands of the estimation and user issues, on small inputs.
+tiny=tests/data/h100-gpt/tiny
+vgrun structure-tiny 0 "$build/stepcast" structure --json "$tiny/rank0.trace.json.gz"
+vgrun predict-pp-tiny 0 "$build/stepcast" predict --pp 2 --microbatches 4 --tp 1 --layers 6 \
+    --recompute selective "$tiny/rank0.trace.json.gz"
+vgrun predict-backward-tiny 0 "$build/stepcast" predict --model-backward --hidden 1024 --heads 16 \
+    "$tiny/rank0.trace.json.gz"
+vgrun model-405b 0 "$build/stepcast" model --json --preset llama3-405b --gpu h100 --nodes 2048 --tp 8 --cp 16 \
+    --pp 16 --dp 8 --seq 131072 --gbs 128 --pp-first-layers 7 --pp-last-layers 7
+vgrun model-sweep 0 "$build/stepcast" model --sweep --preset gpt3-175b --gpu h100 --nodes 128 --gbs 1536 \
+    --tp 4,8 --pp 8
+vgrun model-calibrate 0 "$build/stepcast" model --config "$tiny-light/config.json" \
+    --calibrate "$tiny-light/rank0.trace.json.gz"
+vgrun model-bad 2 "$build/stepcast" model --preset llama3-8b --heads 30 --tp 4
+vgrun diff-hta 0 "$build/stepcast" diff --html "$tmp/diff.html" "$traces/hta-testdata/trace_diff/control" \
+    "$traces/hta-testdata/trace_diff/test"
+vgrun report-dlrm 0 "$build/stepcast" report -o "$tmp/report.html" --dp 16 "$traces/param-dlrm-8rank/kineto"
+vgrun benchgen-tiny 0 "$build/stepcast" benchgen --force -o "$tmp/bench" "$tiny/rank0.et.json.gz" \
+    "$tiny/rank0.trace.json.gz"
 rm -rf "$tmp"
 if [ "${VALGRIND_TESTS:-0}" = 1 ]; then
     export STEPCAST_CORPUS_BIG=0
