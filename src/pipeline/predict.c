@@ -471,12 +471,7 @@ static sc_status edit_layers(sc_replay *r, const sc_predict_options *o, struct s
         if (dur) dur[i] = r->traced_dur[origin[i]];
     }
     free(origin);
-    free(r->cls);
-    free(r->traced_dur);
-    sc__graph_free(r->g);
-    r->cls = cls;
-    r->traced_dur = dur;
-    r->g = ng;
+    sc__replay_adopt_graph(r, ng, cls, dur);
     pd->pub.predicted_layers = o->layers;
     return SC_OK;
 }

@@ -203,12 +203,7 @@ static bool carry(sc_replay *r, sc__graph *ng, const uint32_t *origin) {
         cls[i] = r->cls[o];
         if (dur) dur[i] = origin[i] & SC__BWD_MODELLED ? nt[i].dur : r->traced_dur[o];
     }
-    free(r->cls);
-    free(r->traced_dur);
-    sc__graph_free(r->g);
-    r->cls = cls;
-    r->traced_dur = dur;
-    r->g = ng;
+    sc__replay_adopt_graph(r, ng, cls, dur);
     return true;
 }
 

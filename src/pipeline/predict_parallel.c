@@ -305,12 +305,7 @@ static bool carry(sc_replay *r, sc__graph *ng, const uint32_t *origin, int64_t p
     }
     free(r->backlog);
     r->backlog = bl;
-    free(r->cls);
-    free(r->traced_dur);
-    sc__graph_free(r->g);
-    r->cls = cls;
-    r->traced_dur = dur;
-    r->g = ng;
+    sc__replay_adopt_graph(r, ng, cls, dur);
     return true;
 }
 

@@ -165,6 +165,15 @@ sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, c
     return st;
 }
 
+void sc__replay_adopt_graph(sc_replay *r, sc__graph *ng, uint8_t *cls, int64_t *dur) {
+    free(r->cls);
+    free(r->traced_dur);
+    sc__graph_free(r->g);
+    r->cls = cls;
+    r->traced_dur = dur;
+    r->g = ng;
+}
+
 void sc_replay_free(sc_replay *r) {
     if (!r) return;
     for (size_t k = 0; r->ranks && k < r->nranks; k++) {

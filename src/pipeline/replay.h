@@ -90,6 +90,12 @@ sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled,
                            const sc__scale_rule *rules, size_t nrules, sc_replay **out,
                            sc_error *err);
 
+/* Gives r an edited graph ng with its per-task classes and traced
+ * durations (ng's tasks; dur NULL when r has none), taking ownership and
+ * freeing r's old ones: how the graph edits of predict hand back their
+ * result. */
+void sc__replay_adopt_graph(sc_replay *r, sc__graph *ng, uint8_t *cls, int64_t *dur);
+
 /* sc__replay_graph in two steps, for a caller that edits the calibrated
  * graph before it is simulated (predict): prepare prunes contradicted
  * edges, calibrates, classifies every task and applies the --scale rules
