@@ -187,9 +187,8 @@ static const row moe_rows[] = {
 /* Rows the model cannot describe, printed with why. */
 static const char *const not_modelled[] = {
     "Bridge LoRA LLAMA3_70B: frozen base weights (no weight gradients, adapters only) are not modelled",
-    "Bridge GPT OSS 120B (4 rows): sliding-window attention on half the layers, attention sinks, head "
-    "dim 64 x 64 heads != hidden 2880",
-    "Bridge DeepSeekV3: multi-head latent attention, a shared expert and dense first layers",
+    "Bridge GPT OSS 120B (4 rows): sliding-window attention on half the layers, attention sinks",
+    "Bridge DeepSeekV3: multi-head latent attention, dense first layers, multi-token prediction",
     "Bridge Nemotron_3_Nano (5 rows): Mamba-2 layers",
 };
 
