@@ -120,6 +120,36 @@ static void test_bad_configs(void **state) {
     sc_model_config_free(c);
 }
 
+/* Mixture of experts: the configurations it refuses, a head dimension
+ * given equal to hidden / heads changing nothing, and model FLOPs a token
+ * counting the top-k expert FFNs, the router and the shared experts. */
+static double flops_per_token(const char *const *kv) {
+    sc_model_summary s;
+    step_of(kv, &s);
+    return s.model_tflops_per_gpu * 1e12 / s.tokens_per_s_per_gpu;
+}
+
+#define MOE_BASE "layers", "4", "hidden", "1024", "heads", "8", "vocab", "32000", "seq", "1024", "gated", "true"
+static void test_moe(void **state) {
+    (void)state;
+    expect_bad((const char *[]){MOE_BASE, "experts", "8", "tp", "4", "etp", "2", NULL}, "must be 1 or tp");
+    expect_bad((const char *[]){MOE_BASE, "experts", "8", "tp", "2", "etp", "1", "sp", "false", NULL}, "sequence parallelism");
+    expect_bad((const char *[]){MOE_BASE, "experts", "8", "tp", "2", "etp", "1", "sp", "true", "dp", "2", "ep", "8", NULL},
+               "must divide tp x dp x cp");
+    double a = step_of((const char *[]){MOE_BASE, NULL}, NULL);
+    double b = step_of((const char *[]){MOE_BASE, "head-dim", "128", NULL}, NULL);
+    assert_true(a == b);
+    assert_true(step_of((const char *[]){MOE_BASE, "head-dim", "256", NULL}, NULL) > a);
+    /* per token: 3 x (2 h (g + 1) f k + 2 h E) per layer against 3 x 2 h (g + 1) (k f) */
+    double h = 1024, L = 4, g = 2;
+    double dense = flops_per_token((const char *[]){MOE_BASE, "ffn", "2048", NULL});
+    double moe = flops_per_token((const char *[]){MOE_BASE, "experts", "8", "topk", "2", "moe-ffn", "1024", NULL});
+    assert_true(fabs(moe - dense - 3 * L * 2 * h * 8) < 1e-6 * dense);
+    double shared = flops_per_token(
+        (const char *[]){MOE_BASE, "experts", "8", "topk", "2", "moe-ffn", "1024", "shared-ffn", "512", NULL});
+    assert_true(fabs(shared - moe - 3 * L * 2 * h * (g + 1) * 512) < 1e-6 * dense);
+}
+
 static char *report(sc_model_config *c) {
     sc_model *m;
     sc_error err;
@@ -187,7 +217,7 @@ int main(void) {
         cmocka_unit_test(test_schedule_order),   cmocka_unit_test(test_bubble),
         cmocka_unit_test(test_param_gather_buckets),
         cmocka_unit_test(test_bad_configs),      cmocka_unit_test(test_config_equals_preset),
-        cmocka_unit_test(test_sweep),
+        cmocka_unit_test(test_sweep),            cmocka_unit_test(test_moe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -108,7 +108,14 @@ bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
     if (!c->kv_heads) c->kv_heads = c->heads;
     if (c->experts && !c->topk) c->topk = 1;
     if (!c->experts) c->topk = 0;
-    if (c->hidden % c->heads) return fail(why, nwhy, "hidden %llu is not divisible by heads %llu", c->hidden, c->heads);
+    if (!c->moe_ffn) c->moe_ffn = c->ffn;
+    if (!c->etp) c->etp = c->tp;
+    if (c->etp != 1 && c->etp != c->tp) return fail(why, nwhy, "etp %llu must be 1 or tp (%llu)", c->etp, c->tp);
+    if (c->experts && c->etp < c->tp && !c->sp)
+        return fail(why, nwhy, "experts with etp %llu below tp %llu need sequence parallelism (--sp true)", c->etp, c->tp);
+    if (c->experts && c->moe_ffn % c->etp) return fail(why, nwhy, "moe-ffn %llu is not divisible by etp %llu", c->moe_ffn, c->etp);
+    if (c->shared_ffn % c->tp) return fail(why, nwhy, "shared-ffn %llu is not divisible by tp %llu", c->shared_ffn, c->tp);
+    if (!c->head_dim && c->hidden % c->heads) return fail(why, nwhy, "hidden %llu is not divisible by heads %llu", c->hidden, c->heads);
     if (c->heads % c->kv_heads) return fail(why, nwhy, "heads %llu are not divisible by kv-heads %llu", c->heads, c->kv_heads);
     if (c->heads % c->tp) return fail(why, nwhy, "heads %llu are not divisible by tp %llu", c->heads, c->tp);
     if (c->ffn % c->tp) return fail(why, nwhy, "ffn %llu is not divisible by tp %llu", c->ffn, c->tp);
@@ -136,8 +143,9 @@ bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
     if (c->nodes && (uint64_t)c->nodes * c->gpus_per_node != mp * c->dp)
         return fail(why, nwhy, "nodes x gpus-per-node = %llu GPUs, but tp x pp x cp x dp = %llu",
                     (uint64_t)c->nodes * c->gpus_per_node, mp * c->dp);
-    if (c->ep > 1 && ((uint64_t)c->dp * c->cp) % c->ep)
-        return fail(why, nwhy, "ep %llu must divide dp x cp = %llu", c->ep, (uint64_t)c->dp * c->cp);
+    if (c->ep > 1 && ((uint64_t)c->dp * c->cp * c->tp) % ((uint64_t)c->ep * c->etp))
+        return fail(why, nwhy, "ep x etp = %llu must divide tp x dp x cp = %llu", (uint64_t)c->ep * c->etp,
+                    (uint64_t)c->dp * c->cp * c->tp);
     if (!c->gbs) c->gbs = c->dp * c->mbs;
     if (c->gbs % ((uint64_t)c->dp * c->mbs))
         return fail(why, nwhy, "gbs %llu is not divisible by dp x mbs = %llu", c->gbs, (uint64_t)c->dp * c->mbs);
@@ -163,8 +171,8 @@ static dims dims_of(const sc__tf_config *c) {
     d.t = c->tp;
     d.Tn = c->sp ? d.T / d.t : d.T;
     d.h = c->hidden;
-    d.hd = (double)c->hidden / c->heads;
-    d.q = d.h;
+    d.hd = c->head_dim ? (double)c->head_dim : (double)c->hidden / c->heads;
+    d.q = d.hd * c->heads;
     d.kvd = d.hd * c->kv_heads;
     d.f = c->ffn;
     d.g = c->gated ? 2 : 1;
@@ -275,47 +283,114 @@ static bool tp_out(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *out
                  : coll(out, "tp_all_reduce", SC_C_ALL_REDUCE, SC__COMM_TP, bytes, side);
 }
 
+/* GEMM names of an FFN: fc1, fc2, then fc2 dgrad/wgrad, fc1 dgrad/wgrad. */
+static const char *const dense_names[] = {"mlp_fc1", "mlp_fc2", "mlp_fc2_dgrad", "mlp_fc2_wgrad", "mlp_fc1_dgrad", "mlp_fc1_wgrad"};
+static const char *const expert_names[] = {"expert_fc1",       "expert_fc2",       "expert_fc2_dgrad",
+                                           "expert_fc2_wgrad", "expert_fc1_dgrad", "expert_fc1_wgrad"};
+static const char *const shared_names[] = {"shared_fc1",       "shared_fc2",       "shared_fc2_dgrad",
+                                           "shared_fc2_wgrad", "shared_fc1_dgrad", "shared_fc1_wgrad"};
+
+/* An FFN's forward over M tokens in each of `batch` groups (the experts on
+ * this GPU as one grouped GEMM, or 1), f of its columns on this GPU. The
+ * grouped GEMM is timed as a batched one of the per-expert shape: the
+ * kernel cost model's thin-operand term (kernel_cost.h) is what charges an
+ * expert that sees few tokens. */
+static bool ffn_fwd(const sc__tf_config *c, const dims *d, double M, double f, double batch,
+                    const char *const *nm, sc__vec *out) {
+    double X = M * batch;
+    bool ok = fp8_cast(out, c, X * d->h);
+    ok = ok && gemm(out, c, nm[0], M, f * d->g, d->h, batch);
+    ok = ok && mem(out, c->gated ? "swiglu" : "bias_gelu", X * f * ACT * (d->g + 1));
+    ok = ok && fp8_cast(out, c, X * f);
+    return ok && gemm(out, c, nm[1], M, d->h, f, batch);
+}
+
+static bool ffn_bwd(const sc__tf_config *c, const dims *d, double M, double f, double batch,
+                    const char *const *nm, sc__vec *out) {
+    double X = M * batch;
+    bool ok = fp8_cast(out, c, X * d->h);
+    ok = ok && gemm(out, c, nm[2], M, f, d->h, batch);
+    ok = ok && gemm(out, c, nm[3], f, d->h, M, batch);
+    ok = ok && mem(out, c->gated ? "swiglu_bwd" : "bias_gelu_bwd", X * f * ACT * (d->g + 2));
+    ok = ok && fp8_cast(out, c, X * f * d->g);
+    ok = ok && gemm(out, c, nm[4], M, d->h, f * d->g, batch);
+    return ok && gemm(out, c, nm[5], f * d->g, d->h, M, batch);
+}
+
+/* A mixture-of-experts layer on one GPU, token counts balanced (every
+ * expert gets its share of the top-k assignments; no capacity factor, no
+ * dropping). With etp = tp > 1 the tokens are gathered over the
+ * tensor-parallel group first and each expert is split by tp like a dense
+ * MLP; with etp 1 the sequence-parallel shard is routed as it is and each
+ * expert is whole. R: tokens this GPU routes; local: experts on it; M:
+ * tokens each of them computes; f: its FFN columns here. */
+typedef struct moe_dims {
+    double R, local, M, f, a2a;
+} moe_dims;
+
+static moe_dims moe_of(const sc__tf_config *c, const dims *d) {
+    moe_dims m;
+    double k = c->topk;
+    m.R = c->etp > 1 ? d->T : d->Tn;
+    m.local = (double)c->experts / c->ep;
+    m.M = d->T / d->t * k * c->etp / m.local;
+    m.f = (double)c->moe_ffn / c->etp;
+    /* dispatch and combine each move this GPU's k x tokens x hidden */
+    m.a2a = d->T / d->t * k * d->h * ACT;
+    return m;
+}
+
+/* Router (logits GEMM, softmax and top-k over fp32 logits), permutation
+ * into expert order, the all-to-all dispatch, the experts, the all-to-all
+ * combine and the weighted unpermutation. */
+static bool moe_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
+    moe_dims m = moe_of(c, d);
+    double k = c->topk, E = c->experts;
+    bool ok = gemm(out, c, "moe_router", m.R, E, d->h, 1);
+    ok = ok && mem(out, "moe_topk", m.R * E * 4 * 3);
+    ok = ok && mem(out, "moe_permute", m.R * k * d->h * ACT * 2);
+    if (c->ep > 1) ok = ok && coll(out, "ep_dispatch_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, m.a2a, 0);
+    ok = ok && ffn_fwd(c, d, m.M, m.f, m.local, expert_names, out);
+    if (c->ep > 1) ok = ok && coll(out, "ep_combine_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, m.a2a, 0);
+    return ok && mem(out, "moe_unpermute", m.R * k * d->h * ACT * 2);
+}
+
+static bool moe_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
+    moe_dims m = moe_of(c, d);
+    double k = c->topk, E = c->experts;
+    bool ok = mem(out, "moe_unpermute_bwd", m.R * k * d->h * ACT * 2);
+    if (c->ep > 1) ok = ok && coll(out, "ep_combine_all_to_all_bwd", SC_C_ALL_TO_ALL, SC__COMM_EP, m.a2a, 0);
+    ok = ok && ffn_bwd(c, d, m.M, m.f, m.local, expert_names, out);
+    if (c->ep > 1) ok = ok && coll(out, "ep_dispatch_all_to_all_bwd", SC_C_ALL_TO_ALL, SC__COMM_EP, m.a2a, 0);
+    ok = ok && mem(out, "moe_permute_bwd", m.R * k * d->h * ACT * 2);
+    ok = ok && mem(out, "moe_topk_bwd", m.R * E * 4 * 3);
+    return ok && gemm(out, c, "moe_router_bwd", m.R, d->h, E, 2);
+}
+
+/* The MLP block: a dense MLP, or the experts beside the shared experts
+ * (tensor-parallel like a dense MLP). */
 static bool mlp_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
-    bool ok = tp_in(c, d, false, out);
-    double T = d->T, k = 1;
-    if (c->experts) {
-        k = c->topk;
-        ok = ok && gemm(out, c, "moe_router", T, c->experts, d->h, 1);
-        ok = ok && mem(out, "moe_permute", T * k * d->h * ACT * 2);
-        if (c->ep > 1) ok = ok && coll(out, "ep_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, T * k * d->h * ACT / d->t, 0);
-    }
-    ok = ok && fp8_cast(out, c, T * k * d->h);
-    ok = ok && gemm(out, c, c->experts ? "expert_fc1" : "mlp_fc1", T * k, d->f * d->g / d->t, d->h, 1);
-    ok = ok && mem(out, c->gated ? "swiglu" : "bias_gelu", T * k * d->f / d->t * ACT * (d->g + 1));
-    ok = ok && fp8_cast(out, c, T * k * d->f / d->t);
-    ok = ok && gemm(out, c, c->experts ? "expert_fc2" : "mlp_fc2", T * k, d->h, d->f / d->t, 1);
-    if (c->experts) {
-        if (c->ep > 1) ok = ok && coll(out, "ep_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, T * k * d->h * ACT / d->t, 0);
-        ok = ok && mem(out, "moe_unpermute", T * k * d->h * ACT * 2);
-    }
-    return ok && tp_out(c, d, false, out);
+    if (!c->experts)
+        return tp_in(c, d, false, out) && ffn_fwd(c, d, d->T, d->f / d->t, 1, dense_names, out) &&
+               tp_out(c, d, false, out);
+    bool gathered = c->etp > 1, ok = true;
+    if (gathered || c->shared_ffn) ok = tp_in(c, d, false, out);
+    if (c->shared_ffn) ok = ok && ffn_fwd(c, d, d->T, c->shared_ffn / d->t, 1, shared_names, out);
+    if (c->shared_ffn && !gathered) ok = ok && tp_out(c, d, false, out);
+    ok = ok && moe_fwd(c, d, out);
+    return ok && (!gathered || tp_out(c, d, false, out));
 }
 
 static bool mlp_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
-    bool ok = tp_out(c, d, true, out);
-    double T = d->T, k = c->experts ? c->topk : 1;
-    if (c->experts) {
-        ok = ok && mem(out, "moe_unpermute_bwd", T * k * d->h * ACT * 2);
-        if (c->ep > 1) ok = ok && coll(out, "ep_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, T * k * d->h * ACT / d->t, 0);
-    }
-    ok = ok && fp8_cast(out, c, T * k * d->h);
-    ok = ok && gemm(out, c, "mlp_fc2_dgrad", T * k, d->f / d->t, d->h, 1);
-    ok = ok && gemm(out, c, "mlp_fc2_wgrad", d->f / d->t, d->h, T * k, 1);
-    ok = ok && mem(out, c->gated ? "swiglu_bwd" : "bias_gelu_bwd", T * k * d->f / d->t * ACT * (d->g + 2));
-    ok = ok && fp8_cast(out, c, T * k * d->f * d->g / d->t);
-    ok = ok && gemm(out, c, "mlp_fc1_dgrad", T * k, d->h, d->f * d->g / d->t, 1);
-    ok = ok && gemm(out, c, "mlp_fc1_wgrad", d->f * d->g / d->t, d->h, T * k, 1);
-    if (c->experts) {
-        if (c->ep > 1) ok = ok && coll(out, "ep_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, T * k * d->h * ACT / d->t, 0);
-        ok = ok && mem(out, "moe_permute_bwd", T * k * d->h * ACT * 2);
-        ok = ok && gemm(out, c, "moe_router_bwd", T, d->h, c->experts, 2);
-    }
-    return ok && tp_in(c, d, true, out);
+    if (!c->experts)
+        return tp_out(c, d, true, out) && ffn_bwd(c, d, d->T, d->f / d->t, 1, dense_names, out) &&
+               tp_in(c, d, true, out);
+    bool gathered = c->etp > 1, ok = true;
+    if (gathered) ok = tp_out(c, d, true, out);
+    ok = ok && moe_bwd(c, d, out);
+    if (c->shared_ffn && !gathered) ok = ok && tp_out(c, d, true, out);
+    if (c->shared_ffn) ok = ok && ffn_bwd(c, d, d->T, c->shared_ffn / d->t, 1, shared_names, out);
+    return ok && (!(gathered || c->shared_ffn) || tp_in(c, d, true, out));
 }
 
 static bool fsdp_gather(const sc__tf_config *c, sc__vec *out) {
@@ -446,17 +521,23 @@ bool sc__tf_optimizer_ops(const sc__tf_config *c, double params, sc__vec *out) {
 /* Parameters of a layer: attention (QKV, projection, biases), MLP (dense,
  * or experts + router), two norms. */
 static double attn_params(const sc__tf_config *c) {
-    double h = c->hidden, kvd = (double)c->hidden / c->heads * c->kv_heads;
-    return h * (h + 2 * kvd) + (h + 2 * kvd) + h * h + h;
+    dims d = dims_of(c);
+    double h = d.h, q = d.q, kvd = d.kvd;
+    return h * (q + 2 * kvd) + (q + 2 * kvd) + q * h + h;
 }
 
-static double mlp_params_one(const sc__tf_config *c) {
-    double h = c->hidden, f = c->ffn, g = c->gated ? 2 : 1;
-    return h * f * g + f * g + f * h + h;
+static double mlp_params_one(const sc__tf_config *c, double f) {
+    double h = c->hidden, g = c->gated ? 2 : 1;
+    return f ? h * f * g + f * g + f * h + h : 0;
+}
+
+/* The experts of a layer with their router. */
+static double moe_params(const sc__tf_config *c) {
+    return mlp_params_one(c, c->moe_ffn) * c->experts + (double)c->hidden * c->experts;
 }
 
 double sc__tf_layer_params(const sc__tf_config *c) {
-    double mlp = c->experts ? mlp_params_one(c) * c->experts + (double)c->hidden * c->experts : mlp_params_one(c);
+    double mlp = c->experts ? moe_params(c) + mlp_params_one(c, c->shared_ffn) : mlp_params_one(c, c->ffn);
     return attn_params(c) + mlp + 4.0 * c->hidden;
 }
 
@@ -468,9 +549,10 @@ double sc__tf_model_params(const sc__tf_config *c) {
 double sc__tf_layer_params_gpu(const sc__tf_config *c) {
     double per_layer = attn_params(c) / c->tp + 4.0 * c->hidden;
     if (c->experts)
-        per_layer += mlp_params_one(c) * c->experts / c->ep / c->tp + (double)c->hidden * c->experts;
+        per_layer += mlp_params_one(c, c->moe_ffn) * c->experts / c->ep / c->etp + (double)c->hidden * c->experts +
+                     mlp_params_one(c, c->shared_ffn) / c->tp;
     else
-        per_layer += mlp_params_one(c) / c->tp;
+        per_layer += mlp_params_one(c, c->ffn) / c->tp;
     return per_layer;
 }
 
@@ -483,10 +565,12 @@ double sc__tf_stage_params(const sc__tf_config *c, uint32_t stage) {
 }
 
 double sc__tf_model_flops(const sc__tf_config *c) {
-    double h = c->hidden, s = c->seq, f = c->ffn, g = c->gated ? 2 : 1;
-    double kvd = h / c->heads * c->kv_heads;
-    double k = c->experts ? c->topk : 1;
-    double per_layer = 2 * h * (h + 2 * kvd) + 2 * h * h + 4 * s * h + 2 * h * f * (g + 1) * k;
+    dims d = dims_of(c);
+    double h = c->hidden, s = c->seq, g = c->gated ? 2 : 1, q = d.q, kvd = d.kvd;
+    /* experts: top-k of the expert FFN, the shared experts' FFN, the router */
+    double mlp = c->experts ? 2 * h * (g + 1) * ((double)c->moe_ffn * c->topk + c->shared_ffn) + 2 * h * c->experts
+                            : 2 * h * (double)c->ffn * (g + 1);
+    double per_layer = 2 * h * (q + 2 * kvd) + 2 * q * h + 4 * s * q + mlp;
     double tokens = (double)c->gbs * s;
     return 3.0 * tokens * (c->layers * per_layer + 2 * h * c->vocab);
 }
@@ -499,10 +583,12 @@ static double layer_activations(const sc__tf_config *c) {
     dims d = dims_of(c);
     double sbh = d.T * d.h, split = c->sp ? d.t : 1;
     if (c->recompute == SC__RC_FULL) return sbh * ACT / split;
-    double k = c->experts ? c->topk : 1;
+    double k = c->experts ? (double)c->topk * c->etp / c->tp : 1;
     double replicated = (4 + 2 + 1 + 2 + 1) * sbh / split; /* norm inputs, QKV and FC1 inputs, dropout masks */
     double attn = d.T * (d.q + 2 * d.kvd) * ACT / d.t + 2 * sbh / d.t;
-    double mlp = d.T * k * d.f * (d.g + 1) * ACT / d.t;
+    double f = c->experts ? (double)c->moe_ffn * d.t / c->etp : d.f;
+    double mlp = d.T * k * f * (d.g + 1) * ACT / d.t;
+    if (c->experts) mlp += d.T * c->shared_ffn * (d.g + 1) * ACT / d.t;
     double quad = 0;
     if (c->attention == SC__ATTN_UNFUSED && c->recompute == SC__RC_NONE)
         quad = 5.0 * c->heads * d.b * (double)c->seq / c->cp * d.s_kv / d.t;

@@ -25,6 +25,10 @@ typedef struct sc__tf_config {
     /* the model */
     uint32_t layers, hidden, ffn, heads, kv_heads, vocab, seq;
     uint32_t experts, topk;   /* 0 experts: dense MLP */
+    uint32_t head_dim;        /* 0: hidden / heads (Qwen3: 128 apart from it) */
+    uint32_t moe_ffn;         /* one expert's FFN size; 0: ffn */
+    uint32_t shared_ffn;      /* FFN size of the shared experts together; 0: none */
+    uint32_t etp;             /* expert tensor parallelism: 1 or tp; 0: tp */
     uint8_t dtype;            /* sc__dtype of the GEMMs: bf16, fp16, fp8 */
     uint8_t gated;            /* gated MLP (SwiGLU: two up projections) */
     uint8_t tied;             /* the output head shares the embedding */
@@ -54,7 +58,7 @@ typedef struct sc__tf_config {
 void sc__tf_defaults(sc__tf_config *c);
 
 /* Fills what follows from others (ffn = 4 h, kv_heads = heads, topk = 1 for
- * MoE, dp from nodes x gpus-per-node / (tp pp cp), gbs = dp x mbs) and
+ * MoE, moe_ffn = ffn, etp = tp, dp from nodes x gpus-per-node / (tp pp cp), gbs = dp x mbs) and
  * checks that the job is possible: NULL, or a one-line reason written to
  * why (heads % tp, layers % (pp vp), gbs % (dp mbs), ...). */
 bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy);

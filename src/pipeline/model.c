@@ -424,6 +424,7 @@ static sc_status build(const sc__tf_config *c, const sc__kernel_timer *timer, co
     sc_status st = SC_OK;
     for (int k = 0; k < SC__COMM_COUNT && st == SC_OK; k++) {
         if (k == SC__COMM_DP) strides[k] = (uint64_t)c->tp; /* dp x cp: cp is inside dp's stride */
+        if (k == SC__COMM_EP && c->etp < c->tp) strides[k] = c->etp; /* experts fold tp into ep */
         st = comm_for(hw, c, strides[k], &cms->m[k], err);
         if (st == SC_OK && calib && calib->nsamples && !sc__comm_model_fit(&cms->m[k], calib->samples, calib->nsamples))
             st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");

@@ -39,6 +39,14 @@ static const struct preset {
     {"nemotron-8b", "layers=32 hidden=4096 ffn=16384 heads=32 vocab=256000 seq=4096 rope=true"},
     {"nemotron-22b", "layers=40 hidden=6144 ffn=24576 heads=48 vocab=256000 seq=4096 rope=true"},
     {"nemotron-340b", "layers=96 hidden=18432 ffn=73728 heads=96 kv-heads=8 vocab=256000 seq=4096 rope=true"},
+    /* Qwen3 mixture-of-experts (the Hugging Face config.json of Qwen/Qwen3-
+     * 30B-A3B and -235B-A22B: every layer MoE, no shared expert, head_dim
+     * 128, untied output head; ffn is the dense size no layer uses). seq
+     * is the one the Megatron-Bridge table measured. */
+    {"qwen3-30b-a3b", "layers=48 hidden=2048 ffn=6144 heads=32 kv-heads=4 head-dim=128 vocab=151936 seq=4096 "
+                      "gated=true rope=true experts=128 topk=8 moe-ffn=768"},
+    {"qwen3-235b-a22b", "layers=94 hidden=4096 ffn=12288 heads=64 kv-heads=4 head-dim=128 vocab=151936 seq=4096 "
+                        "gated=true rope=true experts=128 topk=8 moe-ffn=1536"},
 };
 #define NPRESETS (sizeof presets / sizeof *presets)
 
@@ -100,6 +108,8 @@ static const struct key {
     {"host-us", K_NUM, U(host_us), 0}, {"name", K_NAME, U(name), 0},
     {"pp-first-layers", K_U32, U(pp_first), 1}, {"pp-last-layers", K_U32, U(pp_last), 1},
     {"pp-embedding", K_BOOL, U(pp_embedding), 0},
+    {"head-dim", K_U32, U(head_dim), 1}, {"moe-ffn", K_U32, U(moe_ffn), 1}, {"shared-ffn", K_U32, U(shared_ffn), 0},
+    {"etp", K_U32, U(etp), 1},
     /* The names of the config.json recorded beside a trace
      * (scripts/record_gpu_traces.py): aliases, and what the recording
      * noted about itself (read, not used: the model derives them). */

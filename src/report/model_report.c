@@ -87,7 +87,9 @@ static void write_text(const sc_model *m, FILE *out) {
             c->name[0] ? c->name : "(flags)", c->layers, c->hidden, c->ffn, c->gated ? " gated" : "", c->heads,
             c->kv_heads, c->vocab, c->seq, sc__dtype_name(c->dtype), c->attention ? "unfused" : "flash",
             c->rope ? ", rotary embedding" : "");
-    if (c->experts) fprintf(out, ", %u experts top-%u", c->experts, c->topk);
+    if (c->head_dim) fprintf(out, ", head dim %u", c->head_dim);
+    if (c->experts) fprintf(out, ", %u experts top-%u (expert ffn %u, shared ffn %u, etp %u)", c->experts, c->topk, c->moe_ffn,
+                            c->shared_ffn, c->etp);
     fprintf(out, "\njob: %u x %s, tp %u%s pp %u vp %u cp %u dp %u ep %u%s%s, mbs %u gbs %u (%u micro-batches), recompute %s\n",
             sc__tf_gpus(c), c->gpu, c->tp, c->sp ? "+sp" : "", c->pp, c->vp, c->cp, c->dp, c->ep,
             c->fsdp ? ", fsdp" : c->dist_opt ? ", distributed optimizer" : "",
