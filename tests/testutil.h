@@ -95,7 +95,8 @@ static inline int sc_test_big_ok(void) {
     return !(v && strcmp(v, "0") == 0);
 }
 
-/* Reads a whole file, gunzipped when it is gzip; malloc'ed, NULL on error. */
+/* Reads a whole file, gunzipped when it is gzip; malloc'ed, NULL on error.
+ * A NUL follows the n bytes, so that text can be searched as a string. */
 static inline unsigned char *sc_test_read_file(const char *path, size_t *n) {
     *n = 0;
     gzFile g = gzopen(path, "rb");
@@ -103,14 +104,14 @@ static inline unsigned char *sc_test_read_file(const char *path, size_t *n) {
     size_t cap = 1 << 16, len = 0;
     unsigned char *buf = malloc(cap);
     for (;;) {
-        if (buf && len == cap) {
+        if (buf && len + 1 >= cap) { /* room for the NUL after the bytes */
             unsigned char *nb = realloc(buf, cap * 2);
             if (!nb) free(buf);
             buf = nb;
             cap *= 2;
         }
         if (!buf) break;
-        int got = gzread(g, buf + len, (unsigned)(cap - len));
+        int got = gzread(g, buf + len, (unsigned)(cap - len - 1));
         if (got < 0) {
             free(buf);
             buf = NULL;
@@ -119,6 +120,7 @@ static inline unsigned char *sc_test_read_file(const char *path, size_t *n) {
         len += (size_t)got;
     }
     gzclose(g);
+    if (buf) buf[len] = 0;
     *n = len;
     return buf;
 }
