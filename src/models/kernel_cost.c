@@ -32,8 +32,9 @@ static bool has_any(const char *s, const char *const *keys) {
     return false;
 }
 
-static const char *const k_gemm[] = {"gemm", "xmma", "cutlass", "cublas", "s16816", "h16816", "s1688", "h1688",
-                                     "s884", "h884", "triton_mm", "tem_fused_mm", "matmul", NULL};
+/* nvjet_*: cuBLAS's GEMM kernels on Hopper and later (as in scale.c) */
+static const char *const k_gemm[] = {"gemm", "xmma", "cutlass", "cublas", "nvjet", "s16816", "h16816", "s1688",
+                                     "h1688", "s884", "h884", "triton_mm", "tem_fused_mm", "matmul", NULL};
 static const char *const k_attn[] = {"flash", "fmha", "attention", "attn", "sdpa", NULL};
 static const char *const k_norm[] = {"layernorm", "layer_norm", "rmsnorm", "rms_norm", "groupnorm", "group_norm",
                                      "batch_norm", "batchnorm", NULL};
