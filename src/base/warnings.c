@@ -40,13 +40,6 @@ static bool append(sc__warnings *w, char *line, const char *kind) {
     return true;
 }
 
-static char *strdup_or_null(const char *s) {
-    size_t n = strlen(s) + 1;
-    char *c = malloc(n);
-    if (c) memcpy(c, s, n);
-    return c;
-}
-
 bool sc__warnings_vadd(sc__warnings *w, const char *fmt, va_list ap) {
     va_list again;
     va_copy(again, ap);
@@ -66,12 +59,12 @@ bool sc__warnings_add(sc__warnings *w, const char *fmt, ...) {
 }
 
 bool sc__warnings_add_text(sc__warnings *w, const char *kind, const char *line) {
-    return append(w, strdup_or_null(line), kind);
+    return append(w, sc__strdup(line), kind);
 }
 
 bool sc__warnings_copy(sc__warnings *dst, const sc__warnings *src) {
     for (size_t i = 0; i < src->count; i++)
-        if (!append(dst, strdup_or_null(src->items[i]), src->groups[src->group[i]].kind)) return false;
+        if (!append(dst, sc__strdup(src->items[i]), src->groups[src->group[i]].kind)) return false;
     return true;
 }
 

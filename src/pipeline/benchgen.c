@@ -65,7 +65,6 @@ static const char *skip_ws(const char *p) {
 
 static bool span_eq(sc__span s, const char *lit) { return s.n == strlen(lit) && memcmp(s.s, lit, s.n) == 0; }
 
-static bool starts_with(const char *s, const char *pre) { return strncmp(s, pre, strlen(pre)) == 0; }
 
 /* The end of the JSON value at p (strings, nested arrays and objects). */
 static const char *value_end(const char *p) {
@@ -226,7 +225,7 @@ static uint32_t nchildren(const tree *t, uint32_t v) { return t->child_first[v +
 
 /* ---- collectives ---- */
 
-static bool is_comm_name(const char *nm) { return starts_with(nm, "c10d::") || strcmp(nm, "record_param_comms") == 0; }
+static bool is_comm_name(const char *nm) { return sc__starts_with(nm, "c10d::") || strcmp(nm, "record_param_comms") == 0; }
 
 /* The record_param_comms node at or under v (depth-first), SC__NONE. */
 static uint32_t find_info(const tree *t, uint32_t v, int depth) {
@@ -357,7 +356,7 @@ static uint32_t alloc_before(const sc__bg_rank *r, const tree *t, uint32_t v) {
     for (size_t i = r->units.len; i-- > 0;) {
         const sc__et_node *n = &t->n[u[i].node];
         if (t->parent[u[i].node] != t->parent[v]) return SC__NONE;
-        if (u[i].kind == SC__BG_CALL && starts_with(node_str(t->et, n->name), "aten::empty")) return (uint32_t)i;
+        if (u[i].kind == SC__BG_CALL && sc__starts_with(node_str(t->et, n->name), "aten::empty")) return (uint32_t)i;
     }
     return SC__NONE;
 }
@@ -365,7 +364,7 @@ static uint32_t alloc_before(const sc__bg_rank *r, const tree *t, uint32_t v) {
 static bool leaf_unit(sc__bg_rank *r, const tree *t, uint32_t v, uint32_t top) {
     const sc__et_node *n = &t->n[v];
     const char *nm = node_str(r->et, n->name);
-    if (starts_with(nm, "triton_")) {
+    if (sc__starts_with(nm, "triton_")) {
         uint32_t buf = alloc_before(r, t, v);
         if (buf == SC__NONE) return add_unit(r, v, top, SC__BG_SKIP, SC__BGR_TRITON_NO_BUF);
         if (!add_unit(r, v, top, SC__BG_EMULATED, SC__BGR_NONE)) return false;
@@ -463,7 +462,7 @@ static bool choose_units(sc__bg_rank *r, const tree *t, const kineto_view *kv, c
         bool leaf = nchildren(t, v) == 0;
         r->leaves += leaf;
         if (owner[v] == SC__NONE) {
-            bool schema = has_schema(r->et, n), made = true, aten = starts_with(nm, "aten::");
+            bool schema = has_schema(r->et, n), made = true, aten = sc__starts_with(nm, "aten::");
             if (is_comm_name(nm)) ok = comm_unit(r, t, v, top[v]);
             else if (schema && (!t->desc_schema[v] || !aten)) ok = call_unit(r, v, top[v]);
             else if (schema && runs_whole(r, t, kv, v)) ok = call_unit(r, v, top[v]), r->whole_ops++;
@@ -623,7 +622,7 @@ static void unit_kernels(sc__bg_rank *r, const kineto_view *kv) {
 
 /* N of "ProfilerStep#N", -1 for any other name. */
 static int64_t step_number(const char *nm) {
-    if (!starts_with(nm, "ProfilerStep#") || !sc__is_digit(nm[13])) return -1;
+    if (!sc__starts_with(nm, "ProfilerStep#") || !sc__is_digit(nm[13])) return -1;
     int64_t n = 0;
     for (const char *p = nm + 13; sc__is_digit(*p) && n < INT64_MAX / 10 - 10; p++) n = n * 10 + (*p - '0');
     return n;

@@ -32,6 +32,7 @@
  */
 #include "model.h"
 
+#include "../graph/build.h"
 #include "../trace/trace.h"
 #include "../transforms/retime.h"
 
@@ -167,11 +168,6 @@ static double mem_work(const char *name, const argdims *a) {
 
 /* ------------------------------------------------------------ the scan */
 
-static bool is_launch_call(const char *n) {
-    return strstr(n, "LaunchKernel") || strstr(n, "MemcpyAsync") || strstr(n, "MemsetAsync") ||
-           strstr(n, "LaunchCooperativeKernel");
-}
-
 /* The last ProfilerStep#N annotation (NULL: none). */
 static const sc__event *last_step(const sc_trace *tr) {
     const sc__event *ev = sc__trace_events(tr), *best = NULL;
@@ -243,12 +239,13 @@ static bool scan_trace(const sc_trace *tr, const sc__roofline *roof, scan_acc *a
                     e->kind == SC_K_DRIVER || e->kind == SC_K_PYTHON;
         if (!host) continue;
         const char *name = sc__trace_str(tr, e->name);
-        if (e->kind == SC_K_RUNTIME && strstr(name, "Synchronize")) {
+        sc__call_class call = e->kind == SC_K_RUNTIME ? sc__call_classify(name) : SC_CALL_OTHER;
+        if (call == SC_CALL_SYNC_STREAM || call == SC_CALL_SYNC_DEVICE || call == SC_CALL_SYNC_EVENT) {
             acc->sync_ns += e->dur;
             continue; /* a wait, not CPU work */
         }
         spans[ns++] = (span){.track = e->track, .ts = e->ts, .end = e->ts + e->dur};
-        if ((e->kind == SC_K_RUNTIME || e->kind == SC_K_DRIVER) && e->correlation >= 0 && is_launch_call(name))
+        if ((e->kind == SC_K_RUNTIME || e->kind == SC_K_DRIVER) && e->correlation >= 0 && sc__call_classify(name) == SC_CALL_LAUNCH)
             ls[nl++] = (launch){.corr = e->correlation, .ts = e->ts, .dur = e->dur, .track = e->track};
         const sc__event_shapes *sh = e->kind == SC_K_CPU_OP ? sc__trace_shapes(tr, e) : NULL;
         if (!sh || sh->dims == SC__NONE || sh->types == SC__NONE) continue;
