@@ -496,7 +496,10 @@ SC_API sc_status sc_replay_hta_at(const sc_replay *replay, size_t i, sc_hta_brea
  * their launches enqueued (ns) and the host time of the tasks directly
  * under them (cpu_ns: self time with the untraced gap before each, syncs'
  * waits included). Sorted by ns + cpu_ns, then count, then name; the 50
- * with the most time are kept. Strings live as long as the replay. */
+ * with the most time are kept. Strings live as long as the replay. These
+ * tables (and the collectives below) are computed the first time one is
+ * asked for, not by every replay: ask from one thread first when several
+ * threads share a replay. */
 typedef struct sc_time_item {
     const char *name;
     const char *cls;   /* kernels: "gemm", "attention", "other_kernel", "memcpy" or

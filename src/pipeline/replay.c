@@ -149,7 +149,7 @@ sc_status sc__replay_finish(sc_replay *r, const sc_traceset *set, sc_error *err)
     if (st == SC_OK) st = check_span(r, err);
     if (st != SC_OK) return st;
     if ((st = simulated_layers(r, err)) != SC_OK) return st;
-    if (!sc__replay_per_rank(r) || !sc__replay_critical_path(r) || !sc__replay_tops(r))
+    if (!sc__replay_per_rank(r) || !sc__replay_critical_path(r))
         return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory summarising the replay");
     r->timings.summarise = sc__now() - t2;
     return SC_OK;

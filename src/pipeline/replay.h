@@ -55,6 +55,7 @@ typedef struct sc__tops {
     size_t nkernels, nops;
     sc_replay_collective *colls;
     size_t ncolls;
+    bool computed; /* on first use: only the HTML report and the API read them */
 } sc__tops;
 
 struct sc_replay {

@@ -197,7 +197,21 @@ static bool collectives(sc_replay *r) {
     return ok;
 }
 
-bool sc__replay_tops(sc_replay *r) { return kernels_and_operators(r) && collectives(r); }
+bool sc__replay_tops(sc_replay *r) {
+    if (r->tops.computed) return true;
+    bool ok = kernels_and_operators(r) && collectives(r);
+    if (!ok) sc__replay_tops_free(&r->tops);
+    r->tops.computed = ok;
+    return ok;
+}
+
+/* The tables, computed the first time one is asked for (a replay that no
+ * one asks costs nothing more): the accessors take a const replay, whose
+ * tables are a cache. Out of memory: empty tables. */
+static const sc__tops *tops_of(const sc_replay *r) {
+    sc__replay_tops((sc_replay *)r);
+    return &r->tops;
+}
 
 void sc__replay_tops_free(sc__tops *t) {
     free(t->kernels);
@@ -209,19 +223,19 @@ void sc__replay_tops_free(sc__tops *t) {
 /* ------------------------------------------------------------ accessors */
 
 size_t sc_replay_top_kernels(const sc_replay *r, const sc_time_item **items) {
-    *items = r ? r->tops.kernels : NULL;
+    *items = r ? tops_of(r)->kernels : NULL;
     return r ? r->tops.nkernels : 0;
 }
 
 size_t sc_replay_top_operators(const sc_replay *r, const sc_time_item **items) {
-    *items = r ? r->tops.ops : NULL;
+    *items = r ? tops_of(r)->ops : NULL;
     return r ? r->tops.nops : 0;
 }
 
-size_t sc_replay_collective_count(const sc_replay *r) { return r ? r->tops.ncolls : 0; }
+size_t sc_replay_collective_count(const sc_replay *r) { return r ? tops_of(r)->ncolls : 0; }
 
 sc_status sc_replay_collective_at(const sc_replay *r, size_t i, sc_replay_collective *out, sc_error *err) {
-    if (!r || !out || i >= r->tops.ncolls)
+    if (!r || !out || i >= tops_of(r)->ncolls)
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "replay collective row %zu out of range", i);
     *out = r->tops.colls[i];
     return SC_OK;
