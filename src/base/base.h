@@ -190,6 +190,8 @@ uint32_t sc__idmap_get(const sc__idmap *m, int64_t key); /* SC__NONE when absent
  * it. Same order as qsort with the same comparator. */
 typedef int (*sc__cmp_fn)(const void *a, const void *b, void *ctx);
 void sc__sort(void *base, size_t n, size_t size, sc__cmp_fn cmp, void *ctx);
+/* Ascending int64_t, for qsort (medians and percentiles of durations). */
+int sc__cmp_i64(const void *a, const void *b);
 
 /* ------------------------------------------------------------------ progress */
 

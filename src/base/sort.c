@@ -15,3 +15,8 @@
 void sc__sort(void *base, size_t n, size_t size, sc__cmp_fn cmp, void *ctx) {
     if (n > 1) qsort_r(base, n, size, cmp, ctx);
 }
+
+int sc__cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}

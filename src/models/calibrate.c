@@ -103,11 +103,6 @@ static int cmp_sample(const void *a, const void *b) {
     return x->value < y->value ? -1 : x->value > y->value;
 }
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Per rank, the lower median of its samples (sorted by rank, then value);
  * a rank without samples takes the lower median over all ranks, and 0 when
  * there are none at all. False on out-of-memory. */
@@ -117,7 +112,7 @@ static bool per_rank_median(const sample *samples, size_t ns, size_t nr, int64_t
     int64_t global = 0;
     if (ns) {
         for (size_t i = 0; i < ns; i++) all[i] = samples[i].value;
-        qsort(all, ns, sizeof *all, cmp_i64);
+        qsort(all, ns, sizeof *all, sc__cmp_i64);
         global = all[(ns - 1) / 2];
     }
     free(all);
@@ -298,7 +293,7 @@ static bool stream_ends_build(const sc__graph *g, stream_ends *se) {
     for (size_t i = 0; i < nt; i++)
         if (sc__task_on_gpu(tasks[i].kind)) se->ends[se->off[tasks[i].proc + 1]++] = tasks[i].ts + tasks[i].dur;
     for (size_t p = 0; p < np; p++)
-        qsort(se->ends + se->off[p], se->off[p + 1] - se->off[p], sizeof *se->ends, cmp_i64);
+        qsort(se->ends + se->off[p], se->off[p + 1] - se->off[p], sizeof *se->ends, sc__cmp_i64);
     return true;
 }
 

@@ -167,11 +167,6 @@ static int cmp_item(const void *a, const void *b) {
     return x->ns < y->ns ? -1 : x->ns > y->ns;
 }
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Fits the model to the items of known size with every rank traced. */
 static bool fit(sc__comm_model *m, const item *it, size_t n) {
     sc__comm_sample *s = sc__alloc_array(n ? n : 1, sizeof *s);
@@ -195,7 +190,7 @@ static bool bucket_rows(sc_comm *c, const item *it, size_t n, int64_t *ns) {
             j++;
         }
         size_t cnt = j - i;
-        qsort(ns, cnt, sizeof *ns, cmp_i64);
+        qsort(ns, cnt, sizeof *ns, sc__cmp_i64);
         sc_comm_row *r = &c->rows[c->nrows++];
         /* lower medians: a measured transfer, a size that occurred */
         *r = (sc_comm_row){.op = sc__coll_type_name(it[i].type), .ranks = it[i].ranks,

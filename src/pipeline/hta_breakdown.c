@@ -99,11 +99,6 @@ static int cmp_op(const void *a, const void *b) {
     return (x->end > y->end) - (x->end < y->end);
 }
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* The union of the ops (sorted) whose class is in mask, merged as HTA
  * merges them; *first and *last get the first group's start and the last
  * group's end (unchanged when no op is in mask). */
@@ -210,7 +205,7 @@ static int64_t *early_correlations(const sc_trace *t, bool round_us, int64_t bef
         interval(t, &ev[i], round_us, &ts, &end);
         if (ts < before) c[(*n)++] = ev[i].correlation;
     }
-    if (c) qsort(c, *n, sizeof *c, cmp_i64);
+    if (c) qsort(c, *n, sizeof *c, sc__cmp_i64);
     return c;
 }
 
@@ -237,7 +232,7 @@ static size_t gather_ops(const sc_trace *t, bool filter, bool round_us, hta_op *
         int64_t ts, end;
         interval(t, e, round_us, &ts, &end);
         if (*dropped) {
-            bool keep = hta_gpu(t, e) ? bsearch(&e->correlation, corr, ncorr, sizeof *corr, cmp_i64) != NULL
+            bool keep = hta_gpu(t, e) ? bsearch(&e->correlation, corr, ncorr, sizeof *corr, sc__cmp_i64) != NULL
                                       : ts < before;
             if (!keep) continue;
         }

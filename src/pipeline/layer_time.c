@@ -20,11 +20,6 @@ int64_t sc__replay_span_ns(const sc_replay *r, uint32_t first, uint32_t last) {
     return r->sim.end[last] - r->sim.start[first];
 }
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Rank `rank`'s GPU tasks whose name contains marker, in simulated start
  * order (their starts into s); the count. */
 static size_t marker_starts(const sc_replay *r, uint32_t rank, const char *marker, int64_t *s) {
@@ -35,7 +30,7 @@ static size_t marker_starts(const sc_replay *r, uint32_t rank, const char *marke
     for (uint32_t i = rk->first_task; i < rk->first_task + rk->ntasks; i++)
         if (sc__task_on_gpu(tasks[i].kind) && strstr(sc__graph_str(g, tasks[i].name), marker))
             s[n++] = r->sim.start[i];
-    qsort(s, n, sizeof *s, cmp_i64);
+    qsort(s, n, sizeof *s, sc__cmp_i64);
     return n;
 }
 
@@ -48,7 +43,7 @@ int64_t sc__replay_marker_period_ns(const sc_replay *r, uint32_t rank, const cha
     for (size_t i = 0; i + every < n; i += every) s[k++] = s[i + every] - s[i];
     int64_t period = -1;
     if (k) {
-        qsort(s, k, sizeof *s, cmp_i64);
+        qsort(s, k, sizeof *s, sc__cmp_i64);
         period = k % 2 ? s[k / 2] : (s[k / 2 - 1] + s[k / 2]) / 2;
     }
     free(s);

@@ -124,11 +124,6 @@ static int cmp_coll(const void *a, const void *b) {
     return x->transfer_ns < y->transfer_ns ? -1 : x->transfer_ns > y->transfer_ns;
 }
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -168,7 +163,7 @@ static void coll_rows(sc_replay *r, const coll *c, size_t n, int64_t *ns, double
             members += c[j].members;
         }
         size_t cnt = j - i;
-        qsort(ns, cnt, sizeof *ns, cmp_i64);
+        qsort(ns, cnt, sizeof *ns, sc__cmp_i64);
         qsort(bw, nbw, sizeof *bw, cmp_double);
         r->tops.colls[r->tops.ncolls++] = (sc_replay_collective){
             .op = sc__coll_type_name(c[i].type), .ranks = c[i].ranks, .bytes = c[i + (cnt - 1) / 2].bytes,
