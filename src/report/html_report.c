@@ -490,15 +490,13 @@ static void gather_warnings(page *p, sc__warnings *all) {
 }
 
 static void dropped_edges(page *p) {
-    static const char *const families[] = {"thread", "cross_thread", "launch", "stream",
-                                           "cross_stream", "gpu_to_cpu", "data", "ctrl"};
-    for (size_t f = 0; f < sizeof families / sizeof *families; f++) {
-        uint64_t n = sc_replay_edges_dropped(p->s[0].r, families[f]);
+    for (uint8_t f = 0; f < SC_E_FAMILY_COUNT; f++) {
+        uint64_t n = p->s[0].r->pruned[f];
         if (n)
             sc__buf_printf(p->b,
                            "<li><span class=\"count\">%llu</span>%s edge%s dropped: the trace contradicts them "
                            "(the destination started before the source ended)</li>",
-                           (unsigned long long)n, families[f], n == 1 ? "" : "s");
+                           (unsigned long long)n, sc__edge_family_name(f), n == 1 ? "" : "s");
     }
 }
 
