@@ -1,13 +1,15 @@
 /*
  * test_model.c - `stepcast model`: the pipeline schedules (order, and the
  * bubble that comes out of the simulation with equal stages), the
- * bucketed overlap of the parameter all-gather, bad
+ * bucketed overlap of the parameter all-gather, layers of different kinds
+ * (dense among experts, sliding windows), bad
  * configurations (one clear line), --config and --preset giving identical
  * output and the sweep (the published step times the model is judged on
  * are in test_model_published.c).
  */
 #include "testutil.h"
 
+#include "models/transformer.h"
 #include "transforms/pipeline_schedule.h"
 
 #include <math.h>
@@ -150,6 +152,63 @@ static void test_moe(void **state) {
     assert_true(fabs(shared - moe - 3 * L * 2 * h * (g + 1) * 512) < 1e-6 * dense);
 }
 
+/* Layers that differ: which layers are dense or windowed (Megatron's
+ * 1-based window_attn_skip_freq), a windowed flash kernel's FLOPs (w -
+ * w^2/2s keys a query), parameters summed over the kinds, a window as long
+ * as the sequence changing nothing, and what is refused. */
+static double flash_fwd_flops(const sc__tf_config *c, uint8_t kind) {
+    sc__tf_config kc;
+    sc__tf_kind_config(c, kind, &kc);
+    sc__vec v;
+    sc__vec_init(&v, sizeof(sc__tf_op));
+    assert_true(sc__tf_layer_ops(&kc, SC__PH_FWD, &v));
+    double f = -1;
+    const sc__tf_op *op = v.data;
+    for (size_t i = 0; i < v.len; i++)
+        if (!strcmp(op[i].name, "flash_attn_fwd")) f = op[i].k.flops;
+    sc__vec_free(&v);
+    return f;
+}
+
+static void test_layer_kinds(void **state) {
+    (void)state;
+    sc__tf_config c;
+    sc__tf_defaults(&c);
+    c.layers = 8, c.hidden = 1024, c.heads = 8, c.vocab = 32000, c.seq = 4096, c.gated = 1;
+    c.experts = 8, c.topk = 2, c.moe_ffn = 512, c.dense_layers = 3, c.window = 128, c.window_skip = 2;
+    char why[256];
+    assert_true(sc__tf_resolve(&c, why, sizeof why));
+    assert_int_equal(sc__tf_layer_kind(&c, 0), SC__TFK_DENSE | SC__TFK_WINDOW);
+    assert_int_equal(sc__tf_layer_kind(&c, 1), SC__TFK_DENSE);
+    assert_int_equal(sc__tf_layer_kind(&c, 2), SC__TFK_DENSE | SC__TFK_WINDOW);
+    assert_int_equal(sc__tf_layer_kind(&c, 3), 0);
+    assert_int_equal(sc__tf_layer_kind(&c, 6), SC__TFK_WINDOW);
+    /* T = 4096 tokens, q = 1024: full causal 4 T (s/2) q, windowed 4 T (w - w^2/2s) q */
+    assert_true(flash_fwd_flops(&c, 0) == 4.0 * 4096 * 2048 * 1024);
+    assert_true(flash_fwd_flops(&c, SC__TFK_WINDOW) == 4.0 * 4096 * (128 - 128.0 * 128 / 8192) * 1024);
+    /* 3 dense layers and 5 with experts, each counted as its kind */
+    sc__tf_config dense, moe;
+    sc__tf_kind_config(&c, SC__TFK_DENSE, &dense);
+    sc__tf_kind_config(&c, 0, &moe);
+    assert_true(sc__tf_layer_params(&dense) != sc__tf_layer_params(&moe));
+    double emb = 2.0 * c.vocab * c.hidden + 2.0 * c.hidden;
+    assert_true(fabs(sc__tf_model_params(&c) - (3 * sc__tf_layer_params(&dense) + 5 * sc__tf_layer_params(&moe) + emb)) < 1);
+    c.pp = 2;
+    assert_true(sc__tf_resolve(&c, why, sizeof why));
+    assert_int_equal(sc__tf_chunk_first_layer(&c, 1), 4);
+    double stages = sc__tf_stage_params(&c, 0) + sc__tf_stage_params(&c, 1);
+    assert_true(fabs(stages - (3 * sc__tf_layer_params_gpu(&dense) + 5 * sc__tf_layer_params_gpu(&moe) + emb - 2.0 * c.hidden)) < 1);
+    /* through the whole model */
+    double full = step_of((const char *[]){MOE_BASE, "seq", "4096", NULL}, NULL);
+    assert_true(step_of((const char *[]){MOE_BASE, "seq", "4096", "window", "4096", NULL}, NULL) == full);
+    double windowed = step_of((const char *[]){MOE_BASE, "seq", "4096", "window", "128", NULL}, NULL);
+    double half = step_of((const char *[]){MOE_BASE, "seq", "4096", "window", "128", "window-skip", "2", NULL}, NULL);
+    assert_true(windowed < half && half < full);
+    expect_bad((const char *[]){MOE_BASE, "window-skip", "2", NULL}, "needs a window");
+    expect_bad((const char *[]){MOE_BASE, "dense-layers", "1", NULL}, "need experts");
+    expect_bad((const char *[]){MOE_BASE, "experts", "8", "dense-layers", "4", NULL}, "must leave some");
+}
+
 static char *report(sc_model_config *c) {
     sc_model *m;
     sc_error err;
@@ -217,7 +276,7 @@ int main(void) {
         cmocka_unit_test(test_schedule_order),   cmocka_unit_test(test_bubble),
         cmocka_unit_test(test_param_gather_buckets),
         cmocka_unit_test(test_bad_configs),      cmocka_unit_test(test_config_equals_preset),
-        cmocka_unit_test(test_sweep),            cmocka_unit_test(test_moe),
+        cmocka_unit_test(test_sweep),            cmocka_unit_test(test_moe), cmocka_unit_test(test_layer_kinds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

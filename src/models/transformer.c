@@ -132,6 +132,10 @@ bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
     if (c->experts && c->experts % c->ep) return fail(why, nwhy, "experts %llu are not divisible by ep %llu", c->experts, c->ep);
     if (!c->experts && c->ep > 1) return fail(why, nwhy, "ep %llu needs experts (got %llu)", c->ep, c->experts);
     if (c->topk > c->experts) return fail(why, nwhy, "topk %llu exceeds experts %llu", c->topk, c->experts);
+    if (c->dense_layers && !c->experts) return fail(why, nwhy, "dense-layers %llu need experts (got %llu)", c->dense_layers, c->experts);
+    if (c->dense_layers >= c->layers)
+        return fail(why, nwhy, "dense-layers %llu must leave some of the %llu layers to the experts", c->dense_layers, c->layers);
+    if (c->window_skip && !c->window) return fail(why, nwhy, "window-skip %llu needs a window (got %llu)", c->window_skip, c->window);
     if (!c->gpus_per_node) c->gpus_per_node = 8;
     uint64_t mp = (uint64_t)c->tp * c->pp * c->cp;
     if (c->nodes && !c->dp) {
@@ -155,6 +159,57 @@ bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
     if (c->sp && c->tp < 2) c->sp = 0;
     if (sc__tf_gpus(c) > (1u << 24)) return fail(why, nwhy, "%llu GPUs: more than %llu", sc__tf_gpus(c), 1u << 24);
     return true;
+}
+
+/* ------------------------------------------------------------ layer kinds */
+
+/* Megatron-core's is_layer_window_attention: layer numbers are 1-based and
+ * those divisible by window_attn_skip_freq attend to all (GPT-OSS: 2, the
+ * even ones); a window as long as the sequence is no window. */
+uint8_t sc__tf_layer_kind(const sc__tf_config *c, uint32_t layer) {
+    uint8_t k = 0;
+    if (c->experts && layer < c->dense_layers) k |= SC__TFK_DENSE;
+    if (c->window && c->window < c->seq && !(c->window_skip && (layer + 1) % c->window_skip == 0)) k |= SC__TFK_WINDOW;
+    return k;
+}
+
+void sc__tf_kind_config(const sc__tf_config *c, uint8_t k, sc__tf_config *out) {
+    *out = *c;
+    if (k & SC__TFK_DENSE) out->experts = out->topk = out->shared_ffn = 0;
+    out->window = (k & SC__TFK_WINDOW) ? c->window : 0;
+    out->dense_layers = out->window_skip = 0;
+}
+
+uint32_t sc__tf_chunk_first_layer(const sc__tf_config *c, uint32_t g) {
+    uint32_t n = 0;
+    for (uint32_t j = 0; j < g; j++) n += sc__tf_chunk_layers(c, j % c->pp, j / c->pp);
+    return n;
+}
+
+/* Layers of each kind among [l0, l1), added to n. */
+static void count_kinds(const sc__tf_config *c, uint32_t l0, uint32_t l1, uint32_t n[SC__TF_KINDS]) {
+    for (uint32_t l = l0; l < l1; l++) n[sc__tf_layer_kind(c, l)]++;
+}
+
+/* Layers of each kind on a stage (all its chunks). */
+static void stage_kinds(const sc__tf_config *c, uint32_t stage, uint32_t n[SC__TF_KINDS]) {
+    memset(n, 0, SC__TF_KINDS * sizeof *n);
+    for (uint32_t k = 0; k < c->vp; k++) {
+        uint32_t l0 = sc__tf_chunk_first_layer(c, k * c->pp + stage);
+        count_kinds(c, l0, l0 + sc__tf_chunk_layers(c, stage, k), n);
+    }
+}
+
+/* sum over kinds of n[kind] x f(the kind's configuration) */
+static double per_kind(const sc__tf_config *c, const uint32_t n[SC__TF_KINDS], double (*f)(const sc__tf_config *)) {
+    double sum = 0;
+    for (uint8_t k = 0; k < SC__TF_KINDS; k++) {
+        if (!n[k]) continue;
+        sc__tf_config kc;
+        sc__tf_kind_config(c, k, &kc);
+        sum += n[k] * f(&kc);
+    }
+    return sum;
 }
 
 /* ------------------------------------------------------------ op programs */
@@ -239,8 +294,15 @@ static bool attn_core(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *
     bool ok = true;
     if (c->attention == SC__ATTN_FLASH) {
         /* causal: half the s x s products are computed; backward 2.5 x forward
-         * (five products against two). */
+         * (five products against two). A sliding window bounds the keys
+         * each query sees (Flash Attention and cuDNN skip the blocks
+         * outside it). */
         double fwd = 4.0 * d->T * d->s_kv * d->q / d->t * 0.5;
+        if (c->window) {
+            /* query i sees min(i + 1, w) keys: w - w^2 / 2s on average */
+            double w = c->window;
+            fwd = 4.0 * d->T * (w - w * w / (2 * d->s_kv)) * d->q / d->t;
+        }
         double io = d->T * (2 * d->q + 2 * d->kvd) / d->t * ACT;
         return bwd ? attn(out, "flash_attn_bwd", 2.5 * fwd, 2 * io) : attn(out, "flash_attn_fwd", fwd, io);
     }
@@ -543,7 +605,9 @@ double sc__tf_layer_params(const sc__tf_config *c) {
 
 double sc__tf_model_params(const sc__tf_config *c) {
     double emb = (double)c->vocab * c->hidden;
-    return c->layers * sc__tf_layer_params(c) + emb * (c->tied ? 1 : 2) + 2.0 * c->hidden;
+    uint32_t n[SC__TF_KINDS] = {0};
+    count_kinds(c, 0, c->layers, n);
+    return per_kind(c, n, sc__tf_layer_params) + emb * (c->tied ? 1 : 2) + 2.0 * c->hidden;
 }
 
 double sc__tf_layer_params_gpu(const sc__tf_config *c) {
@@ -556,23 +620,38 @@ double sc__tf_layer_params_gpu(const sc__tf_config *c) {
     return per_layer;
 }
 
+double sc__tf_layers_params_gpu(const sc__tf_config *c, uint32_t l0, uint32_t l1) {
+    uint32_t n[SC__TF_KINDS] = {0};
+    count_kinds(c, l0, l1, n);
+    return per_kind(c, n, sc__tf_layer_params_gpu);
+}
+
 double sc__tf_stage_params(const sc__tf_config *c, uint32_t stage) {
-    double p = sc__tf_layer_params_gpu(c) * sc__tf_stage_layers(c, stage);
+    uint32_t n[SC__TF_KINDS];
+    stage_kinds(c, stage, n);
+    double p = per_kind(c, n, sc__tf_layer_params_gpu);
     double emb = (double)c->vocab * c->hidden / c->tp;
     if (stage == 0) p += emb;
     if (stage == c->pp - 1 && (!c->tied || c->pp > 1)) p += emb;
     return p;
 }
 
-double sc__tf_model_flops(const sc__tf_config *c) {
+/* One layer's forward FLOPs per token (attention over the full s x s,
+ * whatever its window: the convention's). */
+static double layer_flops(const sc__tf_config *c) {
     dims d = dims_of(c);
     double h = c->hidden, s = c->seq, g = c->gated ? 2 : 1, q = d.q, kvd = d.kvd;
     /* experts: top-k of the expert FFN, the shared experts' FFN, the router */
     double mlp = c->experts ? 2 * h * (g + 1) * ((double)c->moe_ffn * c->topk + c->shared_ffn) + 2 * h * c->experts
                             : 2 * h * (double)c->ffn * (g + 1);
-    double per_layer = 2 * h * (q + 2 * kvd) + 2 * q * h + 4 * s * q + mlp;
-    double tokens = (double)c->gbs * s;
-    return 3.0 * tokens * (c->layers * per_layer + 2 * h * c->vocab);
+    return 2 * h * (q + 2 * kvd) + 2 * q * h + 4 * s * q + mlp;
+}
+
+double sc__tf_model_flops(const sc__tf_config *c) {
+    uint32_t n[SC__TF_KINDS] = {0};
+    count_kinds(c, 0, c->layers, n);
+    double tokens = (double)c->gbs * c->seq;
+    return 3.0 * tokens * (per_kind(c, n, layer_flops) + 2.0 * c->hidden * c->vocab);
 }
 
 /* Activation bytes one layer keeps for one micro-batch (Korthikanti et al.
@@ -600,7 +679,13 @@ void sc__tf_stage_memory(const sc__tf_config *c, uint32_t stage, sc__tf_memory *
     double p = sc__tf_stage_params(c, stage);
     double shard = (double)c->dp * c->cp;
     if (c->fsdp) {
-        m->weights = p * 2 / shard + sc__tf_layer_params(c) / c->tp * 2 * 2; /* two layers gathered */
+        double layer = 0; /* the largest layer: two of them gathered */
+        for (uint32_t l = 0; l < c->layers; l++) {
+            sc__tf_config kc;
+            sc__tf_kind_config(c, sc__tf_layer_kind(c, l), &kc);
+            layer = fmax(layer, sc__tf_layer_params(&kc));
+        }
+        m->weights = p * 2 / shard + layer / c->tp * 2 * 2;
         m->grads = p * 4 / shard;
         m->optimizer = p * 12 / shard;
     } else {
@@ -612,8 +697,9 @@ void sc__tf_stage_memory(const sc__tf_config *c, uint32_t stage, sc__tf_memory *
     double inflight = P - stage < M ? P - stage : M;
     if (c->vp > 1) inflight *= 1.0 + (double)(P - 1) / ((double)P * c->vp);
     m->inflight = inflight;
-    double layers = (double)sc__tf_stage_layers(c, stage);
-    m->activations = layer_activations(c) * layers * inflight;
+    uint32_t n[SC__TF_KINDS];
+    stage_kinds(c, stage, n);
+    m->activations = per_kind(c, n, layer_activations) * inflight;
     dims d = dims_of(c);
     if (stage == c->pp - 1) m->activations += d.T * c->vocab / d.t * 4; /* fp32 logits */
     m->total = m->weights + m->grads + m->optimizer + m->activations;

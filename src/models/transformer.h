@@ -29,6 +29,11 @@ typedef struct sc__tf_config {
     uint32_t moe_ffn;         /* one expert's FFN size; 0: ffn */
     uint32_t shared_ffn;      /* FFN size of the shared experts together; 0: none */
     uint32_t etp;             /* expert tensor parallelism: 1 or tp; 0: tp */
+    uint32_t dense_layers;    /* with experts, the first dense_layers layers have a dense
+                                 MLP of ffn instead (DeepSeek's first_k_dense_replace) */
+    uint32_t window;          /* sliding-window attention: keys a query sees (0: all) */
+    uint32_t window_skip;     /* with a window, every window_skip-th layer attends to all
+                                 (Megatron's window_attn_skip_freq; 0: none does) */
     uint8_t dtype;            /* sc__dtype of the GEMMs: bf16, fp16, fp8 */
     uint8_t gated;            /* gated MLP (SwiGLU: two up projections) */
     uint8_t tied;             /* the output head shares the embedding */
@@ -75,6 +80,23 @@ uint32_t sc__tf_stage_layers(const sc__tf_config *c, uint32_t stage);
 static inline uint32_t sc__tf_micro(const sc__tf_config *c) { return c->gbs / (c->dp * c->mbs); }
 static inline uint32_t sc__tf_gpus(const sc__tf_config *c) { return c->tp * c->pp * c->cp * c->dp; }
 
+/* Layers that differ from the model's common one: a kind is a set of
+ * these bits, and a layer's ops and counts are those of the configuration
+ * sc__tf_kind_config gives for its kind. Kind 0 is the layer the flags
+ * describe. */
+enum {
+    SC__TFK_DENSE = 1,  /* a dense MLP of ffn where the model has experts */
+    SC__TFK_WINDOW = 2, /* attention over the sliding window */
+    SC__TF_KINDS = 4
+};
+/* The kind of transformer layer `layer` (0 .. layers-1, model order). */
+uint8_t sc__tf_layer_kind(const sc__tf_config *c, uint32_t layer);
+/* c as a homogeneous model of layers of kind k (the layer ops, parameter,
+ * activation and FLOP counts of one layer read it). */
+void sc__tf_kind_config(const sc__tf_config *c, uint8_t k, sc__tf_config *out);
+/* The first layer of global chunk g (chunk x pp + stage), model order. */
+uint32_t sc__tf_chunk_first_layer(const sc__tf_config *c, uint32_t g);
+
 /* The communicators a collective runs in. */
 typedef enum sc__tf_comm { SC__COMM_TP = 0, SC__COMM_CP, SC__COMM_EP, SC__COMM_DP, SC__COMM_PP, SC__COMM_COUNT } sc__tf_comm;
 
@@ -113,6 +135,8 @@ double sc__tf_model_params(const sc__tf_config *c);
 double sc__tf_stage_params(const sc__tf_config *c, uint32_t stage);
 /* One layer's parameters on one GPU (after TP and EP). */
 double sc__tf_layer_params_gpu(const sc__tf_config *c);
+/* Parameters on one GPU of layers [l0, l1) (model order), by their kinds. */
+double sc__tf_layers_params_gpu(const sc__tf_config *c, uint32_t l0, uint32_t l1);
 
 /* Model FLOPs of one step (the Megatron papers' convention: forward +
  * backward = 3 x forward, attention over the full s x s, no

@@ -53,6 +53,9 @@ typedef struct builder {
     uint32_t comm_label[SC__COMM_COUNT];
     uint32_t P, V, M;
     uint32_t *Lc; /* per global chunk (chunk x P + stage): its layers */
+    uint32_t *L0; /* per global chunk: its first layer, model order */
+    uint8_t *kind; /* per layer: its kind (transformer.h) */
+    double layer_params; /* parameters of a layer on one GPU (the mean where kinds differ) */
     uint32_t proc[PR_COUNT];
     uint32_t seq[PR_COUNT];
     uint32_t last_comp; /* last task on the compute stream, SC__NONE */
@@ -66,7 +69,8 @@ typedef struct builder {
     double bucket;      /* parameters per data-parallel bucket */
     double grad_acc;    /* gradients (parameters) waiting for their bucket's reduce-scatter */
     uint32_t tied_first; /* the first stage's tied-embedding all-reduce, SC__NONE */
-    prog fwd, bwd, rec, efwd, ebwd, hfwd, hbwd;
+    prog fwd[SC__TF_KINDS], bwd[SC__TF_KINDS], rec[SC__TF_KINDS]; /* per layer kind present */
+    prog efwd, ebwd, hfwd, hbwd;
     uint32_t names[64];
     bool oom;
 } builder;
@@ -78,14 +82,37 @@ static int64_t op_ns(const builder *b, const sc__tf_op *op) {
     return t > 0 ? t : 0;
 }
 
-static bool prog_make(builder *b, prog *p, bool (*fill)(const sc__tf_config *, sc__tf_phase, sc__vec *), sc__tf_phase ph) {
+static bool prog_make_for(builder *b, const sc__tf_config *c, prog *p,
+                          bool (*fill)(const sc__tf_config *, sc__tf_phase, sc__vec *), sc__tf_phase ph) {
     sc__vec_init(&p->ops, sizeof(sc__tf_op));
-    if (!fill(b->c, ph, &p->ops)) return false;
+    if (!fill(c, ph, &p->ops)) return false;
     p->ns = calloc(p->ops.len ? p->ops.len : 1, sizeof *p->ns);
     if (!p->ns) return false;
     const sc__tf_op *ops = p->ops.data;
     for (size_t i = 0; i < p->ops.len; i++) p->ns[i] = op_ns(b, &ops[i]);
     return true;
+}
+
+static bool prog_make(builder *b, prog *p, bool (*fill)(const sc__tf_config *, sc__tf_phase, sc__vec *), sc__tf_phase ph) {
+    return prog_make_for(b, b->c, p, fill, ph);
+}
+
+/* The forward, backward and recomputation of each kind of layer the model
+ * has, and each layer's kind. */
+static bool layer_progs(builder *b) {
+    const sc__tf_config *c = b->c;
+    bool present[SC__TF_KINDS] = {false};
+    for (uint32_t l = 0; l < c->layers; l++) present[b->kind[l] = sc__tf_layer_kind(c, l)] = true;
+    bool ok = true;
+    for (uint8_t k = 0; k < SC__TF_KINDS && ok; k++) {
+        if (!present[k]) continue;
+        sc__tf_config kc;
+        sc__tf_kind_config(c, k, &kc);
+        ok = prog_make_for(b, &kc, &b->fwd[k], sc__tf_layer_ops, SC__PH_FWD) &&
+             prog_make_for(b, &kc, &b->bwd[k], sc__tf_layer_ops, SC__PH_BWD) &&
+             prog_make_for(b, &kc, &b->rec[k], sc__tf_layer_ops, SC__PH_RECOMPUTE);
+    }
+    return ok;
 }
 
 static void prog_free(prog *p) {
@@ -225,8 +252,19 @@ static void dp_coll(builder *b, const char *name, uint8_t type, double bytes, bo
  * module's forward. Whole layers fill a bucket here. */
 static double bucket_params(const sc__tf_config *c) { return fmax(40e6, 1e6 * (double)c->dp * c->cp); }
 
+/* A layer's parameters on one GPU; where kinds differ, their mean, so
+ * that a bucket holds about its size in layers. */
+static double mean_layer_params(const sc__tf_config *c) {
+    uint8_t k0 = sc__tf_layer_kind(c, 0);
+    for (uint32_t l = 1; l < c->layers; l++)
+        if (sc__tf_layer_kind(c, l) != k0) return sc__tf_layers_params_gpu(c, 0, c->layers) / c->layers;
+    sc__tf_config kc;
+    sc__tf_kind_config(c, k0, &kc);
+    return sc__tf_layer_params_gpu(&kc);
+}
+
 static uint32_t bucket_layers(const builder *b) {
-    double n = ceil(b->bucket / sc__tf_layer_params_gpu(b->c));
+    double n = ceil(b->bucket / b->layer_params);
     return n >= 1 ? (uint32_t)n : 1;
 }
 
@@ -240,7 +278,8 @@ static bool has_head(const builder *b, uint32_t s) { return s == b->P - 1 && (!b
 static double bucket_gather_bytes(const builder *b, uint32_t s, uint32_t k, uint32_t l0) {
     uint32_t L = b->Lc[(size_t)k * b->P + s], bl = bucket_layers(b);
     uint32_t n = L - l0 < bl ? L - l0 : bl;
-    double p = n * sc__tf_layer_params_gpu(b->c);
+    uint32_t first = b->L0[(size_t)k * b->P + s] + l0;
+    double p = sc__tf_layers_params_gpu(b->c, first, first + n);
     if (l0 == 0 && s == 0 && k == 0) p += emb_params(b->c);
     if (l0 + n >= L && k == b->V - 1 && has_head(b, s)) p += emb_params(b->c);
     return p * 2;
@@ -275,7 +314,7 @@ static void unit_fwd(builder *b, uint32_t s, const sc__pp_unit *u) {
             if (l > 0) b->gates[1] = b->gather[u->chunk];
             if (l + bl < b->Lc[g]) b->gather[u->chunk] = side_gather(b, bucket_gather_bytes(b, s, u->chunk, l + bl));
         }
-        run_layer(b, &b->fwd);
+        run_layer(b, &b->fwd[b->kind[b->L0[g] + l]]);
     }
     if (g == last) run_prog(b, &b->hfwd);
     if (g < last) edge(b, b->last_comp, p2p(b, u->micro, g + 1, 0, true), SC_E_CROSS_STREAM);
@@ -292,9 +331,10 @@ static void unit(builder *b, uint32_t s, const sc__pp_unit *u) {
     if (g == last) run_prog(b, &b->hbwd);
     if (g == last && grads && has_head(b, s)) grad_ready(b, emb_params(b->c));
     for (uint32_t l = 0; l < b->Lc[g] && !b->oom; l++) {
-        run_layer(b, &b->rec);
-        run_prog(b, &b->bwd);
-        if (grads) grad_ready(b, sc__tf_layer_params_gpu(b->c));
+        uint32_t layer = b->L0[g] + l;
+        run_layer(b, &b->rec[b->kind[layer]]);
+        run_prog(b, &b->bwd[b->kind[layer]]);
+        if (grads) grad_ready(b, sc__tf_layers_params_gpu(b->c, layer, layer + 1));
     }
     if (g == 0) run_prog(b, &b->ebwd);
     if (g == 0 && grads) grad_ready(b, emb_params(b->c));
@@ -438,13 +478,26 @@ static sc_status build(const sc__tf_config *c, const sc__kernel_timer *timer, co
     b.bucket = bucket_params(c);
     b.M = sc__tf_micro(c);
     b.Lc = sc__alloc_array((size_t)c->pp * c->vp, sizeof *b.Lc);
-    if (!b.Lc) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
-    for (uint32_t k = 0; k < c->vp; k++)
-        for (uint32_t s = 0; s < c->pp; s++) b.Lc[(size_t)k * c->pp + s] = sc__tf_chunk_layers(c, s, k);
+    b.L0 = sc__alloc_array((size_t)c->pp * c->vp, sizeof *b.L0);
+    b.kind = sc__alloc_array(c->layers, sizeof *b.kind);
+    if (!b.Lc || !b.L0 || !b.kind) {
+        free(b.Lc);
+        free(b.L0);
+        free(b.kind);
+        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+    }
+    for (uint32_t k = 0, first = 0; k < c->vp; k++)
+        for (uint32_t s = 0; s < c->pp; s++) {
+            b.L0[(size_t)k * c->pp + s] = first;
+            first += b.Lc[(size_t)k * c->pp + s] = sc__tf_chunk_layers(c, s, k);
+        }
+    b.layer_params = mean_layer_params(c);
     sc__pp_kind kind = c->pp < 2 ? SC__PP_1F1B : c->vp > 1 ? SC__PP_INTERLEAVED : SC__PP_1F1B;
     const char *why = sc__pp_check(kind, b.P, b.M, b.V);
     if (why) {
         free(b.Lc);
+        free(b.L0);
+        free(b.kind);
         return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "pipeline schedule: %s", why);
     }
     b.g = sc__graph_new();
@@ -459,18 +512,23 @@ static sc_status build(const sc__tf_config *c, const sc__kernel_timer *timer, co
     for (int k = 0; ok && k < SC__COMM_COUNT; k++)
         ok = (b.comm_label[k] = sc__intern_put(&b.g->strings, labels[k], strlen(labels[k]))) != SC__NONE;
     if (ok) memset(b.p2p, 0xff, np2p * sizeof *b.p2p);
-    ok = ok && prog_make(&b, &b.fwd, sc__tf_layer_ops, SC__PH_FWD) && prog_make(&b, &b.bwd, sc__tf_layer_ops, SC__PH_BWD) &&
-         prog_make(&b, &b.rec, sc__tf_layer_ops, SC__PH_RECOMPUTE) &&
-         prog_make(&b, &b.efwd, sc__tf_embed_ops, SC__PH_FWD) && prog_make(&b, &b.ebwd, sc__tf_embed_ops, SC__PH_BWD) &&
+    ok = ok && layer_progs(&b) && prog_make(&b, &b.efwd, sc__tf_embed_ops, SC__PH_FWD) && prog_make(&b, &b.ebwd, sc__tf_embed_ops, SC__PH_BWD) &&
          prog_make(&b, &b.hfwd, sc__tf_head_ops, SC__PH_FWD) && prog_make(&b, &b.hbwd, sc__tf_head_ops, SC__PH_BWD);
     for (uint32_t s = 0; ok && s < b.P && !b.oom; s++) stage(&b, s, kind, units);
     ok = ok && !b.oom;
-    prog *progs[] = {&b.fwd, &b.bwd, &b.rec, &b.efwd, &b.ebwd, &b.hfwd, &b.hbwd};
+    prog *progs[] = {&b.efwd, &b.ebwd, &b.hfwd, &b.hbwd};
     for (size_t k = 0; k < sizeof progs / sizeof *progs; k++) prog_free(progs[k]);
+    for (size_t k = 0; k < SC__TF_KINDS; k++) {
+        prog_free(&b.fwd[k]);
+        prog_free(&b.bwd[k]);
+        prog_free(&b.rec[k]);
+    }
     free(units);
     free(b.p2p);
     free(b.gather);
     free(b.Lc);
+    free(b.L0);
+    free(b.kind);
     sc__vec_free(&b.pend);
     sc__vec_free(&b.opt_join);
     if (!ok) {

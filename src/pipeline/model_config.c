@@ -109,7 +109,8 @@ static const struct key {
     {"pp-first-layers", K_U32, U(pp_first), 1}, {"pp-last-layers", K_U32, U(pp_last), 1},
     {"pp-embedding", K_BOOL, U(pp_embedding), 0},
     {"head-dim", K_U32, U(head_dim), 1}, {"moe-ffn", K_U32, U(moe_ffn), 1}, {"shared-ffn", K_U32, U(shared_ffn), 0},
-    {"etp", K_U32, U(etp), 1},
+    {"etp", K_U32, U(etp), 1}, {"dense-layers", K_U32, U(dense_layers), 0}, {"window", K_U32, U(window), 0},
+    {"window-skip", K_U32, U(window_skip), 0},
     /* The names of the config.json recorded beside a trace
      * (scripts/record_gpu_traces.py): aliases, and what the recording
      * noted about itself (read, not used: the model derives them). */

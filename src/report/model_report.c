@@ -12,12 +12,12 @@ static double gb(double bytes) { return bytes * 1e-9; }
 static void config_json(const sc__tf_config *c, FILE *out) {
     fprintf(out,
             "\"config\":{\"name\":\"%s\",\"layers\":%u,\"hidden\":%u,\"ffn\":%u,\"heads\":%u,\"kv_heads\":%u,\"vocab\":%u,"
-            "\"seq\":%u,\"dtype\":\"%s\",\"experts\":%u,\"topk\":%u,\"gated\":%s,\"rope\":%s,\"attention\":\"%s\",\"tp\":%u,\"sp\":%s,"
+            "\"seq\":%u,\"dtype\":\"%s\",\"experts\":%u,\"topk\":%u,\"dense_layers\":%u,\"window\":%u,\"window_skip\":%u,\"gated\":%s,\"rope\":%s,\"attention\":\"%s\",\"tp\":%u,\"sp\":%s,"
             "\"pp\":%u,\"pp_first_layers\":%u,\"pp_last_layers\":%u,\"pp_embedding\":%s,\"vp\":%u,\"dp\":%u,\"cp\":%u,\"ep\":%u,\"fsdp\":%s,\"distributed_optimizer\":%s,\"mbs\":%u,\"gbs\":%u,"
             "\"micro_batches\":%u,\"recompute\":\"%s\",\"overlap_grad_reduce\":%s,\"overlap_param_gather\":%s,"
             "\"tp_comm_overlap\":%s,\"gpu\":\"%s\",\"gpus\":%u,\"gpus_per_node\":%u,\"host_us\":%.3f}",
             c->name, c->layers, c->hidden, c->ffn, c->heads, c->kv_heads, c->vocab, c->seq, sc__dtype_name(c->dtype),
-            c->experts, c->topk, c->gated ? "true" : "false", c->rope ? "true" : "false", c->attention ? "unfused" : "flash", c->tp,
+            c->experts, c->topk, c->dense_layers, c->window, c->window_skip, c->gated ? "true" : "false", c->rope ? "true" : "false", c->attention ? "unfused" : "flash", c->tp,
             c->sp ? "true" : "false", c->pp, sc__tf_stage_layers(c, 0), sc__tf_stage_layers(c, c->pp - 1), c->pp_embedding ? "true" : "false", c->vp, c->dp, c->cp, c->ep, c->fsdp ? "true" : "false",
             c->dist_opt ? "true" : "false", c->mbs, c->gbs, sc__tf_micro(c), sc__tf_recompute_name(c->recompute),
             c->overlap_grad ? "true" : "false", c->overlap_param ? "true" : "false", c->tp_overlap ? "true" : "false",
@@ -90,6 +90,10 @@ static void write_text(const sc_model *m, FILE *out) {
     if (c->head_dim) fprintf(out, ", head dim %u", c->head_dim);
     if (c->experts) fprintf(out, ", %u experts top-%u (expert ffn %u, shared ffn %u, etp %u)", c->experts, c->topk, c->moe_ffn,
                             c->shared_ffn, c->etp);
+    if (c->dense_layers) fprintf(out, ", the first %u layers dense", c->dense_layers);
+    if (c->window && c->window_skip) fprintf(out, ", window %u (every %u%s layer full)", c->window, c->window_skip,
+                                             c->window_skip == 2 ? "nd" : c->window_skip == 3 ? "rd" : "th");
+    else if (c->window) fprintf(out, ", window %u", c->window);
     fprintf(out, "\njob: %u x %s, tp %u%s pp %u vp %u cp %u dp %u ep %u%s%s, mbs %u gbs %u (%u micro-batches), recompute %s\n",
             sc__tf_gpus(c), c->gpu, c->tp, c->sp ? "+sp" : "", c->pp, c->vp, c->cp, c->dp, c->ep,
             c->fsdp ? ", fsdp" : c->dist_opt ? ", distributed optimizer" : "",
