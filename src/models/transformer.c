@@ -136,6 +136,7 @@ bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
     if (c->dense_layers >= c->layers)
         return fail(why, nwhy, "dense-layers %llu must leave some of the %llu layers to the experts", c->dense_layers, c->layers);
     if (c->window_skip && !c->window) return fail(why, nwhy, "window-skip %llu needs a window (got %llu)", c->window_skip, c->window);
+    if (c->lora_rank && c->fsdp) return fail(why, nwhy, "lora-rank %llu with fsdp is not modelled (got fsdp %llu)", c->lora_rank, c->fsdp);
     if (!c->gpus_per_node) c->gpus_per_node = 8;
     uint64_t mp = (uint64_t)c->tp * c->pp * c->cp;
     if (c->nodes && !c->dp) {
@@ -238,13 +239,22 @@ static dims dims_of(const sc__tf_config *c) {
 
 static bool push(sc__vec *out, const sc__tf_op *op) { return SC__VEC_APPEND(out, op); }
 
-static bool gemm(sc__vec *out, const sc__tf_config *c, const char *name, double m, double n, double k, double batch) {
+static bool gemm_dt(sc__vec *out, uint8_t dtype, const char *name, double m, double n, double k, double batch) {
     sc__tf_op op = {.name = name, .coll = SC__TF_KERNEL};
-    op.k = (sc__kernel_shape){.cls = SC__K_GEMM, .dtype = c->dtype, .batch = (uint32_t)batch,
+    op.k = (sc__kernel_shape){.cls = SC__K_GEMM, .dtype = dtype, .batch = (uint32_t)batch,
                               .m = (uint64_t)m, .n = (uint64_t)n, .k = (uint64_t)k,
                               .flops = 2.0 * batch * m * n * k,
-                              .bytes = batch * (m * k + k * n + m * n) * (c->dtype == SC__DT_FP8 ? 1 : ACT)};
+                              .bytes = batch * (m * k + k * n + m * n) * (dtype == SC__DT_FP8 ? 1 : ACT)};
     return push(out, &op);
+}
+
+static bool gemm(sc__vec *out, const sc__tf_config *c, const char *name, double m, double n, double k, double batch) {
+    return gemm_dt(out, c->dtype, name, m, n, k, batch);
+}
+
+/* A weight-gradient GEMM: none for a frozen weight (LoRA's base). */
+static bool wgrad(sc__vec *out, const sc__tf_config *c, const char *name, double m, double n, double k, double batch) {
+    return c->lora_rank || gemm(out, c, name, m, n, k, batch);
 }
 
 static bool mem(sc__vec *out, const char *name, double bytes) {
@@ -261,7 +271,10 @@ static bool mem(sc__vec *out, const char *name, double bytes) {
  * an element. The weights' casts are cached across micro-batches and not
  * counted. Nothing for 16-bit GEMMs. */
 static bool fp8_cast(sc__vec *out, const sc__tf_config *c, double elems) {
-    return c->dtype != SC__DT_FP8 || mem(out, "fp8_cast_transpose", elems * 4);
+    /* a frozen weight needs no wgrad, so no transpose: Transformer
+     * Engine's Linear asks its quantizer for the columnwise copy only
+     * when the weight requires a gradient (module/linear.py) */
+    return c->dtype != SC__DT_FP8 || mem(out, "fp8_cast_transpose", elems * (c->lora_rank ? 3 : 4));
 }
 
 static bool attn(sc__vec *out, const char *name, double flops, double bytes) {
@@ -345,6 +358,89 @@ static bool tp_out(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *out
                  : coll(out, "tp_all_reduce", SC_C_ALL_REDUCE, SC__COMM_TP, bytes, side);
 }
 
+/* ------------------------------------------------------------ LoRA */
+
+/* A LoRA adapter beside a frozen linear layer (Megatron-Bridge's
+ * peft/lora.py and ParallelLinearAdapter in peft/utils.py): x -> A (in x r)
+ * -> B (r x out) -> x alpha / r, added to the base's output. A and B are
+ * megatron-core Column/RowParallelLinear layers, not Transformer Engine
+ * ones, so their GEMMs run in 16 bits whatever the base's type; dropout is
+ * 0 by default (an identity) and costs nothing. Beside a column-parallel
+ * base (linear_qkv, linear_fc1), A is column-parallel over r and gathers
+ * its output (an all-gather of b s x r) and B is column-parallel over out;
+ * with sequence parallelism and TP communication overlap the adapter
+ * gathers the sequence itself (the base's gathered layernorm output is not
+ * returned when ub_overlap_ag is on: get_adapter_attributes_from_linear),
+ * and its backward reduce-scatters it. Beside a row-parallel base
+ * (linear_proj, linear_fc2), A is row-parallel (an all-reduce of b s x r)
+ * and B column-parallel with its output gathered (an all-gather of b s x
+ * out), scattered back to the sequence shard with sequence parallelism.
+ * Expert adapters talk over the expert-tensor-parallel group only. */
+typedef struct lora_site {
+    double M, batch; /* tokens of each of `batch` groups (the local experts, or 1) */
+    double in, out;  /* the base's whole input and output features */
+    double t;        /* the adapter's tensor-parallel group: tp, or etp for experts */
+    bool row, expert;
+} lora_site;
+
+/* Elements of the adapter's output added to the base's on this GPU. */
+static double lora_out_elems(const sc__tf_config *c, const lora_site *L) {
+    if (!L->row) return L->M * L->batch * L->out / L->t;
+    bool sp = c->sp && !L->expert && L->t > 1;
+    return L->M * L->batch * L->out / (sp ? L->t : 1);
+}
+
+static bool lora_tp(sc__vec *out, const lora_site *L, const char *name, uint8_t type, double elems) {
+    return L->t < 2 || coll(out, name, type, SC__COMM_TP, elems * ACT, 0);
+}
+
+static bool lora_fwd(const sc__tf_config *c, const lora_site *L, sc__vec *out) {
+    if (!c->lora_rank) return true;
+    double r = c->lora_rank, X = L->M * L->batch, t = L->t;
+    bool ok = true, seq_gather = !L->row && !L->expert && c->sp && c->tp_overlap;
+    if (seq_gather) ok = lora_tp(out, L, "lora_tp_all_gather", SC_C_ALL_GATHER, X * L->in);
+    if (!L->row) {
+        ok = ok && gemm_dt(out, SC__DT_BF16, "lora_a", L->M, r / t, L->in, L->batch);
+        ok = ok && lora_tp(out, L, "lora_tp_all_gather", SC_C_ALL_GATHER, X * r);
+        ok = ok && gemm_dt(out, SC__DT_BF16, "lora_b", L->M, L->out / t, r, L->batch);
+    } else {
+        ok = ok && gemm_dt(out, SC__DT_BF16, "lora_a", L->M, r, L->in / t, L->batch);
+        ok = ok && lora_tp(out, L, "lora_tp_all_reduce", SC_C_ALL_REDUCE, X * r);
+        ok = ok && gemm_dt(out, SC__DT_BF16, "lora_b", L->M, L->out / t, r, L->batch);
+        ok = ok && lora_tp(out, L, "lora_tp_all_gather", SC_C_ALL_GATHER, X * L->out);
+    }
+    /* x alpha / r (read and write) and the sum with the base (two reads,
+     * one write): two eager elementwise kernels */
+    return ok && mem(out, "lora_scale_add", lora_out_elems(c, L) * ACT * 5);
+}
+
+static bool lora_bwd(const sc__tf_config *c, const lora_site *L, sc__vec *out) {
+    if (!c->lora_rank) return true;
+    double r = c->lora_rank, X = L->M * L->batch, t = L->t;
+    bool ok = mem(out, "lora_scale_bwd", lora_out_elems(c, L) * ACT * 2);
+    if (L->row && c->sp && !L->expert) ok = ok && lora_tp(out, L, "lora_tp_all_gather", SC_C_ALL_GATHER, X * L->out);
+    double a_out = L->row ? r : r / t, a_in = L->row ? L->in / t : L->in;
+    ok = ok && gemm_dt(out, SC__DT_BF16, "lora_b_dgrad", L->M, r, L->out / t, L->batch);
+    ok = ok && gemm_dt(out, SC__DT_BF16, "lora_b_wgrad", L->out / t, r, L->M, L->batch);
+    ok = ok && lora_tp(out, L, "lora_tp_all_reduce", SC_C_ALL_REDUCE, X * r);
+    ok = ok && gemm_dt(out, SC__DT_BF16, "lora_a_dgrad", L->M, a_in, a_out, L->batch);
+    ok = ok && gemm_dt(out, SC__DT_BF16, "lora_a_wgrad", a_out, a_in, L->M, L->batch);
+    double in_elems = X * a_in;
+    if (!L->row && !L->expert && c->sp && c->tp_overlap) {
+        ok = ok && lora_tp(out, L, "lora_tp_reduce_scatter", SC_C_REDUCE_SCATTER, X * L->in);
+        in_elems = X * L->in / t;
+    } else if (!L->row && !L->expert && !c->sp) {
+        ok = ok && lora_tp(out, L, "lora_tp_all_reduce", SC_C_ALL_REDUCE, X * L->in);
+    }
+    /* autograd sums the adapter's input gradient into the base's */
+    return ok && mem(out, "lora_grad_add", in_elems * ACT * 3);
+}
+
+static lora_site lora_at(const sc__tf_config *c, double M, double batch, double in, double outf, bool row, bool expert) {
+    return (lora_site){.M = M, .batch = batch, .in = in, .out = outf, .t = expert ? c->etp : c->tp, .row = row,
+                       .expert = expert};
+}
+
 /* GEMM names of an FFN: fc1, fc2, then fc2 dgrad/wgrad, fc1 dgrad/wgrad. */
 static const char *const dense_names[] = {"mlp_fc1", "mlp_fc2", "mlp_fc2_dgrad", "mlp_fc2_wgrad", "mlp_fc1_dgrad", "mlp_fc1_wgrad"};
 static const char *const expert_names[] = {"expert_fc1",       "expert_fc2",       "expert_fc2_dgrad",
@@ -360,23 +456,35 @@ static const char *const shared_names[] = {"shared_fc1",       "shared_fc2",    
 static bool ffn_fwd(const sc__tf_config *c, const dims *d, double M, double f, double batch,
                     const char *const *nm, sc__vec *out) {
     double X = M * batch;
+    bool expert = nm == expert_names;
+    double t = expert ? c->etp : c->tp;
+    lora_site fc1 = lora_at(c, M, batch, d->h, f * t * d->g, false, expert);
+    lora_site fc2 = lora_at(c, M, batch, f * t, d->h, true, expert);
     bool ok = fp8_cast(out, c, X * d->h);
     ok = ok && gemm(out, c, nm[0], M, f * d->g, d->h, batch);
+    ok = ok && lora_fwd(c, &fc1, out);
     ok = ok && mem(out, c->gated ? "swiglu" : "bias_gelu", X * f * ACT * (d->g + 1));
     ok = ok && fp8_cast(out, c, X * f);
-    return ok && gemm(out, c, nm[1], M, d->h, f, batch);
+    ok = ok && gemm(out, c, nm[1], M, d->h, f, batch);
+    return ok && lora_fwd(c, &fc2, out);
 }
 
 static bool ffn_bwd(const sc__tf_config *c, const dims *d, double M, double f, double batch,
                     const char *const *nm, sc__vec *out) {
     double X = M * batch;
-    bool ok = fp8_cast(out, c, X * d->h);
+    bool expert = nm == expert_names;
+    double t = expert ? c->etp : c->tp;
+    lora_site fc1 = lora_at(c, M, batch, d->h, f * t * d->g, false, expert);
+    lora_site fc2 = lora_at(c, M, batch, f * t, d->h, true, expert);
+    bool ok = lora_bwd(c, &fc2, out);
+    ok = ok && fp8_cast(out, c, X * d->h);
     ok = ok && gemm(out, c, nm[2], M, f, d->h, batch);
-    ok = ok && gemm(out, c, nm[3], f, d->h, M, batch);
+    ok = ok && wgrad(out, c, nm[3], f, d->h, M, batch);
     ok = ok && mem(out, c->gated ? "swiglu_bwd" : "bias_gelu_bwd", X * f * ACT * (d->g + 2));
+    ok = ok && lora_bwd(c, &fc1, out);
     ok = ok && fp8_cast(out, c, X * f * d->g);
     ok = ok && gemm(out, c, nm[4], M, d->h, f * d->g, batch);
-    return ok && gemm(out, c, nm[5], f * d->g, d->h, M, batch);
+    return ok && wgrad(out, c, nm[5], f * d->g, d->h, M, batch);
 }
 
 /* A mixture-of-experts layer on one GPU, token counts balanced (every
@@ -426,7 +534,7 @@ static bool moe_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     if (c->ep > 1) ok = ok && coll(out, "ep_dispatch_all_to_all_bwd", SC_C_ALL_TO_ALL, SC__COMM_EP, m.a2a, 0);
     ok = ok && mem(out, "moe_permute_bwd", m.R * k * d->h * ACT * 2);
     ok = ok && mem(out, "moe_topk_bwd", m.R * E * 4 * 3);
-    return ok && gemm(out, c, "moe_router_bwd", m.R, d->h, E, 2);
+    return ok && gemm(out, c, "moe_router_bwd", m.R, d->h, E, c->lora_rank ? 1 : 2); /* dgrad (+ wgrad) */
 }
 
 /* The MLP block: a dense MLP, or the experts beside the shared experts
@@ -468,6 +576,8 @@ static bool layer_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     ok = ok && tp_in(c, d, false, out);
     ok = ok && fp8_cast(out, c, d->T * d->h);
     ok = ok && gemm(out, c, "qkv", d->T, (d->q + 2 * d->kvd) / d->t, d->h, 1);
+    lora_site qkv = lora_at(c, d->T, 1, d->h, d->q + 2 * d->kvd, false, false);
+    ok = ok && lora_fwd(c, &qkv, out);
     if (c->cp > 1)
         ok = ok && coll(out, "cp_kv_all_gather", SC_C_ALL_GATHER, SC__COMM_CP, (double)c->mbs * c->seq * 2 * d->kvd / d->t * ACT, 2);
     ok = ok && rope(out, c, d, false);
@@ -475,6 +585,8 @@ static bool layer_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     ok = ok && fp8_cast(out, c, d->T * d->q / d->t);
     ok = ok && gemm(out, c, "attn_proj", d->T, d->h, d->q / d->t, 1);
     ok = ok && tp_out(c, d, false, out);
+    lora_site proj = lora_at(c, d->T, 1, d->q, d->h, true, false);
+    ok = ok && lora_fwd(c, &proj, out);
     ok = ok && mem(out, "bias_dropout_add", d->Tn * d->h * (ACT * 3 + 1));
     ok = ok && mem(out, "layernorm", norm);
     ok = ok && mlp_fwd(c, d, out);
@@ -488,18 +600,22 @@ static bool layer_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     ok = ok && mlp_bwd(c, d, out);
     ok = ok && mem(out, "layernorm_bwd", norm);
     ok = ok && mem(out, "bias_dropout_add_bwd", d->Tn * d->h * (ACT * 3 + 1));
+    lora_site proj = lora_at(c, d->T, 1, d->q, d->h, true, false);
+    ok = ok && lora_bwd(c, &proj, out);
     ok = ok && tp_out(c, d, true, out);
     ok = ok && fp8_cast(out, c, d->T * d->h);
     ok = ok && gemm(out, c, "attn_proj_dgrad", d->T, d->q / d->t, d->h, 1);
-    ok = ok && gemm(out, c, "attn_proj_wgrad", d->q / d->t, d->h, d->T, 1);
+    ok = ok && wgrad(out, c, "attn_proj_wgrad", d->q / d->t, d->h, d->T, 1);
     if (c->cp > 1)
         ok = ok && coll(out, "cp_dkv_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_CP,
                         (double)c->mbs * c->seq * 2 * d->kvd / d->t * ACT, 2);
     ok = ok && attn_core(c, d, true, out);
     ok = ok && rope(out, c, d, true);
+    lora_site qkv = lora_at(c, d->T, 1, d->h, d->q + 2 * d->kvd, false, false);
+    ok = ok && lora_bwd(c, &qkv, out);
     ok = ok && fp8_cast(out, c, d->T * (d->q + 2 * d->kvd) / d->t);
     ok = ok && gemm(out, c, "qkv_dgrad", d->T, d->h, (d->q + 2 * d->kvd) / d->t, 1);
-    ok = ok && gemm(out, c, "qkv_wgrad", (d->q + 2 * d->kvd) / d->t, d->h, d->T, 1);
+    ok = ok && wgrad(out, c, "qkv_wgrad", (d->q + 2 * d->kvd) / d->t, d->h, d->T, 1);
     ok = ok && tp_in(c, d, true, out);
     ok = ok && mem(out, "layernorm_bwd", norm);
     if (c->fsdp && c->dp * c->cp > 1)
@@ -523,7 +639,7 @@ bool sc__tf_layer_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
 bool sc__tf_embed_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
     dims d = dims_of(c);
     if (ph == SC__PH_FWD) return mem(out, "embedding", d.Tn * d.h * ACT * 2);
-    if (ph == SC__PH_BWD) return mem(out, "embedding_bwd", d.Tn * d.h * (ACT + 4) * 2);
+    if (ph == SC__PH_BWD) return c->lora_rank || mem(out, "embedding_bwd", d.Tn * d.h * (ACT + 4) * 2); /* frozen: none */
     return true;
 }
 
@@ -551,7 +667,7 @@ bool sc__tf_head_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
     } else if (ph == SC__PH_BWD) {
         ok = ok && mem(out, "cross_entropy_bwd", d.T * V / d.t * CE_BWD_BYTES);
         ok = ok && gemm(out, c, "output_head_dgrad", d.T, d.h, V / d.t, 1);
-        ok = ok && gemm(out, c, "output_head_wgrad", V / d.t, d.h, d.T, 1);
+        ok = ok && wgrad(out, c, "output_head_wgrad", V / d.t, d.h, d.T, 1);
         ok = ok && tp_in(c, &d, true, out);
         ok = ok && mem(out, "final_layernorm_bwd", d.Tn * d.h * ACT * 3);
     }
@@ -626,6 +742,43 @@ double sc__tf_layers_params_gpu(const sc__tf_config *c, uint32_t l0, uint32_t l1
     return per_kind(c, n, sc__tf_layer_params_gpu);
 }
 
+/* LoRA adapters: r x (in + out) a linear layer, split by TP (A and B each
+ * over one of their dimensions) like the base. */
+static double adapter_mlp(const sc__tf_config *c, double f) {
+    double h = c->hidden, g = c->gated ? 2 : 1;
+    return f ? (double)c->lora_rank * ((h + g * f) + (f + h)) : 0;
+}
+
+static double adapter_attn(const sc__tf_config *c) {
+    dims d = dims_of(c);
+    return (double)c->lora_rank * ((d.h + d.q + 2 * d.kvd) + (d.q + d.h));
+}
+
+double sc__tf_layer_adapter_params(const sc__tf_config *c) {
+    double mlp = c->experts ? adapter_mlp(c, c->moe_ffn) * c->experts + adapter_mlp(c, c->shared_ffn) : adapter_mlp(c, c->ffn);
+    return adapter_attn(c) + mlp;
+}
+
+static double adapter_params_gpu(const sc__tf_config *c) {
+    double p = adapter_attn(c) / c->tp;
+    if (c->experts) return p + adapter_mlp(c, c->moe_ffn) * c->experts / c->ep / c->etp + adapter_mlp(c, c->shared_ffn) / c->tp;
+    return p + adapter_mlp(c, c->ffn) / c->tp;
+}
+
+double sc__tf_layers_trainable_gpu(const sc__tf_config *c, uint32_t l0, uint32_t l1) {
+    if (!c->lora_rank) return sc__tf_layers_params_gpu(c, l0, l1);
+    uint32_t n[SC__TF_KINDS] = {0};
+    count_kinds(c, l0, l1, n);
+    return per_kind(c, n, adapter_params_gpu);
+}
+
+double sc__tf_stage_trainable(const sc__tf_config *c, uint32_t stage) {
+    if (!c->lora_rank) return sc__tf_stage_params(c, stage);
+    uint32_t n[SC__TF_KINDS];
+    stage_kinds(c, stage, n);
+    return per_kind(c, n, adapter_params_gpu);
+}
+
 double sc__tf_stage_params(const sc__tf_config *c, uint32_t stage) {
     uint32_t n[SC__TF_KINDS];
     stage_kinds(c, stage, n);
@@ -634,6 +787,13 @@ double sc__tf_stage_params(const sc__tf_config *c, uint32_t stage) {
     if (stage == 0) p += emb;
     if (stage == c->pp - 1 && (!c->tied || c->pp > 1)) p += emb;
     return p;
+}
+
+/* Adapter parameters one token passes through in a layer (experts: its
+ * top-k and the shared ones). */
+static double adapter_flops_params(const sc__tf_config *c) {
+    double mlp = c->experts ? adapter_mlp(c, c->moe_ffn) * c->topk + adapter_mlp(c, c->shared_ffn) : adapter_mlp(c, c->ffn);
+    return adapter_attn(c) + mlp;
 }
 
 /* One layer's forward FLOPs per token (attention over the full s x s,
@@ -651,7 +811,10 @@ double sc__tf_model_flops(const sc__tf_config *c) {
     uint32_t n[SC__TF_KINDS] = {0};
     count_kinds(c, 0, c->layers, n);
     double tokens = (double)c->gbs * c->seq;
-    return 3.0 * tokens * (per_kind(c, n, layer_flops) + 2.0 * c->hidden * c->vocab);
+    double base = per_kind(c, n, layer_flops) + 2.0 * c->hidden * c->vocab;
+    if (!c->lora_rank) return 3.0 * tokens * base;
+    /* an adapter's forward: 2 FLOPs a parameter a token (experts: top-k of them) */
+    return tokens * (2.0 * base + 3.0 * 2.0 * per_kind(c, n, adapter_flops_params));
 }
 
 /* Activation bytes one layer keeps for one micro-batch (Korthikanti et al.
@@ -678,7 +841,14 @@ void sc__tf_stage_memory(const sc__tf_config *c, uint32_t stage, sc__tf_memory *
     memset(m, 0, sizeof *m);
     double p = sc__tf_stage_params(c, stage);
     double shard = (double)c->dp * c->cp;
-    if (c->fsdp) {
+    if (c->lora_rank) {
+        /* the frozen base in 16 bits, beside the adapters; gradients (fp32
+         * main grads) and Adam's state for the adapters only */
+        double a = sc__tf_stage_trainable(c, stage);
+        m->weights = (p + a) * 2;
+        m->grads = a * 4;
+        m->optimizer = a * 12 / (c->dist_opt ? shard : 1);
+    } else if (c->fsdp) {
         double layer = 0; /* the largest layer: two of them gathered */
         for (uint32_t l = 0; l < c->layers; l++) {
             sc__tf_config kc;

@@ -34,6 +34,9 @@ typedef struct sc__tf_config {
     uint32_t window;          /* sliding-window attention: keys a query sees (0: all) */
     uint32_t window_skip;     /* with a window, every window_skip-th layer attends to all
                                  (Megatron's window_attn_skip_freq; 0: none does) */
+    uint32_t lora_rank;       /* LoRA: adapters of this rank on every linear_qkv, linear_proj,
+                                 linear_fc1 and linear_fc2 (Megatron-Bridge's default target
+                                 modules), the base weights frozen; 0: all weights train */
     uint8_t dtype;            /* sc__dtype of the GEMMs: bf16, fp16, fp8 */
     uint8_t gated;            /* gated MLP (SwiGLU: two up projections) */
     uint8_t tied;             /* the output head shares the embedding */
@@ -138,9 +141,18 @@ double sc__tf_layer_params_gpu(const sc__tf_config *c);
 /* Parameters on one GPU of layers [l0, l1) (model order), by their kinds. */
 double sc__tf_layers_params_gpu(const sc__tf_config *c, uint32_t l0, uint32_t l1);
 
+/* Trainable parameters: with LoRA only the adapters' (rank r: r x (in + out)
+ * a linear layer, split by TP like their base), else every parameter. Of
+ * layers [l0, l1) on one GPU, of stage s on one GPU (with the embedding
+ * and head when they train), and of one layer before any split. */
+double sc__tf_layers_trainable_gpu(const sc__tf_config *c, uint32_t l0, uint32_t l1);
+double sc__tf_stage_trainable(const sc__tf_config *c, uint32_t stage);
+double sc__tf_layer_adapter_params(const sc__tf_config *c);
+
 /* Model FLOPs of one step (the Megatron papers' convention: forward +
  * backward = 3 x forward, attention over the full s x s, no
- * recomputation): 3 x tokens x [L x (2 h (q + 2 kv) + 2 h^2 + 4 s h +
+ * recomputation; with LoRA the frozen base counts forward + input
+ * gradients, 2 x forward, and the adapters 3 x theirs): 3 x tokens x [L x (2 h (q + 2 kv) + 2 h^2 + 4 s h +
  * 2 h f (g + 1) x topk) + 2 h V], q = h, kv = kv_heads x h / heads,
  * g = 2 for a gated MLP else 1; for MHA with f = 4 h this is
  * 72 B s L h^2 (1 + s / (6 h) + V / (12 h L)) (Korthikanti eq. 7). */
@@ -148,7 +160,7 @@ double sc__tf_model_flops(const sc__tf_config *c);
 
 /* Memory of one GPU of stage s, bytes. */
 typedef struct sc__tf_memory {
-    double weights, grads, optimizer, activations, total;
+    double weights, grads, optimizer, activations, total; /* grads and optimizer: trainable only */
     double inflight; /* micro-batches whose activations the stage holds */
 } sc__tf_memory;
 void sc__tf_stage_memory(const sc__tf_config *c, uint32_t stage, sc__tf_memory *m);

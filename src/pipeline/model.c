@@ -255,6 +255,7 @@ static double bucket_params(const sc__tf_config *c) { return fmax(40e6, 1e6 * (d
 /* A layer's parameters on one GPU; where kinds differ, their mean, so
  * that a bucket holds about its size in layers. */
 static double mean_layer_params(const sc__tf_config *c) {
+    if (c->lora_rank) return sc__tf_layers_trainable_gpu(c, 0, c->layers) / c->layers;
     uint8_t k0 = sc__tf_layer_kind(c, 0);
     for (uint32_t l = 1; l < c->layers; l++)
         if (sc__tf_layer_kind(c, l) != k0) return sc__tf_layers_params_gpu(c, 0, c->layers) / c->layers;
@@ -268,8 +269,9 @@ static uint32_t bucket_layers(const builder *b) {
     return n >= 1 ? (uint32_t)n : 1;
 }
 
-/* The embedding's (or the untied head's) parameters on one GPU. */
-static double emb_params(const sc__tf_config *c) { return (double)c->vocab * c->hidden / c->tp; }
+/* The embedding's (or the untied head's) trainable parameters on one GPU
+ * (none when LoRA freezes them). */
+static double emb_params(const sc__tf_config *c) { return c->lora_rank ? 0 : (double)c->vocab * c->hidden / c->tp; }
 static bool has_head(const builder *b, uint32_t s) { return s == b->P - 1 && (!b->c->tied || b->P > 1); }
 
 /* Bytes of the parameter all-gather of the bucket of chunk k on stage s
@@ -279,7 +281,7 @@ static double bucket_gather_bytes(const builder *b, uint32_t s, uint32_t k, uint
     uint32_t L = b->Lc[(size_t)k * b->P + s], bl = bucket_layers(b);
     uint32_t n = L - l0 < bl ? L - l0 : bl;
     uint32_t first = b->L0[(size_t)k * b->P + s] + l0;
-    double p = sc__tf_layers_params_gpu(b->c, first, first + n);
+    double p = sc__tf_layers_trainable_gpu(b->c, first, first + n);
     if (l0 == 0 && s == 0 && k == 0) p += emb_params(b->c);
     if (l0 + n >= L && k == b->V - 1 && has_head(b, s)) p += emb_params(b->c);
     return p * 2;
@@ -334,7 +336,7 @@ static void unit(builder *b, uint32_t s, const sc__pp_unit *u) {
         uint32_t layer = b->L0[g] + l;
         run_layer(b, &b->rec[b->kind[layer]]);
         run_prog(b, &b->bwd[b->kind[layer]]);
-        if (grads) grad_ready(b, sc__tf_layers_params_gpu(b->c, layer, layer + 1));
+        if (grads) grad_ready(b, sc__tf_layers_trainable_gpu(b->c, layer, layer + 1));
     }
     if (g == 0) run_prog(b, &b->ebwd);
     if (g == 0 && grads) grad_ready(b, emb_params(b->c));
@@ -406,7 +408,7 @@ static void stage(builder *b, uint32_t s, sc__pp_kind kind, sc__pp_unit *units) 
     b->pend.len = b->opt_join.len = 0;
     b->grad_acc = 0;
     bool dp = b->comm_ranks[SC__COMM_DP] > 1 && !c->fsdp;
-    double params = sc__tf_stage_params(c, s);
+    double params = sc__tf_stage_trainable(c, s);
     for (uint32_t k = 0; k < b->V; k++)
         b->gather[k] = dp && c->dist_opt && c->overlap_param ? side_gather(b, bucket_gather_bytes(b, s, k, 0)) : SC__NONE;
     size_t n = sc__pp_schedule(kind, b->P, b->M, b->V, s, units);
@@ -414,7 +416,7 @@ static void stage(builder *b, uint32_t s, sc__pp_kind kind, sc__pp_unit *units) 
     if (dp && !c->overlap_grad)
         dp_coll_now(b, c->dist_opt ? "dp_grad_reduce_scatter" : "dp_grad_all_reduce",
                     c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE, params * 4);
-    if (c->tied && b->P > 1 && (s == 0 || s == b->P - 1)) tied_allreduce(b);
+    if (c->tied && !c->lora_rank && b->P > 1 && (s == 0 || s == b->P - 1)) tied_allreduce(b); /* LoRA: frozen */
     const pending *p = b->pend.data;
     for (size_t i = 0; i < b->pend.len; i++)
         if (!SC__VEC_APPEND(&b->opt_join, &p[i].task)) b->oom = true;

@@ -47,6 +47,20 @@ static const struct preset {
                       "gated=true rope=true experts=128 topk=8 moe-ffn=768"},
     {"qwen3-235b-a22b", "layers=94 hidden=4096 ffn=12288 heads=64 kv-heads=4 head-dim=128 vocab=151936 seq=4096 "
                         "gated=true rope=true experts=128 topk=8 moe-ffn=1536"},
+    /* GPT-OSS (the Hugging Face config.json of openai/gpt-oss-120b and -20b,
+     * as Megatron-Bridge's GPTOSSProvider reads it): hidden 2880, 64 query
+     * heads of 64 and 8 KV heads, experts of 2880 (gated: the clamped
+     * quick-GELU GLU, timed as SwiGLU), top-4, no shared expert, vocab
+     * 201088, untied; sliding window 128 on the odd (1-based) layers
+     * (window_attn_skip_freq 2: layer_types alternates sliding and full).
+     * Attention sinks (softmax_type "learnable": one logit a head added to
+     * each softmax's denominator) cost heads x tokens operations inside
+     * the attention kernel and 64 parameters a layer, not counted. seq is
+     * the one the Megatron-Bridge table measured. */
+    {"gpt-oss-120b", "layers=36 hidden=2880 ffn=2880 heads=64 kv-heads=8 head-dim=64 vocab=201088 seq=4096 "
+                     "gated=true rope=true experts=128 topk=4 moe-ffn=2880 window=128 window-skip=2"},
+    {"gpt-oss-20b", "layers=24 hidden=2880 ffn=2880 heads=64 kv-heads=8 head-dim=64 vocab=201088 seq=4096 "
+                    "gated=true rope=true experts=32 topk=4 moe-ffn=2880 window=128 window-skip=2"},
 };
 #define NPRESETS (sizeof presets / sizeof *presets)
 
@@ -111,6 +125,7 @@ static const struct key {
     {"head-dim", K_U32, U(head_dim), 1}, {"moe-ffn", K_U32, U(moe_ffn), 1}, {"shared-ffn", K_U32, U(shared_ffn), 0},
     {"etp", K_U32, U(etp), 1}, {"dense-layers", K_U32, U(dense_layers), 0}, {"window", K_U32, U(window), 0},
     {"window-skip", K_U32, U(window_skip), 0},
+    {"lora-rank", K_U32, U(lora_rank), 0},
     /* The names of the config.json recorded beside a trace
      * (scripts/record_gpu_traces.py): aliases, and what the recording
      * noted about itself (read, not used: the model derives them). */

@@ -15,13 +15,16 @@ static void config_json(const sc__tf_config *c, FILE *out) {
             "\"seq\":%u,\"dtype\":\"%s\",\"experts\":%u,\"topk\":%u,\"dense_layers\":%u,\"window\":%u,\"window_skip\":%u,\"gated\":%s,\"rope\":%s,\"attention\":\"%s\",\"tp\":%u,\"sp\":%s,"
             "\"pp\":%u,\"pp_first_layers\":%u,\"pp_last_layers\":%u,\"pp_embedding\":%s,\"vp\":%u,\"dp\":%u,\"cp\":%u,\"ep\":%u,\"fsdp\":%s,\"distributed_optimizer\":%s,\"mbs\":%u,\"gbs\":%u,"
             "\"micro_batches\":%u,\"recompute\":\"%s\",\"overlap_grad_reduce\":%s,\"overlap_param_gather\":%s,"
-            "\"tp_comm_overlap\":%s,\"gpu\":\"%s\",\"gpus\":%u,\"gpus_per_node\":%u,\"host_us\":%.3f}",
+            "\"tp_comm_overlap\":%s,\"gpu\":\"%s\",\"gpus\":%u,\"gpus_per_node\":%u,\"host_us\":%.3f",
             c->name, c->layers, c->hidden, c->ffn, c->heads, c->kv_heads, c->vocab, c->seq, sc__dtype_name(c->dtype),
             c->experts, c->topk, c->dense_layers, c->window, c->window_skip, c->gated ? "true" : "false", c->rope ? "true" : "false", c->attention ? "unfused" : "flash", c->tp,
             c->sp ? "true" : "false", c->pp, sc__tf_stage_layers(c, 0), sc__tf_stage_layers(c, c->pp - 1), c->pp_embedding ? "true" : "false", c->vp, c->dp, c->cp, c->ep, c->fsdp ? "true" : "false",
             c->dist_opt ? "true" : "false", c->mbs, c->gbs, sc__tf_micro(c), sc__tf_recompute_name(c->recompute),
             c->overlap_grad ? "true" : "false", c->overlap_param ? "true" : "false", c->tp_overlap ? "true" : "false",
             c->gpu, sc__tf_gpus(c), c->gpus_per_node, c->host_us);
+    /* only when set, so that the JSON of a model without adapters is unchanged */
+    if (c->lora_rank) fprintf(out, ",\"lora_rank\":%u", c->lora_rank);
+    fputc('}', out);
 }
 
 static void write_json(const sc_model *m, FILE *out) {
@@ -91,6 +94,7 @@ static void write_text(const sc_model *m, FILE *out) {
     if (c->experts) fprintf(out, ", %u experts top-%u (expert ffn %u, shared ffn %u, etp %u)", c->experts, c->topk, c->moe_ffn,
                             c->shared_ffn, c->etp);
     if (c->dense_layers) fprintf(out, ", the first %u layers dense", c->dense_layers);
+    if (c->lora_rank) fprintf(out, ", LoRA rank %u on qkv, proj, fc1, fc2 (base frozen)", c->lora_rank);
     if (c->window && c->window_skip) fprintf(out, ", window %u (every %u%s layer full)", c->window, c->window_skip,
                                              c->window_skip == 2 ? "nd" : c->window_skip == 3 ? "rd" : "th");
     else if (c->window) fprintf(out, ", window %u", c->window);
@@ -101,8 +105,8 @@ static void write_text(const sc_model *m, FILE *out) {
             sc__tf_recompute_name(c->recompute));
     fprintf(out, "step: %.3f s   %.0f tokens/s/GPU   %.1f model TFLOP/s/GPU   MFU %.1f%%   bubble %.1f%%\n",
             (double)s->step_ns * 1e-9, s->tokens_per_s_per_gpu, s->model_tflops_per_gpu, 100 * s->mfu, 100 * s->bubble);
-    fprintf(out, "  (MFU: Megatron's model FLOPs, 3 x forward with full s x s attention and no recomputation, over %.1f TFLOP/s dense bf16)\n",
-            m->roof.peak_tflops[SC__DT_BF16]);
+    fprintf(out, "  (MFU: Megatron's model FLOPs, %s with full s x s attention and no recomputation, over %.1f TFLOP/s dense bf16)\n",
+            c->lora_rank ? "2 x forward of the frozen base + 3 x the adapters'" : "3 x forward", m->roof.peak_tflops[SC__DT_BF16]);
     fprintf(out, "memory: %.1f GB of %.0f GB on the fullest GPU%s\n", s->memory_gb, s->gpu_memory_gb,
             s->fits ? "" : "   WARNING: does not fit in the GPU's memory");
     fprintf(out, "parameters: GEMM efficiency %s, attention %s, HBM %s, host %.2f us per launch (%s)\n", m->roof.gemm_from,
