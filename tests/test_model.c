@@ -2,7 +2,8 @@
  * test_model.c - `stepcast model`: the pipeline schedules (order, and the
  * bubble that comes out of the simulation with equal stages), the
  * bucketed overlap of the parameter all-gather, layers of different kinds
- * (dense among experts, sliding windows), bad
+ * (dense among experts, sliding windows), LoRA (frozen base, adapters)
+ * and the GPT-OSS presets' sizes, bad
  * configurations (one clear line), --config and --preset giving identical
  * output and the sweep (the published step times the model is judged on
  * are in test_model_published.c).
@@ -10,6 +11,7 @@
 #include "testutil.h"
 
 #include "models/transformer.h"
+#include "pipeline/model.h"
 #include "transforms/pipeline_schedule.h"
 
 #include <math.h>
@@ -209,6 +211,148 @@ static void test_layer_kinds(void **state) {
     expect_bad((const char *[]){MOE_BASE, "experts", "8", "dense-layers", "4", NULL}, "must leave some");
 }
 
+static char *report(sc_model_config *c);
+/* LoRA: the ops of one layer's passes, counted by name, and the FLOPs of
+ * the adapters' GEMMs. */
+static size_t count_ops(const sc__tf_config *c, sc__tf_phase ph, const char *name, double *flops, uint8_t *dtype) {
+    sc__vec v;
+    sc__vec_init(&v, sizeof(sc__tf_op));
+    assert_true(sc__tf_layer_ops(c, ph, &v));
+    size_t n = 0;
+    const sc__tf_op *op = v.data;
+    for (size_t i = 0; i < v.len; i++) {
+        if (strcmp(op[i].name, name) != 0) continue;
+        n++;
+        if (flops) *flops += op[i].k.flops;
+        if (dtype) *dtype = op[i].k.dtype;
+    }
+    sc__vec_free(&v);
+    return n;
+}
+
+static void lora_layer(sc__tf_config *c, uint32_t rank, uint32_t tp, bool overlap) {
+    sc__tf_defaults(c);
+    c->layers = 4, c->hidden = 1024, c->ffn = 4096, c->heads = 8, c->kv_heads = 2, c->vocab = 32000, c->seq = 2048;
+    c->gated = 1, c->dtype = SC__DT_FP8, c->lora_rank = rank, c->tp = tp, c->sp = tp > 1, c->tp_overlap = overlap;
+    char why[256];
+    assert_true(sc__tf_resolve(c, why, sizeof why));
+}
+
+static void test_lora_ops(void **state) {
+    (void)state;
+    sc__tf_config c;
+    lora_layer(&c, 16, 1, false);
+    static const char *const base_wgrads[] = {"qkv_wgrad", "attn_proj_wgrad", "mlp_fc1_wgrad", "mlp_fc2_wgrad"};
+    for (size_t i = 0; i < 4; i++) assert_int_equal(count_ops(&c, SC__PH_BWD, base_wgrads[i], NULL, NULL), 0);
+    /* the dgrads stay: the gradient flows through the frozen layers */
+    assert_int_equal(count_ops(&c, SC__PH_BWD, "qkv_dgrad", NULL, NULL), 1);
+    assert_int_equal(count_ops(&c, SC__PH_BWD, "mlp_fc1_dgrad", NULL, NULL), 1);
+    /* two GEMMs an adapter forward, four backward, on qkv, proj, fc1, fc2 */
+    static const char *const fwd[] = {"lora_a", "lora_b"};
+    static const char *const bwd[] = {"lora_a_dgrad", "lora_a_wgrad", "lora_b_dgrad", "lora_b_wgrad"};
+    double f = 0;
+    uint8_t dt = 0xff;
+    for (size_t i = 0; i < 2; i++) assert_int_equal(count_ops(&c, SC__PH_FWD, fwd[i], &f, &dt), 4);
+    for (size_t i = 0; i < 4; i++) assert_int_equal(count_ops(&c, SC__PH_BWD, bwd[i], NULL, NULL), 4);
+    /* 16-bit adapters beside an fp8 base, 2 FLOPs a parameter a token */
+    assert_int_equal(dt, SC__DT_BF16);
+    double T = 2048, r = 16, h = 1024, q = 1024, kv = 256, ff = 4096;
+    double adapters = r * ((h + q + 2 * kv) + (q + h) + (h + 2 * ff) + (ff + h));
+    assert_true(sc__tf_layer_adapter_params(&c) == adapters);
+    assert_true(fabs(f - 2 * T * adapters) < 1e-9 * f);
+    /* rank 0: the full training's program, wgrads and all */
+    sc__tf_config full;
+    lora_layer(&full, 0, 1, false);
+    assert_int_equal(count_ops(&full, SC__PH_BWD, "qkv_wgrad", NULL, NULL), 1);
+    assert_int_equal(count_ops(&full, SC__PH_FWD, "lora_a", NULL, NULL), 0);
+    /* the head: input gradients only; the embedding: no backward */
+    sc__vec v;
+    sc__vec_init(&v, sizeof(sc__tf_op));
+    assert_true(sc__tf_head_ops(&c, SC__PH_BWD, &v));
+    for (size_t i = 0; i < v.len; i++) assert_string_not_equal(((const sc__tf_op *)v.data)[i].name, "output_head_wgrad");
+    v.len = 0;
+    assert_true(sc__tf_embed_ops(&c, SC__PH_BWD, &v));
+    assert_int_equal(v.len, 0);
+    sc__vec_free(&v);
+    /* tensor parallel with sequence parallelism and TP overlap: each
+     * column-parallel adapter gathers the sequence and A's output, each
+     * row-parallel one gathers B's output and all-reduces A's (Megatron-
+     * Bridge's ParallelLinearAdapter); without the overlap the base's
+     * gathered layernorm output is reused */
+    sc__tf_config t2;
+    lora_layer(&t2, 16, 2, true);
+    assert_int_equal(count_ops(&t2, SC__PH_FWD, "lora_tp_all_gather", NULL, NULL), 6);
+    assert_int_equal(count_ops(&t2, SC__PH_FWD, "lora_tp_all_reduce", NULL, NULL), 2);
+    assert_int_equal(count_ops(&t2, SC__PH_BWD, "lora_tp_reduce_scatter", NULL, NULL), 2);
+    lora_layer(&t2, 16, 2, false);
+    assert_int_equal(count_ops(&t2, SC__PH_FWD, "lora_tp_all_gather", NULL, NULL), 4);
+    assert_int_equal(count_ops(&t2, SC__PH_BWD, "lora_tp_reduce_scatter", NULL, NULL), 0);
+}
+
+/* LoRA through the whole model: rank 0 is the base byte for byte, the
+ * frozen base trains faster than the full model and keeps gradients and
+ * Adam's state for the adapters only, the model FLOPs count the base
+ * twice and the adapters three times, FSDP is refused. */
+#define LORA_BASE "layers", "8", "hidden", "2048", "ffn", "8192", "heads", "16", "vocab", "32000", "seq", "2048", "gated", "true", "dp", "2", "gbs", "8"
+static void test_lora_model(void **state) {
+    (void)state;
+    sc_model_config *a = cfg((const char *[]){LORA_BASE, NULL});
+    sc_model_config *b = cfg((const char *[]){LORA_BASE, "lora-rank", "0", NULL});
+    char *ra = report(a), *rb = report(b);
+    assert_string_equal(ra, rb);
+    free(ra);
+    free(rb);
+    sc_model_config_free(a);
+    sc_model_config_free(b);
+    sc_model_summary full, lora;
+    double tf = step_of((const char *[]){LORA_BASE, NULL}, &full);
+    double tl = step_of((const char *[]){LORA_BASE, "lora-rank", "16", NULL}, &lora);
+    assert_true(tl < tf);
+    assert_true(lora.memory_gb < full.memory_gb);
+    /* per token: 2 x base + 3 x 2 x adapters against 3 x base */
+    double h = 2048, f = 8192, L = 8, r = 16;
+    double adapters = L * r * ((h + 3 * h) + (h + h) + (h + 2 * f) + (f + h));
+    double base = flops_per_token((const char *[]){LORA_BASE, NULL});
+    double with = flops_per_token((const char *[]){LORA_BASE, "lora-rank", "16", NULL});
+    assert_true(fabs(with - (2.0 / 3.0 * base + 6 * adapters)) < 1e-6 * base);
+    /* memory: the frozen base in 16 bits, grads and Adam for the adapters */
+    sc__tf_config c;
+    sc__tf_defaults(&c);
+    c.layers = 8, c.hidden = 2048, c.ffn = 8192, c.heads = 16, c.vocab = 32000, c.seq = 2048, c.gated = 1, c.dp = 2;
+    c.lora_rank = 16;
+    char why[256];
+    assert_true(sc__tf_resolve(&c, why, sizeof why));
+    sc__tf_memory m;
+    sc__tf_stage_memory(&c, 0, &m);
+    assert_true(fabs(sc__tf_stage_trainable(&c, 0) - adapters) < 1);
+    assert_true(fabs(m.grads - 4 * adapters) < 1);
+    assert_true(fabs(m.optimizer - 12 * adapters / 2) < 1);
+    assert_true(fabs(m.weights - 2 * (sc__tf_stage_params(&c, 0) + adapters)) < 1);
+    expect_bad((const char *[]){LORA_BASE, "lora-rank", "16", "fsdp", "true", NULL}, "fsdp");
+}
+
+/* The GPT-OSS presets against OpenAI's gpt-oss model card (total
+ * parameters 116.83B and 20.91B, given to 0.01B; the attention sinks' 64
+ * a layer are not counted):
+ * half the layers windowed, the 1-based even ones full. */
+static void test_gpt_oss_presets(void **state) {
+    (void)state;
+    static const struct {
+        const char *name;
+        double params;
+    } want[] = {{"gpt-oss-120b", 116.83e9}, {"gpt-oss-20b", 20.91e9}};
+    for (size_t i = 0; i < 2; i++) {
+        sc_model_config *c = cfg((const char *[]){"preset", want[i].name, NULL});
+        sc__tf_config t = c->c;
+        char why[256];
+        assert_true(sc__tf_resolve(&t, why, sizeof why));
+        assert_true(fabs(sc__tf_model_params(&t) - want[i].params) <= 0.005e9); /* the card's last digit */
+        assert_int_equal(sc__tf_layer_kind(&t, 0), SC__TFK_WINDOW);
+        assert_int_equal(sc__tf_layer_kind(&t, 1), 0);
+        sc_model_config_free(c);
+    }
+}
+
 static char *report(sc_model_config *c) {
     sc_model *m;
     sc_error err;
@@ -277,6 +421,7 @@ int main(void) {
         cmocka_unit_test(test_param_gather_buckets),
         cmocka_unit_test(test_bad_configs),      cmocka_unit_test(test_config_equals_preset),
         cmocka_unit_test(test_sweep),            cmocka_unit_test(test_moe), cmocka_unit_test(test_layer_kinds),
+        cmocka_unit_test(test_lora_ops),         cmocka_unit_test(test_lora_model), cmocka_unit_test(test_gpt_oss_presets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,9 +5,9 @@
  * H100 weak-scaling table, and the NeMo 24.07 / Megatron-Bridge DGX-H100
  * tables. Each row is printed (measured, predicted, error); each must be
  * within its bar, and the mean |error| over the dense rows at most 8%; the
- * Qwen3 mixture-of-experts rows are held at their errors. Rows the model
- * cannot describe (sliding-window attention, latent attention, Mamba
- * layers, LoRA) are printed as not modelled, with why. The assumptions each table leaves open are written
+ * Qwen3 mixture-of-experts, GPT-OSS and LoRA rows are held at their
+ * errors. Rows the model cannot describe (latent attention, Mamba layers)
+ * are printed as not modelled, with why. The assumptions each table leaves open are written
  * beside its rows and in the README's model section.
  */
 #include "testutil.h"
@@ -184,10 +184,42 @@ static const row moe_rows[] = {
     {"Bridge 25.09 Qwen3-235B drop", 27.216, 20, Q235("2048")},
 };
 
+/* Megatron-Bridge GPT-OSS 120B (bf16; the H100 performance config,
+ * scripts/performance/configs/gpt_oss: TP 1, PP 4, EP 8, ETP 1, mbs 1, the
+ * recipe's 36 layers split 9 a stage with the embedding and the loss
+ * outside the split, routing forced balanced (moe_router_force_load_
+ * balancing), the alltoall dispatcher, the distributed optimizer with
+ * overlapped gradient reduce and parameter gather; V1 (25.11) GBS 512 mbs
+ * 4, V2 GBS 1280). Not modelled: its recompute of the norms and the expert
+ * activation (recompute_modules layernorm, moe_act: memory-bound kernels
+ * run again, about 1% of a layer), bf16 gradient reduction
+ * (grad_reduce_in_fp32 false: our reduce-scatter moves fp32), the expert
+ * parameters' data-parallel group of 2 (dp / ep) for their gradients and
+ * Adam's shards. All rows miss low (README "Every published row" says
+ * what is thought missing); each is held at its error rounded up + 2. */
+#define OSS(mbs, gbs) {H100, "dtype", "bf16", "preset", "gpt-oss-120b", "tp", "1", "pp", "4", "ep", "8", "etp", "1", "dp", "16", "mbs", mbs, "gbs", gbs, NULL}
+static const row oss_rows[] = {
+    {"Bridge 26.04.01 GPT-OSS 120B", 14.066, 42, OSS("1", "1280")},
+    {"Bridge 26.04 GPT-OSS 120B", 14.1, 42, OSS("1", "1280")},
+    {"Bridge 26.02.01 GPT-OSS 120B", 13.69, 40, OSS("1", "1280")},
+    {"Bridge 26.02 GPT-OSS 120B", 13.669, 40, OSS("1", "1280")},
+    {"Bridge 25.11 GPT-OSS 120B", 5.82, 33, OSS("4", "512")},
+};
+
+/* Megatron-Bridge LoRA of Llama3 70B (fp8, 8 GPUs: the H100 FP8_CS
+ * config of scripts/performance/configs/llama: TP 2, PP 4, VP 20, mbs 1,
+ * GBS 32, TP communication overlap; llama3_70b_finetune_config's LoRA:
+ * rank 16, alpha 32, dropout 0, on linear_qkv, linear_proj, linear_fc1 and
+ * linear_fc2). The packed SQuAD sequences (4096 tokens of several short
+ * examples) are predicted as one causal sequence of 4096, as the SFT row
+ * above; attention within each example would cost less. Held at its error
+ * rounded up + 2. */
+static const row lora_rows[] = {
+    {"Bridge 26.06 LoRA 70B", 6.199, 33, {FP8, "preset", "llama3-70b", "seq", "4096", "tp", "2", "pp", "4", "vp", "20", "dp", "1", "mbs", "1", "gbs", "32", "lora-rank", "16", NULL}},
+};
+
 /* Rows the model cannot describe, printed with why. */
 static const char *const not_modelled[] = {
-    "Bridge LoRA LLAMA3_70B: frozen base weights (no weight gradients, adapters only) are not modelled",
-    "Bridge GPT OSS 120B (4 rows): sliding-window attention on half the layers, attention sinks",
     "Bridge DeepSeekV3: multi-head latent attention, dense first layers, multi-token prediction",
     "Bridge Nemotron_3_Nano (5 rows): Mamba-2 layers",
 };
@@ -207,6 +239,10 @@ static void test_published_every_row(void **state) {
     assert_true(mmiss <= 6);
     printf("  mixture of experts: mean |error| %.1f%% over %zu rows, %zu over 15%%; all rows: %.1f%% over %zu\n",
            msum / (double)nm, nm, mmiss, (sum + msum) / (double)(n + nm), n + nm);
+    size_t no = 0, omiss = 0;
+    double osum = run_rows("H100: Megatron-Bridge GPT-OSS 120B (bf16)", oss_rows, sizeof oss_rows / sizeof *oss_rows, &no, &omiss);
+    osum += run_rows("H100: Megatron-Bridge LoRA (fp8)", lora_rows, sizeof lora_rows / sizeof *lora_rows, &no, &omiss);
+    printf("  GPT-OSS and LoRA: mean |error| %.1f%% over %zu rows, %zu over 15%%\n", osum / (double)no, no, omiss);
     for (size_t i = 0; i < sizeof not_modelled / sizeof *not_modelled; i++) printf("  not modelled: %s\n", not_modelled[i]);
     printf("  mean |error| %.1f%% over %zu rows, %zu over 15%%\n", sum / (double)n, n, misses);
     /* The bar is 8%; the 54 rows are at 7.5% today (README). */
