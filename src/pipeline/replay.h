@@ -200,6 +200,10 @@ static inline double sc__replay_error_pct(int64_t measured, int64_t simulated) {
  * step and its SM-busy windows (breakdown.c); then the slowest ranks. False
  * on out-of-memory. */
 bool sc__replay_per_rank(sc_replay *r);
+/* Each rank's simulated step (step.c) under the simulated task times
+ * start and end: from[k] .. to[k] for graph rank k (g->ranks.len entries
+ * each): what the replay reports and the sensitivity check compares. */
+void sc__replay_steps(const sc__graph *g, const int64_t *start, const int64_t *end, int64_t *from, int64_t *to);
 /* What rank k's measured step is measured from (breakdown.c): the events
  * that open and close it (event NULL when it has none), and how far past
  * its annotation it closes (-1 without one). */
