@@ -315,22 +315,18 @@ static void kept_is_current(const sc_replay *r) {
 static void test_structure_found_once_per_graph(void **state) {
     (void)state;
     sc_traceset *set = megatron();
-    sc_replay *r;
-    assert_int_equal(finds(set, true, 0, 0, &r), 1);
-    kept_is_current(r);
-    sc_replay_free(r);
-    assert_int_equal(finds(set, false, 0, 0, &r), 1);
-    kept_is_current(r);
-    sc_replay_free(r);
-    assert_int_equal(finds(set, false, 8, 0, &r), 1);
-    kept_is_current(r);
-    sc_replay_free(r);
-    assert_int_equal(finds(set, false, 4, 0, &r), 2);
-    kept_is_current(r);
-    sc_replay_free(r);
-    assert_int_equal(finds(set, false, 0, 2, &r), 2);
-    assert_null(r->structure); /* a pipeline's layer times are not read */
-    sc_replay_free(r);
+    static const struct {
+        bool replay;
+        uint32_t tp, pp;
+        uint64_t finds;
+    } runs[] = {{true, 0, 0, 1}, {false, 0, 0, 1}, {false, 8, 0, 1}, {false, 4, 0, 2}, {false, 0, 2, 2}};
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        sc_replay *r;
+        assert_int_equal(finds(set, runs[i].replay, runs[i].tp, runs[i].pp, &r), runs[i].finds);
+        if (runs[i].pp) assert_null(r->structure); /* a pipeline's layer times are not read */
+        else kept_is_current(r);
+        sc_replay_free(r);
+    }
     sc_traceset_free(set);
 }
 
