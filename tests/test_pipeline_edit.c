@@ -8,10 +8,13 @@
  * support (--tp 3 on hidden 4096, --pp 7 on 40 layers, --pp 3 on 8
  * layers) failing with one line saying why; --pp on the forward-only
  * set modelling a backward by itself; --tp 4 --pp 2 --layers 48 --gpu h100
- * composed on it, the report saying so.
+ * composed on it, the report saying so; and the model's structure found
+ * once per graph a prediction makes, not once per edit that reads it.
  */
 #include "testutil.h"
 
+#include "pipeline/replay.h"
+#include "pipeline/structure.h"
 #include "sim/sim.h"
 #include "testgraph.h"
 #include "transforms/pp_rewrite.h"
@@ -274,6 +277,59 @@ static void test_h100_pp2(void **state) {
     sc_traceset_free(set);
 }
 
+/* How many times predict (tp, pp) or, with both 0 and replay set, the
+ * replay finds the model's structure. */
+static uint64_t finds(const sc_traceset *set, bool replay, uint32_t tp, uint32_t pp, sc_replay **out) {
+    sc_error err;
+    uint64_t before = sc__structure_find_count();
+    sc_replay_options ro = SC_REPLAY_OPTIONS_INIT;
+    sc_status st = replay ? sc_replay_run(set, &ro, out, &err) : predict(set, tp, pp, out, &err);
+    if (st != SC_OK) fail_msg("%s", err.message);
+    return sc__structure_find_count() - before;
+}
+
+/* Is the structure r kept the one its graph has now? */
+static void kept_is_current(const sc_replay *r) {
+    assert_non_null(r->structure);
+    sc__structure now;
+    sc_error err;
+    assert_int_equal(sc__structure_find(r->g, &now, &err), SC_OK);
+    const sc__structure *kept = r->structure;
+    assert_int_equal(kept->nlayers, now.nlayers);
+    assert_int_equal(kept->nbackward, now.nbackward);
+    assert_int_equal(kept->tp, now.tp);
+    assert_memory_equal(kept->task_layer, now.task_layer, r->g->tasks.len * sizeof *now.task_layer);
+    assert_memory_equal(kept->task_phase, now.task_phase, r->g->tasks.len);
+    assert_memory_equal(kept->group_role, now.group_role, r->g->groups.len);
+    sc__structure_free(&now);
+}
+
+/* The structure is read by the dimensions, --tp, --pp, the modelled
+ * backward, --layers and the replay's layer times: found once per graph
+ * they read, and again only after an edit that changes what it is found
+ * from. On the Megatron set: a replay, a plain prediction and --tp 8 (the
+ * traced degree: no edit) find it once and keep the one of the graph
+ * they simulated; --tp 4 twice (the traced graph, then the graph whose
+ * layers it re-timed); --pp 2 twice (the traced graph, read for the
+ * dimensions and the modelled backward, then the one with the backward). */
+static void test_structure_found_once_per_graph(void **state) {
+    (void)state;
+    sc_traceset *set = megatron();
+    static const struct {
+        bool replay;
+        uint32_t tp, pp;
+        uint64_t finds;
+    } runs[] = {{true, 0, 0, 1}, {false, 0, 0, 1}, {false, 8, 0, 1}, {false, 4, 0, 2}, {false, 0, 2, 2}};
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        sc_replay *r;
+        assert_int_equal(finds(set, runs[i].replay, runs[i].tp, runs[i].pp, &r), runs[i].finds);
+        if (runs[i].pp) assert_null(r->structure); /* a pipeline's layer times are not read */
+        else kept_is_current(r);
+        sc_replay_free(r);
+    }
+    sc_traceset_free(set);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bubble_1f1b),
@@ -285,6 +341,7 @@ int main(void) {
         cmocka_unit_test(test_megatron_pp_models_backward),
         cmocka_unit_test(test_megatron_compose),
         cmocka_unit_test(test_h100_pp2),
+        cmocka_unit_test(test_structure_found_once_per_graph),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,9 +3,9 @@
  *
  * Per rank: the measured step (the builder's step_start..step_end: the
  * iteration annotation's start to the end of the last task it caused) and
- * the simulated step (simulated start of the same first task to the
- * simulated end of the rank's last task); the job's step is the slowest
- * rank. The simulated step is split from the GPU's point of view: exposed
+ * the simulated step (step.c: from where the same first task's gap begins
+ * to the simulated end of the rank's last task); the job's step is the
+ * slowest rank. The simulated step is split from the GPU's point of view: exposed
  * compute (only non-communication GPU work running), exposed communication
  * (only collectives / p2p), overlapped (both), idle (no GPU work: CPU-bound
  * or waiting), and the SM-busy fraction (share of each 1 ms window with at
@@ -183,41 +183,29 @@ bool sc__replay_per_rank(sc_replay *r) {
     size_t nr = g->ranks.len, nt = g->tasks.len;
     uint32_t *off = calloc(nr + 2, sizeof *off);
     uint32_t *by_rank = sc__alloc_array(nt ? nt : 1, sizeof *by_rank);
+    int64_t *from = sc__alloc_array(nr ? nr : 1, sizeof *from), *to = sc__alloc_array(nr ? nr : 1, sizeof *to);
     r->ranks = calloc(nr ? nr : 1, sizeof *r->ranks);
     r->nranks = nr;
-    bool ok = off && by_rank && r->ranks;
+    bool ok = off && by_rank && from && to && r->ranks;
     if (ok) {
         for (size_t i = 0; i < nt; i++) off[procs[tasks[i].proc].rank + 2]++;
         for (size_t k = 0; k < nr; k++) off[k + 2] += off[k + 1];
         for (size_t i = 0; i < nt; i++) by_rank[off[procs[tasks[i].proc].rank + 1]++] = (uint32_t)i;
+        sc__replay_steps(g, r->sim.start, r->sim.end, from, to);
     }
     for (size_t k = 0; ok && k < nr; k++) {
         const sc__rank *gr = &SC__VEC_AT(&g->ranks, sc__rank, k);
         sc__replay_rank *rr = &r->ranks[k];
-        const uint32_t *mine = by_rank + off[k];
-        size_t n = off[k + 1] - off[k];
         rr->rank = gr->rank;
         rr->measured_ns = gr->step_end - gr->step_start;
         bool oom = false;
         rr->no_error = no_error_text(gr, rr->measured_ns, &oom);
-        int64_t lo = INT64_MAX, hi = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (procs[tasks[mine[i]].proc].quiet) continue; /* as the measured step (graph.h) */
-            if (r->sim.start[mine[i]] < lo) lo = r->sim.start[mine[i]];
-            if (r->sim.end[mine[i]] > hi) hi = r->sim.end[mine[i]];
-        }
-        if (lo == INT64_MAX) lo = 0;
-        /* The step opens where its first task's gap begins (0 for the
-         * annotation's task, which opens the window). */
-        rr->sim_start = gr->step_first_task < nt
-                            ? r->sim.start[gr->step_first_task] - (tasks[gr->step_first_task].gap > 0
-                                                                       ? tasks[gr->step_first_task].gap
-                                                                       : 0)
-                            : (n ? lo : 0);
-        rr->sim_end = n ? hi : rr->sim_start;
-        if (rr->sim_end < rr->sim_start) rr->sim_end = rr->sim_start;
-        ok = !oom && rank_breakdown(r, rr, mine, n);
+        rr->sim_start = from[k];
+        rr->sim_end = to[k];
+        ok = !oom && rank_breakdown(r, rr, by_rank + off[k], off[k + 1] - off[k]);
     }
+    free(from);
+    free(to);
     ok = ok && job_no_error(r);
     for (size_t k = 1; ok && k < nr; k++) {
         const sc__replay_rank *a = &r->ranks[k], *b = &r->ranks[r->slowest];

@@ -110,6 +110,18 @@ typedef struct traced_job {
     char comm_names[256];           /* their labels, for an error */
 } traced_job;
 
+/* The traced fabric's model fitted to one graph's collectives, kept with
+ * what it was fitted to: a later fit to the same samples (the edits
+ * between left every collective as it was) is this one. */
+typedef struct fit_memo {
+    bool have;
+    const sc__hw_profile *profile;
+    uint32_t gpn;
+    sc__comm_sample *in; /* the samples (owned) */
+    size_t n;
+    sc__comm_model m;
+} fit_memo;
+
 struct sc__prediction {
     sc_prediction pub;
     char traced_gpu[96], predicted_gpu[96];
@@ -123,6 +135,7 @@ struct sc__prediction {
     double pre_factor[SC_C_COUNT];
     uint32_t dp_comm, dp;        /* the data-parallel communicator re-timed for dp ranks; SC__NONE */
     sc__kcost_model bwd_model;   /* the profile's cost model, when no kernel records */
+    fit_memo fit;                /* the last fit of the traced fabric's model */
 };
 
 static void infer_traced(const sc_traceset *set, const sc__graph *g, traced_job *tj, char *gpu_name, size_t cap) {
@@ -305,18 +318,43 @@ static bool edits_comm(const sc_predict_options *o, const sc_job_shape *t, const
 
 /* ------------------------------------------------------------ re-timing */
 
+static bool same_samples(const sc__comm_sample *a, const sc__comm_sample *b, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (a[i].type != b[i].type || a[i].bytes != b[i].bytes || a[i].ranks != b[i].ranks || a[i].ns != b[i].ns)
+            return false;
+    return true;
+}
+
+/* Is memo's fit the one of profile p, gpn GPUs a node and samples s? */
+static bool memo_holds(const fit_memo *memo, const sc__hw_profile *p, uint32_t gpn, const sc__comm_sample *s,
+                       size_t n) {
+    return memo && memo->have && memo->profile == p && memo->gpn == gpn && memo->n == n &&
+           same_samples(memo->in, s, n);
+}
+
 /* The traced fabric's model: its GPU's profile (or the fallback's), fitted
- * to the trace's collectives when fit is set. */
-static sc_status traced_model(const sc__graph *g, const traced_job *tj, bool fit, sc__comm_model *m,
-                              sc_error *err) {
+ * to the trace's collectives when fit is set; memo (NULL: none) holds the
+ * last fit, reused when g's collectives are the ones it was fitted to. */
+static sc_status traced_model(const sc__graph *g, const traced_job *tj, bool fit, fit_memo *memo,
+                              sc__comm_model *m, sc_error *err) {
     const sc__hw_profile *p = tj->profile ? tj->profile : sc__hw_find(FALLBACK_PROFILE);
     if (!p) return sc__fail(err, SC_E_INTERNAL, NULL, SC_NO_OFFSET, "no profile %s", FALLBACK_PROFILE);
     sc_status st = sc__comm_model_from_profile(p, tj->shape.gpus_per_node, 0, 0, m, err);
     if (st != SC_OK || !fit) return st;
     size_t n;
     sc__comm_sample *s = sc__retime_samples(g, &n);
+    if (s && memo_holds(memo, p, tj->shape.gpus_per_node, s, n)) {
+        free(s);
+        *m = memo->m;
+        return SC_OK;
+    }
     bool ok = s && sc__comm_model_fit(m, s, n);
-    free(s);
+    if (ok && memo) {
+        free(memo->in);
+        *memo = (fit_memo){true, p, tj->shape.gpus_per_node, s, n, *m};
+    } else {
+        free(s);
+    }
     return ok ? SC_OK : sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory fitting the communication model");
 }
 
@@ -333,7 +371,7 @@ static sc_status retime_comm(sc_replay *r, const sc_predict_options *o, const tr
         m = fitted ? pd->pre_fit : pd->pre_prof;
         memcpy(factor, pd->pre_factor, sizeof factor);
     } else {
-        st = traced_model(g, tj, fitted, &m, err);
+        st = traced_model(g, tj, fitted, &pd->fit, &m, err);
     }
     if (st != SC_OK) return st;
     if (!fitted) {
@@ -342,9 +380,12 @@ static sc_status retime_comm(sc_replay *r, const sc_predict_options *o, const tr
         if (st != SC_OK) return st;
     }
     /* A smaller data-parallel communicator splits the traced one: its
-     * replicas no longer wait for one another. */
-    if (tj->dp_comm != SC__NONE && s->dp < tj->shape.dp && !sc__retime_split(g, tj->dp_comm, s->dp))
-        return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+     * replicas no longer wait for one another. The structure's roles are
+     * found from the groups' members: found again if asked. */
+    if (tj->dp_comm != SC__NONE && s->dp < tj->shape.dp) {
+        if (!sc__retime_split(g, tj->dp_comm, s->dp)) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
+        sc__replay_structure_drop(r);
+    }
     uint32_t *ranks = NULL;
     const sc__par_result *pr = &pd->par;
     bool tp = pr->tp_comm != SC__NONE && o->tp && o->tp != pr->tp_from, pp = o->pp && pr->pp_comm != SC__NONE;
@@ -360,6 +401,7 @@ static sc_status retime_comm(sc_replay *r, const sc_predict_options *o, const tr
         if (pp) ranks[pr->pp_comm] = pr->p2p_ranks;
     }
     sc__retime_stats rs;
+    /* transfer times only: the model's structure is not found from them */
     sc__retime_groups(g, &m, fitted ? NULL : factor, ranks, &rs);
     free(ranks);
     pd->pub.comm_model = fitted ? "fitted" : "profile";
@@ -373,10 +415,10 @@ sc_status sc__replay_model_comm(sc_replay *r, const sc_traceset *set, sc_error *
     char gpu[96];
     infer_traced(set, r->g, &tj, gpu, sizeof gpu);
     sc__comm_model m;
-    sc_status st = traced_model(r->g, &tj, true, &m, err);
+    sc_status st = traced_model(r->g, &tj, true, NULL, &m, err);
     if (st != SC_OK) return st;
     sc__retime_stats rs;
-    sc__retime_groups(r->g, &m, NULL, NULL, &rs);
+    sc__retime_groups(r->g, &m, NULL, NULL, &rs); /* transfer times: the structure stays */
     r->modelled = true;
     return SC_OK;
 }
@@ -389,10 +431,13 @@ static sc_status reshape(sc_replay *r, const traced_job *tj, const shape_ctx *sx
     pd->pub.traced_model = sx->edit.from;
     pd->pub.predicted_model = sx->edit.to;
     sc__comm_model m;
-    sc_status st = traced_model(r->g, tj, true, &m, err);
+    sc_status st = traced_model(r->g, tj, true, &pd->fit, &m, err);
     if (st != SC_OK) return st;
     sc__reshape_stats rs;
     sc__reshape_graph(r->g, sx->recs, &sx->model, &sx->edit, &m, &rs);
+    /* new durations: the layers are picked by the GPU time they cover, so
+     * a structure found before may not be this graph's */
+    sc__replay_structure_drop(r);
     pd->pub.kernels_reshaped = rs.kernels;
     pd->pub.kernels_unshaped = rs.unshaped;
     pd->pub.collectives_resized = rs.collectives;
@@ -426,6 +471,7 @@ static sc_status edit(sc_replay *r, const sc_traceset *set, const sc_predict_opt
     if (comm && np && (st = retime_comm(r, o, &tj, np, pd, err)) != SC_OK) return st;
     if (comm && !np && (st = retime_comm(r, o, &tj, sc__hw_find(FALLBACK_PROFILE), pd, err)) != SC_OK) return st;
     if (np != tj.profile) pd->pub.gpu_tasks_retimed = sc__retime_gpu(r->g, r->cls, tj.profile, np);
+    if (pd->pub.gpu_tasks_retimed) sc__replay_structure_drop(r); /* new durations, as in reshape */
     pd->pub.ranks_per_traced_rank =
         (double)pd->pub.predicted.ranks / ((double)pd->pub.traced.ranks * (o->pp ? o->pp : 1));
     return SC_OK;
@@ -434,28 +480,27 @@ static sc_status edit(sc_replay *r, const sc_traceset *set, const sc_predict_opt
 /* --layers: the graph rewritten to o->layers layers; the per-task arrays
  * of the replay follow the tasks. */
 static sc_status edit_layers(sc_replay *r, const sc_predict_options *o, struct sc__prediction *pd, sc_error *err) {
-    sc__structure s;
-    sc_status st = sc__structure_find(r->g, &s, err);
+    const sc__structure *s;
+    sc_status st = sc__replay_structure(r, &s, err);
     if (st != SC_OK) return st;
-    pd->pub.traced_layers = s.nlayers;
+    pd->pub.traced_layers = s->nlayers;
     bool backward = false;
     for (size_t i = 0; i < r->g->tasks.len && !backward; i++)
-        backward = s.task_phase[i] == SC__PHASE_BACKWARD && sc__task_on_gpu(sc__graph_tasks(r->g)[i].kind);
-    if (!s.nlayers)
+        backward = s->task_phase[i] == SC__PHASE_BACKWARD && sc__task_on_gpu(sc__graph_tasks(r->g)[i].kind);
+    if (!s->nlayers)
         st = sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "--layers: no repeated layers found in the trace (%s)",
-                      s.why_no_layers);
-    else if (backward && s.nbackward != s.nlayers)
+                      s->why_no_layers);
+    else if (backward && s->nbackward != s->nlayers)
         st = sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
                       "--layers: the trace's backward does not repeat its %u forward layers, so its layers "
                       "cannot be copied whole",
-                      s.nlayers);
+                      s->nlayers);
     sc__graph *ng = NULL;
     uint32_t *origin = NULL;
     if (st == SC_OK) {
-        sc__rewrite_spec spec = {s.task_layer, s.task_phase, s.nlayers, o->layers};
+        sc__rewrite_spec spec = {s->task_layer, s->task_phase, s->nlayers, o->layers};
         st = sc__rewrite_repeat(r->g, &spec, &ng, &origin, err);
     }
-    sc__structure_free(&s);
     if (st != SC_OK) return st;
     size_t n = ng->tasks.len ? ng->tasks.len : 1;
     uint8_t *cls = sc__alloc_array(n, 1);
@@ -480,8 +525,8 @@ static sc_status edit_layers(sc_replay *r, const sc_predict_options *o, struct s
  * collectives: fitted to them, the traced profile's, and the efficiency
  * of the one against the other. */
 static sc_status comm_before(const sc__graph *g, struct sc__prediction *pd, sc_error *err) {
-    sc_status st = traced_model(g, &pd->tj, true, &pd->pre_fit, err);
-    if (st == SC_OK) st = traced_model(g, &pd->tj, false, &pd->pre_prof, err);
+    sc_status st = traced_model(g, &pd->tj, true, &pd->fit, &pd->pre_fit, err);
+    if (st == SC_OK) st = traced_model(g, &pd->tj, false, NULL, &pd->pre_prof, err);
     if (st != SC_OK) return st;
     sc__retime_efficiency(g, &pd->pre_prof, pd->pre_factor);
     pd->have_pre = true;
@@ -554,8 +599,8 @@ static sc_status model_backward(sc_replay *r, const sc_predict_options *o, const
 /* bwd: model a backward (--model-backward, --recompute, or --pp on a
  * forward-only trace: a pipeline needs one). */
 static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_predict_options *o,
-                               const sc__scale_rule *rules, shape_ctx *sx, const sc__model *model, bool bwd,
-                               sc_replay **out, sc_error *err) {
+                               const sc__scale_rule *rules, shape_ctx *sx, const sc__model *model,
+                               sc__structure *pre, bool bwd, sc_replay **out, sc_error *err) {
     struct sc__prediction *pd = calloc(1, sizeof *pd);
     sc_status st = pd ? SC_OK : sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     /* fitted to the traced durations, before --scale touches them */
@@ -572,6 +617,12 @@ static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_pr
         return st;
     }
     (*out)->prediction = pd;
+    /* The structure found for the model's dimensions is this graph's:
+     * prepare dropped only inferred edges (the structure follows launch
+     * edges) and calibrated without touching a task. --scale rules re-time
+     * tasks, and the layers are picked by the GPU time they cover: then it
+     * is found again when asked. */
+    if (pre && pre->task_layer && !o->replay.nscales) sc__replay_structure_give(*out, pre);
     uint32_t *cls = sc__alloc_array((*out)->g->ranks.len ? (*out)->g->ranks.len : 1, sizeof *cls);
     pd->pub.shapes = cls ? sc__rank_classes((*out)->g, cls) : 0;
     free(cls);
@@ -598,15 +649,14 @@ static sc_status predict_graph(sc__graph *g, const sc_traceset *set, const sc_pr
     return st;
 }
 
-/* The model's dimensions from the set (its events held) and g. */
+/* The model's dimensions from the set (its events held) and g, and the
+ * structure of g they were read with (s: the caller frees it). */
 static sc_status model_dims(const sc_traceset *set, const sc__graph *g, sc__model *m, bool *fwd_only,
-                            sc_error *err) {
-    sc__structure s;
-    sc_status st = sc__structure_find(g, &s, err);
+                            sc__structure *s, sc_error *err) {
+    sc_status st = sc__structure_find(g, s, err);
     if (st != SC_OK) return st;
-    *fwd_only = s.nlayers && !s.nbackward;
-    sc__structure_dims(set, g, &s, m);
-    sc__structure_free(&s);
+    *fwd_only = s->nlayers && !s->nbackward;
+    sc__structure_dims(set, g, s, m);
     return SC_OK;
 }
 
@@ -645,11 +695,13 @@ sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts,
     st = sc__replay_build(set, &ro, &g, err);
     double build = sc__now() - t0;
     sc__model model;
+    sc__structure pre = {0}; /* g's, read for the dimensions; handed to the replay */
     bool fwd_only = false;
-    if (st == SC_OK && dims && (st = model_dims(set, g, &model, &fwd_only, err)) != SC_OK) sc__graph_free(g);
+    if (st == SC_OK && dims && (st = model_dims(set, g, &model, &fwd_only, &pre, err)) != SC_OK) sc__graph_free(g);
     else if (st == SC_OK)
-        st = predict_graph(g, set, opts, rules, sx.recs ? &sx : NULL, dims ? &model : NULL,
+        st = predict_graph(g, set, opts, rules, sx.recs ? &sx : NULL, dims ? &model : NULL, &pre,
                            ask || (opts->pp && fwd_only), out, err);
+    sc__structure_free(&pre);
     sc__kernels_free_recs(sx.recs, sx.nrecs);
     free(rules);
     if (st == SC_OK) (*out)->timings.build = build;
@@ -659,7 +711,10 @@ sc_status sc_predict_run(const sc_traceset *set, const sc_predict_options *opts,
 
 const sc_prediction *sc_replay_prediction(const sc_replay *r) { return r && r->prediction ? &r->prediction->pub : NULL; }
 
-void sc__prediction_free(struct sc__prediction *pd) { free(pd); }
+void sc__prediction_free(struct sc__prediction *pd) {
+    if (pd) free(pd->fit.in);
+    free(pd);
+}
 
 uint32_t sc__replay_group_ranks(const sc_replay *r, const sc__group *grp) {
     const struct sc__prediction *pd = r->prediction;

@@ -210,32 +210,29 @@ static bool carry(sc_replay *r, sc__graph *ng, const uint32_t *origin) {
 sc_status sc__predict_backward(sc_replay *r, const sc__krecs *recs, const sc__kcost_model *km,
                                const sc__shape_edit *edit, int recompute, sc__bwd_result *res, sc_error *err) {
     memset(res, 0, sizeof *res);
-    sc__structure s;
-    sc_status st = sc__structure_find(r->g, &s, err);
+    const sc__structure *s;
+    sc_status st = sc__replay_structure(r, &s, err);
     if (st != SC_OK) return st;
-    if (!s.nlayers) {
-        st = sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
-                      "--model-backward: no repeated layers found in the trace (%s)",
-                      s.why_no_layers ? s.why_no_layers : "none");
-        sc__structure_free(&s);
-        return st;
-    }
+    if (!s->nlayers)
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
+                        "--model-backward: no repeated layers found in the trace (%s)",
+                        s->why_no_layers ? s->why_no_layers : "none");
     size_t n = r->g->tasks.len + 1;
     uint8_t *seg = sc__alloc_array(n, 1), *copies = calloc(n, 1), *rc = calloc(n, 1);
     uint32_t *layer = sc__alloc_array(n, sizeof *layer);
     int64_t *dur = calloc(n * SC__BWD_COPIES, sizeof *dur);
     sc__graph *ng = NULL;
     uint32_t *origin = NULL;
-    if (!seg || !copies || !rc || !layer || !dur || !sc__pp_label(r->g, &s, seg, layer))
+    if (!seg || !copies || !rc || !layer || !dur || !sc__pp_label(r->g, s, seg, layer))
         st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     if (st == SC_OK) {
-        recipe_ctx c = {r->g, &s, seg, r->cls, recs, km, edit, copies, dur, res};
+        recipe_ctx c = {r->g, s, seg, r->cls, recs, km, edit, copies, dur, res};
         recipe(&c);
-        if (s.nbackward) sc__drop_backward_waits(&s, r->g, copies);
+        if (s->nbackward) sc__drop_backward_waits(s, r->g, copies);
         if (!mark_recompute(&c, layer, recompute, rc)) st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     }
     if (st == SC_OK) {
-        sc__bwd_spec spec = {seg, layer, s.nlayers, copies, dur, recompute ? rc : NULL};
+        sc__bwd_spec spec = {seg, layer, s->nlayers, copies, dur, recompute ? rc : NULL};
         sc__bwd_stats bs;
         st = sc__bwd_model(r->g, &spec, &ng, &origin, &bs, err);
         res->traced = r->g->tasks.len;
@@ -244,7 +241,9 @@ sc_status sc__predict_backward(sc_replay *r, const sc__krecs *recs, const sc__kc
         res->recomputed = bs.recomputed;
     }
     free(seg), free(copies), free(rc), free(layer), free(dur);
-    sc__structure_free(&s);
+    /* the waits dropped changed durations; on success carry gives r the
+     * new graph, which drops it too */
+    sc__replay_structure_drop(r);
     if (st == SC_OK && !carry(r, ng, origin)) {
         sc__graph_free(ng);
         st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");

@@ -60,32 +60,34 @@ static sc_status check_tp(const sc_predict_options *o, const sc__model *m, const
 sc_status sc__predict_tp(sc_replay *r, const sc_predict_options *o, const sc__model *m, const struct sc__krecs *recs,
                          const struct sc__kcost_model *km, const struct sc__shape_edit *pre,
                          const sc_model_dims *dims, sc__par_result *res, sc_error *err) {
-    sc__structure s;
-    sc_status st = sc__structure_find(r->g, &s, err);
+    const sc__structure *s;
+    sc_status st = sc__replay_structure(r, &s, err);
     if (st != SC_OK) return st;
-    res->tp_from = s.tp;
+    res->tp_from = s->tp;
     for (size_t i = 0; i < r->g->groups.len && res->tp_comm == SC__NONE; i++)
-        if (s.group_role[i] == SC__ROLE_TP || s.group_role[i] == SC__ROLE_SP)
+        if (s->group_role[i] == SC__ROLE_TP || s->group_role[i] == SC__ROLE_SP)
             res->tp_comm = SC__VEC_AT(&r->g->groups, sc__group, i).comm;
-    st = check_tp(o, m, &s, err);
+    st = check_tp(o, m, s, err);
     uint8_t *flag = st == SC_OK ? calloc(r->g->groups.len + 1, 1) : NULL;
     if (st == SC_OK && !flag) st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
-    if (st == SC_OK && o->tp != s.tp) { /* the traced degree is the replay itself */
+    if (st == SC_OK && o->tp != s->tp) { /* the traced degree is the replay itself */
         for (size_t i = 0; i < r->g->groups.len; i++)
-            flag[i] = s.group_role[i] == SC__ROLE_TP || s.group_role[i] == SC__ROLE_SP;
+            flag[i] = s->group_role[i] == SC__ROLE_TP || s->group_role[i] == SC__ROLE_SP;
         sc__shape_edit edit;
         sc_model_dims d = dims ? *dims : (sc_model_dims){0};
-        if (!d.tp) d.tp = s.tp;
-        bool shaped = recs && km && dims && d.tp == s.tp && sc__shape_edit_tp(&d, o->tp, &edit);
-        sc__tp_spec spec = {s.task_layer, flag, r->cls, s.tp, o->tp, shaped ? recs : NULL, km, pre, &edit};
+        if (!d.tp) d.tp = s->tp;
+        bool shaped = recs && km && dims && d.tp == s->tp && sc__shape_edit_tp(&d, o->tp, &edit);
+        sc__tp_spec spec = {s->task_layer, flag, r->cls, s->tp, o->tp, shaped ? recs : NULL, km, pre, &edit};
         sc__tp_stats ts;
         if (!sc__tp_edit(r->g, &spec, &ts)) st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
         res->sharded = ts.sharded;
         res->replicated = ts.replicated;
         res->modelled = ts.modelled;
+        /* the layers' kernels re-timed: the layers are picked by the GPU
+         * time they cover, so this structure may no longer be the graph's */
+        sc__replay_structure_drop(r);
     }
     free(flag);
-    sc__structure_free(&s);
     return st;
 }
 
@@ -315,15 +317,16 @@ sc_status sc__predict_pp(sc_replay *r, const sc_predict_options *o, const sc__mo
     sc_status st = parse_schedule(o, &kind, err);
     if (st != SC_OK) return st;
     res->schedule = sc__pp_kind_name(kind);
-    sc__structure s;
-    if ((st = sc__structure_find(r->g, &s, err)) != SC_OK) return st;
-    st = check_pp(&s, m, err);
+    const sc__structure *s;
+    if ((st = sc__replay_structure(r, &s, err)) != SC_OK) return st;
+    st = check_pp(s, m, err);
     const sc__graph *g = r->g;
     size_t nr = g->ranks.len, n = g->tasks.len + 1;
     uint8_t *seg = st == SC_OK ? sc__alloc_array(n, 1) : NULL;
     uint32_t *layer = st == SC_OK ? sc__alloc_array(n, sizeof *layer) : NULL;
-    if (st == SC_OK) sc__drop_backward_waits(&s, r->g, NULL);
-    if (st == SC_OK && (!seg || !layer || !sc__pp_label(g, &s, seg, layer)))
+    if (st == SC_OK) sc__drop_backward_waits(s, r->g, NULL);
+    /* the structure found before the waits were dropped labels the tasks */
+    if (st == SC_OK && (!seg || !layer || !sc__pp_label(g, s, seg, layer)))
         st = sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory");
     sc__graph *ng = NULL;
     uint32_t *origin = NULL;
@@ -332,13 +335,15 @@ sc_status sc__predict_pp(sc_replay *r, const sc_predict_options *o, const sc__mo
         res->p2p_bytes = m->seq.value * m->micro_batch.value * m->hidden.value * dtype_bytes(m->dtype);
         res->p2p_ranks = nr * 2 > gpn ? gpn + 1 : 2;
         p2p_ns = sc__comm_time_ns(cm, SC_C_SEND_RECV, res->p2p_bytes, res->p2p_ranks);
-        sc__pp_spec spec = {seg, layer, s.nlayers, o->pp, o->microbatches ? o->microbatches : 1,
+        sc__pp_spec spec = {seg, layer, s->nlayers, o->pp, o->microbatches ? o->microbatches : 1,
                             o->virtual_stages ? o->virtual_stages : 1, kind, res->p2p_bytes, p2p_ns < 0 ? 0 : p2p_ns,
                             1.0 / o->pp};
         st = sc__pp_rewrite(g, &spec, &ng, &origin, err);
     }
     free(seg), free(layer);
-    sc__structure_free(&s);
+    /* the waits dropped changed durations; on success carry gives r the
+     * new graph, which drops it too */
+    sc__replay_structure_drop(r);
     if (st != SC_OK) return st;
     res->traced_tasks = g->tasks.len;
     res->modelled_tasks = ng->tasks.len > g->tasks.len ? ng->tasks.len - g->tasks.len : 0;

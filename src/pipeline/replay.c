@@ -14,11 +14,20 @@
 #include "structure.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+/* Bytes of a structure of g (structure.h): per task its layer and phase,
+ * per group its role, per rank its runs. */
+static size_t structure_memory(const sc__graph *g, const sc__structure *s) {
+    if (!s) return 0;
+    return sizeof *s + g->tasks.len * (sizeof *s->task_layer + sizeof *s->task_phase) + g->groups.len +
+           s->nranks * sizeof *s->ranks;
+}
 
 size_t sc__replay_memory(const sc_replay *r) {
     const sc__graph *g = r->g;
     size_t nt = g->tasks.len;
-    return nt + (r->traced_dur ? nt * sizeof *r->traced_dur : 0) +
+    return nt + (r->traced_dur ? nt * sizeof *r->traced_dur : 0) + structure_memory(g, r->structure) +
            g->ranks.len * (sizeof *r->launch_latency + sizeof *r->sync_base + sizeof *r->sync_wake +
                            sizeof *r->rank_offset +
                            sizeof *r->dispatch_gap) +
@@ -106,6 +115,37 @@ sc__sim_params sc__replay_sim_params(const sc_replay *r, const sc_traceset *set)
                             .progress = set ? set->progress : NULL};
 }
 
+sc_status sc__replay_structure(sc_replay *r, const sc__structure **out, sc_error *err) {
+    if (!r->structure) {
+        sc__structure *s = malloc(sizeof *s);
+        if (!s) return sc__fail(err, SC_E_NOMEM, NULL, SC_NO_OFFSET, "out of memory recovering the model's structure");
+        sc_status st = sc__structure_find(r->g, s, err);
+        if (st != SC_OK) {
+            free(s);
+            return st;
+        }
+        r->structure = s;
+    }
+    *out = r->structure;
+    return SC_OK;
+}
+
+void sc__replay_structure_drop(sc_replay *r) {
+    if (!r->structure) return;
+    sc__structure_free(r->structure);
+    free(r->structure);
+    r->structure = NULL;
+}
+
+void sc__replay_structure_give(sc_replay *r, sc__structure *s) {
+    sc__replay_structure_drop(r);
+    sc__structure *mine = malloc(sizeof *mine);
+    if (mine) *mine = *s; /* out of memory: found again when asked */
+    else sc__structure_free(s);
+    memset(s, 0, sizeof *s);
+    r->structure = mine;
+}
+
 /* The model's layers in the simulated graph and one layer's simulated
  * time, forward and backward (none above SC__LAYERS_MAX_TASKS tasks). */
 static sc_status simulated_layers(sc_replay *r, sc_error *err) {
@@ -117,15 +157,14 @@ static sc_status simulated_layers(sc_replay *r, sc_error *err) {
         return SC_OK;
     }
     if (r->g->tasks.len > SC__LAYERS_MAX_TASKS) return SC_OK;
-    sc__structure s;
-    sc_status st = sc__structure_find(r->g, &s, err);
+    const sc__structure *s;
+    sc_status st = sc__replay_structure(r, &s, err);
     if (st != SC_OK) return st;
     r->layers = (sc_replay_layers){
-        .count = s.nlayers,
-        .backward_count = s.nbackward,
-        .forward_us = sc__structure_layer_us(r->g, &s, SC__PHASE_FORWARD, r->sim.start, r->sim.end),
-        .backward_us = sc__structure_layer_us(r->g, &s, SC__PHASE_BACKWARD, r->sim.start, r->sim.end)};
-    sc__structure_free(&s);
+        .count = s->nlayers,
+        .backward_count = s->nbackward,
+        .forward_us = sc__structure_layer_us(r->g, s, SC__PHASE_FORWARD, r->sim.start, r->sim.end),
+        .backward_us = sc__structure_layer_us(r->g, s, SC__PHASE_BACKWARD, r->sim.start, r->sim.end)};
     return SC_OK;
 }
 
@@ -166,6 +205,7 @@ sc_status sc__replay_graph(sc__graph *g, const sc_traceset *set, bool coupled, c
 }
 
 void sc__replay_adopt_graph(sc_replay *r, sc__graph *ng, uint8_t *cls, int64_t *dur) {
+    sc__replay_structure_drop(r); /* the old graph's */
     free(r->cls);
     free(r->traced_dur);
     sc__graph_free(r->g);
@@ -198,6 +238,7 @@ void sc_replay_free(sc_replay *r) {
     sc__prediction_free(r->prediction);
     free(r->hta);
     sc__replay_tops_free(&r->tops);
+    sc__replay_structure_drop(r);
     free(r);
 }
 

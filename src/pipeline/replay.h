@@ -82,6 +82,7 @@ struct sc_replay {
     size_t nhta;
     bool hta_asked;
     sc__tops tops;
+    struct sc__structure *structure; /* of g, found once and kept (sc__replay_structure); NULL */
 };
 
 /* Takes ownership of g (finished) even on failure. set: the traces g was
@@ -107,8 +108,28 @@ sc_status sc__replay_prepare(sc__graph *g, bool coupled, bool keep_traced, const
                              size_t nrules, sc_replay **out, sc_error *err);
 sc_status sc__replay_finish(sc_replay *r, const sc_traceset *set, sc_error *err);
 
+/* The model's structure of r's graph (structure.h), found on first use and
+ * kept, so the edits of predict and the replay's layer times, which all
+ * read it, share one finding per graph (finding it sorts every rank's GPU
+ * work). It is found from the tasks' names, kinds, processors, program
+ * order, operators, times and durations, the launch edges and the
+ * cross-rank groups' members and communicators (not their sizes or
+ * transfer times): an edit that changes any of these drops it
+ * (sc__replay_structure_drop) after its last use, and a new graph
+ * (sc__replay_adopt_graph) drops it too. *out stays r's. */
+struct sc__structure;
+sc_status sc__replay_structure(sc_replay *r, const struct sc__structure **out, sc_error *err);
+void sc__replay_structure_drop(sc_replay *r);
+/* Hands r a structure s found on its graph before sc__replay_prepare, for
+ * a caller that needed it first (predict reads the model's dimensions
+ * before the replay exists); prepare must have left what it is found
+ * from alone (no --scale rule: the rules change durations). *s is moved
+ * (left empty). */
+void sc__replay_structure_give(sc_replay *r, struct sc__structure *s);
+
 /* Bytes r holds besides its graph before the simulation: per-task classes
- * and traced durations, per-rank and per-processor calibration. */
+ * and traced durations, per-rank and per-processor calibration, and the
+ * model's structure when it is kept. */
 size_t sc__replay_memory(const sc_replay *r);
 
 /* HTA's breakdown, taken from a set's traces before the graph build may
@@ -179,6 +200,10 @@ static inline double sc__replay_error_pct(int64_t measured, int64_t simulated) {
  * step and its SM-busy windows (breakdown.c); then the slowest ranks. False
  * on out-of-memory. */
 bool sc__replay_per_rank(sc_replay *r);
+/* Each rank's simulated step (step.c) under the simulated task times
+ * start and end: from[k] .. to[k] for graph rank k (g->ranks.len entries
+ * each): what the replay reports and the sensitivity check compares. */
+void sc__replay_steps(const sc__graph *g, const int64_t *start, const int64_t *end, int64_t *from, int64_t *to);
 /* What rank k's measured step is measured from (breakdown.c): the events
  * that open and close it (event NULL when it has none), and how far past
  * its annotation it closes (-1 without one). */

@@ -10,9 +10,10 @@
  *   cpu   the class `cpu`: every CPU task, its duration and the gap before it;
  *   comm  the class `comm`: every collective and p2p task, and the transfer
  *         time of its cross-rank group.
- * The job's step (its slowest rank, as breakdown.c measures it) with each
- * class doubled, over the replay's own step, says what bounds the step: a
- * class whose doubling moves the step by its whole length bounds it alone.
+ * The job's step (its slowest rank's, by step.c's definition, which the
+ * replay reports) with each class doubled, over the replay's own step,
+ * says what bounds the step: a class whose doubling moves the step by its
+ * whole length bounds it alone.
  *
  * The three runs take the graph in place rather than a copy of it (a copy
  * of a large job's graph is its largest allocation): a class is doubled,
@@ -46,31 +47,14 @@ static bool exactly_doubled(const sc__graph *g) {
     return true;
 }
 
-/* The job's simulated step in s: per rank, from the simulated start of the
- * task that opens its step (else its first task) to its last task's end,
- * the longest of them; breakdown.c's definition. lo and hi are scratch
- * arrays of one entry per rank. */
-static int64_t job_step(const sc__graph *g, const sc__sim *s, int64_t *lo, int64_t *hi) {
-    const sc__task *tasks = sc__graph_tasks(g);
-    const sc__proc *procs = sc__graph_procs(g);
-    size_t nr = g->ranks.len, nt = g->tasks.len;
-    for (size_t k = 0; k < nr; k++) {
-        lo[k] = INT64_MAX;
-        hi[k] = INT64_MIN;
-    }
-    for (size_t i = 0; i < nt; i++) {
-        uint32_t k = procs[tasks[i].proc].rank;
-        if (s->start[i] < lo[k]) lo[k] = s->start[i];
-        if (s->end[i] > hi[k]) hi[k] = s->end[i];
-    }
+/* The job's simulated step in s: its slowest rank's, as the replay
+ * reports it (step.c). from and to are scratch arrays of one entry per
+ * rank. */
+static int64_t job_step(const sc__graph *g, const sc__sim *s, int64_t *from, int64_t *to) {
+    sc__replay_steps(g, s->start, s->end, from, to);
     int64_t step = 0;
-    for (size_t k = 0; k < nr; k++) {
-        const sc__rank *gr = &SC__VEC_AT(&g->ranks, sc__rank, k);
-        bool any = hi[k] != INT64_MIN;
-        int64_t a = gr->step_first_task < nt ? s->start[gr->step_first_task] : any ? lo[k] : 0;
-        int64_t b = any && hi[k] > a ? hi[k] : a;
-        if (b - a > step) step = b - a;
-    }
+    for (size_t k = 0; k < g->ranks.len; k++)
+        if (to[k] - from[k] > step) step = to[k] - from[k];
     return step;
 }
 

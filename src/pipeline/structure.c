@@ -20,6 +20,7 @@
 
 #include "../sim/sim.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -357,7 +358,12 @@ static void roles(const sc__graph *g, sc__structure *s) {
 
 /* ------------------------------------------------------------ entry */
 
+static _Atomic uint64_t finds; /* sc__structure_find_count */
+
+uint64_t sc__structure_find_count(void) { return atomic_load(&finds); }
+
 sc_status sc__structure_find(const sc__graph *g, sc__structure *s, sc_error *err) {
+    atomic_fetch_add(&finds, 1);
     memset(s, 0, sizeof *s);
     size_t nt = g->tasks.len ? g->tasks.len : 1;
     s->nranks = g->ranks.len;

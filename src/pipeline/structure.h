@@ -79,6 +79,9 @@ typedef struct sc__structure {
  * a reason when no layers repeat; errors only on out-of-memory. */
 sc_status sc__structure_find(const sc__graph *g, sc__structure *s, sc_error *err);
 void sc__structure_free(sc__structure *s);
+/* How many times sc__structure_find has run in this process: for the
+ * tests that hold a prediction to one finding per graph. */
+uint64_t sc__structure_find_count(void);
 
 /* One layer's time (us) in phase f: per rank, the span of its layers' GPU
  * tasks divided by the count, averaged over ranks. start / end: per task
