@@ -105,15 +105,9 @@ static void json_bytes(sc__buf *b, const group_counts *gc) {
 
 /* A size for people: "64 MiB", "13.2 KiB", "4 B". */
 static void text_size(sc__buf *b, int64_t bytes) {
-    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)bytes;
-    size_t u = 0;
-    while (v >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
-        v /= 1024;
-        u++;
-    }
-    if (v == (double)(int64_t)v) sc__buf_printf(b, "%lld %s", (long long)v, units[u]);
-    else sc__buf_printf(b, "%.1f %s", v, units[u]);
+    sc__size s = sc__size_in_units((uint64_t)bytes, 4); /* bytes >= 0: count_bytes */
+    if (s.value == (double)s.whole) sc__buf_printf(b, "%llu %s", (unsigned long long)s.whole, s.unit);
+    else sc__buf_printf(b, "%.1f %s", s.value, s.unit);
 }
 
 /* "84 of 84 groups with a message size", then the range per type. */

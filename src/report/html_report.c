@@ -96,12 +96,15 @@ static void open_chart(page *p, const char *chart, size_t k) {
 
 static const char *pct_class(double e) { return e > 5 || e < -5 ? "bad" : "good"; }
 
+/* "512 B", "1.5 KiB", "64.0 MiB", "1.25 GiB" (GiB at most). */
 static void bytes_text(char *buf, size_t size, int64_t bytes) {
-    if (bytes < 0) snprintf(buf, size, "unknown");
-    else if (bytes < 1024) snprintf(buf, size, "%lld B", (long long)bytes);
-    else if (bytes < 1024 * 1024) snprintf(buf, size, "%.1f KiB", (double)bytes / 1024);
-    else if (bytes < (int64_t)1 << 30) snprintf(buf, size, "%.1f MiB", (double)bytes / (1024.0 * 1024));
-    else snprintf(buf, size, "%.2f GiB", (double)bytes / (1024.0 * 1024 * 1024));
+    if (bytes < 0) {
+        snprintf(buf, size, "unknown");
+        return;
+    }
+    sc__size s = sc__size_in_units((uint64_t)bytes, 3);
+    if (s.power == 0) snprintf(buf, size, "%llu B", (unsigned long long)s.whole);
+    else snprintf(buf, size, "%.*f %s", s.power == 3 ? 2 : 1, s.value, s.unit);
 }
 
 /* ------------------------------------------------------------ summary */
