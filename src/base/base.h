@@ -347,6 +347,8 @@ void sc__buf_puts(sc__buf *b, const char *s);
 void sc__buf_printf(sc__buf *b, const char *fmt, ...) SC__PRINTF(2, 3);
 /* Appends s as a JSON string literal, quotes included. */
 void sc__buf_json_str(sc__buf *b, const char *s, size_t n);
+/* The same for a NUL-terminated s. */
+void sc__buf_json_cstr(sc__buf *b, const char *s);
 /* Writes a finished report to out in one call and frees b: SC_OK, SC_E_NOMEM
  * when building it ran out of memory (nothing is written), SC_E_IO when
  * the write failed. */
