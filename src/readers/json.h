@@ -316,6 +316,16 @@ int sc__jp_drive(sc__jp *jp, sc__jp_step_fn step, void *ctx, int start, int end,
  * until the state is `stop`, with no check of what follows. */
 int sc__jp_run(sc__jp *jp, sc__jp_step_fn step, void *ctx, int *state, int stop);
 
+/* Reads a small file (1 MiB at most) that is one JSON object, such as a GPU
+ * profile or a model configuration: begin(ctx) (may be NULL) before the
+ * members, then member(ctx, jp, key) for each, which reads the member's
+ * value from jp. The members are one unit, read afresh after a refill:
+ * begin undoes what an earlier try set. `what` names the document in
+ * errors ("profile"). SC_OK, or the error in *err. */
+typedef int (*sc__jp_member_fn)(void *ctx, sc__jp *jp, sc__jstr key);
+sc_status sc__json_read_object_file(const char *path, const char *what, void (*begin)(void *ctx),
+                                    sc__jp_member_fn member, void *ctx, sc_error *err);
+
 /* Parses decimal or 0x-hex integer text; false when it is not one. */
 bool sc__parse_int_text(const char *s, size_t n, int64_t *out);
 
