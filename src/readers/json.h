@@ -252,6 +252,23 @@ int sc__jp_next(sc__jp *jp, char closer, bool *done);
  * element only a ']' may come first, for later ones a ',' or the ']'. *done is
  * set when the ']' was consumed. */
 int sc__jp_element(sc__jp *jp, bool first, bool *done);
+/* A unit of a reader's walk over an array of records (Kineto's events, an
+ * ET's nodes) whose states are `first` before the first element and `next`
+ * before each later one: reads the next element with record(ctx), or
+ * consumes the ']' and moves *state to `after`. */
+static inline int sc__jp_record_step(sc__jp *jp, int *state, int first, int next, int after,
+                                     int (*record)(void *ctx), void *ctx) {
+    bool done;
+    int rc = sc__jp_element(jp, *state == first, &done);
+    if (rc != SC__J_OK) return rc;
+    if (done) {
+        *state = after;
+        return SC__J_OK;
+    }
+    if ((rc = record(ctx)) != SC__J_OK) return rc;
+    *state = next;
+    return SC__J_OK;
+}
 /* The member walk every reader of a JSON object shares, the counterpart of
  * sc__jp_element: in an object whose '{' is consumed, moves to the next
  * member and reads its key and the ':' after it, leaving the cursor at the
