@@ -13,14 +13,6 @@
 #include "pipeline/replay.h"
 #include "trace/trace.h"
 
-static sc_traceset *load(const char *rel) {
-    const char *path = sc_test_trace(rel);
-    sc_traceset *set = NULL;
-    sc_error err;
-    if (sc_traceset_load(&path, 1, NULL, &set, &err) != SC_OK) fail_msg("%s: %s", rel, err.message);
-    return set;
-}
-
 static sc_replay *run(const sc_traceset *set, const sc_replay_options *o) {
     sc_replay *r;
     sc_error err;
@@ -30,7 +22,7 @@ static sc_replay *run(const sc_traceset *set, const sc_replay_options *o) {
 
 /* The sensitivity of a replay with the default options, printed. */
 static sc_replay_sensitivity check(const char *rel) {
-    sc_traceset *set = load(rel);
+    sc_traceset *set = sc_test_load_shared(rel);
     sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
     sc_replay *r = run(set, &o);
     sc_replay_sensitivity s = sc_replay_get_sensitivity(r);
@@ -82,7 +74,7 @@ static void test_communication_bound(void **state) {
  * the check, byte for byte up to the check's fields. */
 static void test_same_as_scale_rules(void **state) {
     (void)state;
-    sc_traceset *set = load("param-dlrm-8rank/kineto");
+    sc_traceset *set = sc_test_load_shared("param-dlrm-8rank/kineto");
     sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
     sc_replay *r = run(set, &o);
     sc_replay_sensitivity s = sc_replay_get_sensitivity(r);
@@ -132,7 +124,7 @@ static void test_same_as_scale_rules(void **state) {
 /* AUTO runs the check up to its task limit; ON beyond it; OFF never. */
 static void test_modes(void **state) {
     (void)state;
-    sc_traceset *set = load("hta-testdata/critical_path/cuda_event_sync/event_sync_trace.json.gz");
+    sc_traceset *set = sc_test_load_shared("hta-testdata/critical_path/cuda_event_sync/event_sync_trace.json.gz");
     sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
     sc_replay *r = run(set, &o);
     size_t tasks = sc_replay_task_count(r);
@@ -182,7 +174,7 @@ static uint64_t least_budget(sc_traceset *set, const sc_replay_options *o) {
  * fails at the check, saying so. */
 static void test_memory_budget(void **state) {
     (void)state;
-    sc_traceset *set = load("param-dlrm-8rank/kineto");
+    sc_traceset *set = sc_test_load_shared("param-dlrm-8rank/kineto");
     sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
     o.sensitivity = SC_SENSITIVITY_OFF;
     uint64_t least = least_budget(set, &o);

@@ -50,6 +50,19 @@ static inline const char *sc_test_trace(const char *rel) {
     return buf;
 }
 
+/* The trace set of paths, which must load (else the test fails, saying why). */
+static inline sc_traceset *sc_test_load(const char *const *paths, size_t n) {
+    sc_traceset *set = NULL;
+    sc_error err;
+    if (sc_traceset_load(paths, n, NULL, &set, &err) != SC_OK) fail_msg("%s", err.message);
+    return set;
+}
+
+static inline sc_traceset *sc_test_load_path(const char *path) { return sc_test_load(&path, 1); }
+
+/* The same for a file or folder under shared/traces. */
+static inline sc_traceset *sc_test_load_shared(const char *rel) { return sc_test_load_path(sc_test_trace(rel)); }
+
 /* Where tests put what they generate: $TMPDIR, else /tmp. */
 static inline const char *sc_test_tmpdir(void) {
     const char *dir = getenv("TMPDIR");
@@ -70,6 +83,18 @@ static inline const char *sc_test_tmpfile(const void *data, size_t n, const char
     }
     fclose(f);
     return path;
+}
+
+/* The trace set of one trace given as JSON text, loaded from a temporary
+ * file (removed again) as a trace on disk is. */
+static inline sc_traceset *sc_test_load_text(const char *json) {
+    const char *path = sc_test_tmpfile(json, strlen(json), ".json");
+    assert_non_null(path);
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", path);
+    sc_traceset *set = sc_test_load_path(copy);
+    remove(copy);
+    return set;
 }
 
 /* SC_TEST_TSAN: 1 in a ThreadSanitizer build (make tsan), where a test runs
