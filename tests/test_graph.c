@@ -662,9 +662,7 @@ static void test_wait_for_an_earlier_event(void **state) {
         "\"args\":{\"correlation\":5,\"stream\":7,\"device\":0}}]}");
     sc__graph *g = build(set, -1, false, NULL);
     const sc__task *t = sc__graph_tasks(g);
-    uint32_t c = SC__NONE;
-    for (uint32_t i = 0; i < g->tasks.len; i++)
-        if (strcmp(sc__graph_str(g, t[i].name), "C") == 0) c = i;
+    uint32_t c = sc_test_task_named(g, "C");
     assert_int_not_equal(c, SC__NONE);
     uint32_t src = cross_stream_source(g, c);
     assert_int_not_equal(src, SC__NONE);

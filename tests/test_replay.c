@@ -904,14 +904,6 @@ static void test_orphans_by_stream_order(void **state) {
     sc_traceset_free(set);
 }
 
-/* The task named `name` in r's graph; SC__NONE when none. */
-static uint32_t task_named(const sc_replay *r, const char *name) {
-    const sc__task *t = sc__graph_tasks(r->g);
-    for (uint32_t i = 0; i < r->g->tasks.len; i++)
-        if (strcmp(sc__graph_str(r->g, t[i].name), name) == 0) return i;
-    return SC__NONE;
-}
-
 /* A stream held long, the device idle, by something the trace does not
  * hold gets that wait as an untraced gap (src/graph/stalls.c): k2, ready
  * at 40 us (its launch and k1 done), started at 2,040 us with nothing
@@ -931,7 +923,7 @@ static void test_untraced_stalls(void **state) {
         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2\",\"pid\":0,\"tid\":7,\"ts\":2040,\"dur\":10,"
         "\"args\":{\"correlation\":2,\"stream\":7,\"device\":0}}]}");
     sc_replay *base = replay(set, true, NULL), *slow = replay(set, true, "k1=2");
-    uint32_t k2 = task_named(base, "k2");
+    uint32_t k2 = sc_test_task_named(base->g, "k2");
     assert_int_not_equal(k2, SC__NONE);
     const sc__task *t = sc__graph_tasks(base->g);
     assert_true(t[k2].flags & SC__TF_UNTRACED_GAP);
@@ -988,8 +980,8 @@ static void test_untraced_waits(void **state) {
     sc_traceset *set = sc_test_load_text(json);
     sc_replay *base = replay(set, true, NULL), *slow = replay(set, true, "producer=2");
     const sc__graph *g = base->g;
-    uint32_t prod = task_named(base, "producer"), k2 = task_named(base, "k2"), k3 = task_named(base, "k3");
-    uint32_t first = task_named(base, "first");
+    uint32_t prod = sc_test_task_named(base->g, "producer"), k2 = sc_test_task_named(base->g, "k2");
+    uint32_t k3 = sc_test_task_named(base->g, "k3"), first = sc_test_task_named(base->g, "first");
     assert_true(prod != SC__NONE && k2 != SC__NONE && k3 != SC__NONE && first != SC__NONE);
     int into_k2 = 0, into_first = 0;
     for (uint32_t k = g->succ_off[prod]; k < g->succ_off[prod + 1]; k++) {
@@ -1036,7 +1028,8 @@ static void test_queued_before_profiling(void **state) {
         "\"args\":{\"correlation\":150,\"stream\":7,\"device\":0}}]}");
     sc_replay *base = replay(set, true, NULL), *fast = replay(set, true, "k1=0.5");
     const sc__task *t = sc__graph_tasks(base->g);
-    uint32_t k1 = task_named(base, "k1"), k2 = task_named(base, "k2"), k4 = task_named(base, "k4");
+    uint32_t k1 = sc_test_task_named(base->g, "k1"), k2 = sc_test_task_named(base->g, "k2");
+    uint32_t k4 = sc_test_task_named(base->g, "k4");
     assert_true(k1 != SC__NONE && k2 != SC__NONE && k4 != SC__NONE);
     assert_true(t[k1].flags & SC__TF_QUEUED);
     assert_true(t[k2].flags & SC__TF_QUEUED);
@@ -1071,7 +1064,7 @@ static void test_queued_graph_nodes(void **state) {
         "\"args\":{\"correlation\":100,\"stream\":7,\"device\":0}}]}");
     sc_replay *base = replay(set, true, NULL), *slow = replay(set, true, "ga=2");
     const sc__task *t = sc__graph_tasks(base->g);
-    uint32_t ga = task_named(base, "ga"), gb = task_named(base, "gb");
+    uint32_t ga = sc_test_task_named(base->g, "ga"), gb = sc_test_task_named(base->g, "gb");
     assert_true(ga != SC__NONE && gb != SC__NONE);
     assert_true(t[gb].flags & SC__TF_GRAPH_GAP);
     assert_int_equal(t[gb].gap, 300000);

@@ -150,6 +150,24 @@ static inline unsigned char *sc_test_read_file(const char *path, size_t *n) {
     return buf;
 }
 
+/* A whole file's bytes as they are on disk (no gunzip); malloc'ed, with a
+ * NUL after them. The file must be readable. */
+static inline unsigned char *sc_test_read_raw(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    assert_true(len >= 0);
+    unsigned char *buf = malloc((size_t)len + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    buf[len] = 0;
+    *n = (size_t)len;
+    return buf;
+}
+
 /* One gzip member holding data[0..n); malloc'ed, NULL on error. */
 static inline unsigned char *sc_test_gzip(const void *data, size_t n, size_t *out_n) {
     *out_n = 0;
