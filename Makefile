@@ -94,7 +94,7 @@ $(BUILD)/libstepcast.a: $(LIB_OBJ)
 $(BUILD)/stepcast: $(CLI_OBJ) $(BUILD)/libstepcast.a $(BUILD)/.flags
 	$(CC) $(SC_CFLAGS) -o $@ $(filter-out %/.flags,$^) $(LDLIBS)
 
-$(BUILD)/tests/%: tests/%.c tests/testutil.h tests/testgraph.h $(BUILD)/libstepcast.a $(BUILD)/.flags
+$(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(BUILD)/libstepcast.a $(BUILD)/.flags
 	@mkdir -p $(dir $@)
 	$(CC) $(SC_CFLAGS) -Isrc -o $@ $< $(BUILD)/libstepcast.a $(LDLIBS) -lcmocka $(TEST_LDLIBS)
 

@@ -33,6 +33,7 @@ typedef enum sc_cli_opt_kind {
     SC_CLI_STRING, /* const char *: a non-empty value */
     SC_CLI_UINT,   /* uint64_t: a decimal in [min, max] (max 0: no bound) */
     SC_CLI_BYTES,  /* uint64_t: a size such as 512M (sc_parse_bytes) */
+    SC_CLI_RATE,   /* double: a decimal > 0 and < 1e9, such as a bandwidth */
     SC_CLI_CHOICE, /* int: the index of the value in choices */
     SC_CLI_LIST,   /* const char *[cap]: each use appends its value; *count counts them */
 } sc_cli_opt_kind;
@@ -89,7 +90,8 @@ int sc_cli_replay_output(const sc_replay *r, const sc_cli_replay_args *a);
 typedef struct sc_cli_predict_args {
     uint64_t dp, nodes, gpus_per_node, layers, hidden, ffn, heads, seq, micro_batch;
     uint64_t tp, pp, virtual_stages, microbatches;
-    const char *net, *nvlink, *gpu, *profile, *schedule;
+    double net_gbps, nvlink_gbps; /* 0: not given */
+    const char *gpu, *profile, *schedule;
     int model_backward;
     const char *recompute;
 } sc_cli_predict_args;

@@ -8,7 +8,6 @@
  */
 #include "cli.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,18 +35,6 @@ static bool parse_sizes(const char *list, uint64_t *sizes, size_t *n) {
         if (!end) return true;
         p = end + 1;
     }
-}
-
-/* A bandwidth option's value: a number > 0; false (after saying why) if not. */
-static bool parse_rate(const char *opt, const char *what, const char *text, double *out) {
-    char *end;
-    double v = text ? strtod(text, &end) : 0;
-    if (!text || end == text || *end || !isfinite(v) || v <= 0 || v >= 1e9) {
-        sc_cli_usage("comm", "%s wants %s, got '%s'", opt, what, text ? text : "");
-        return false;
-    }
-    *out = v;
-    return true;
 }
 
 /* Options that do not go together; SC_EXIT_OK or the usage exit code. */
@@ -82,8 +69,9 @@ static int run(sc_cli_args *a, const sc_comm_options *o, int json) {
 
 int sc_cmd_comm(int argc, char **argv) {
     int json = 0;
-    const char *gpu = NULL, *profile = NULL, *op = NULL, *sizes_text = NULL, *net = NULL, *nvlink = NULL;
+    const char *gpu = NULL, *profile = NULL, *op = NULL, *sizes_text = NULL;
     uint64_t ranks = 0, per_node = 0, iteration = UINT64_MAX;
+    sc_comm_options o = SC_COMM_OPTIONS_INIT;
     const sc_cli_opt opts[] = {
         {.name = "--json", .kind = SC_CLI_FLAG, .dest = &json},
         {.name = "--gpu", .kind = SC_CLI_STRING, .dest = &gpu, .what = "a GPU name such as h100"},
@@ -94,22 +82,19 @@ int sc_cmd_comm(int argc, char **argv) {
          .what = "a GPU count >= 1"},
         {.name = "--op", .kind = SC_CLI_STRING, .dest = &op, .what = "a collective such as all_reduce"},
         {.name = "--sizes", .kind = SC_CLI_STRING, .dest = &sizes_text, .what = "sizes such as 1K,64K,1G"},
-        {.name = "--net-gbps", .kind = SC_CLI_STRING, .dest = &net, .what = "gigabits/s of network per GPU"},
-        {.name = "--nvlink-gbps", .kind = SC_CLI_STRING, .dest = &nvlink,
-         .what = "gigabytes/s of intra-node link per GPU each way"},
+        {.name = "--net-gbps", .kind = SC_CLI_RATE, .dest = &o.net_gbps,
+         .what = "gigabits/s of network per GPU (> 0)"},
+        {.name = "--nvlink-gbps", .kind = SC_CLI_RATE, .dest = &o.nvlink_gbps,
+         .what = "gigabytes/s of intra-node link per GPU each way (> 0)"},
         {.name = "--iteration", .kind = SC_CLI_UINT, .dest = &iteration, .max = INT64_MAX,
          .what = "a step number >= 0 (N of ProfilerStep#N)"},
     };
     sc_cli_args a;
     int rc = sc_cli_parse("comm", argc, argv, opts, SC_CLI_NOPTS(opts), &a);
     if (rc != SC_EXIT_OK) return rc;
-    sc_comm_options o = SC_COMM_OPTIONS_INIT;
     uint64_t sizes[MAX_SIZES];
     if ((rc = conflicts(a.npaths > 0, op, ranks, sizes_text, iteration, gpu, profile)) != SC_EXIT_OK ||
-        (sizes_text && !parse_sizes(sizes_text, sizes, &o.nsizes)) ||
-        (net && !parse_rate("--net-gbps", "gigabits/s of network per GPU (> 0)", net, &o.net_gbps)) ||
-        (nvlink && !parse_rate("--nvlink-gbps", "gigabytes/s of intra-node link per GPU each way (> 0)", nvlink,
-                               &o.nvlink_gbps))) {
+        (sizes_text && !parse_sizes(sizes_text, sizes, &o.nsizes))) {
         sc_cli_args_free(&a);
         return SC_EXIT_USAGE;
     }

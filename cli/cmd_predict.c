@@ -14,19 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A bandwidth option: a positive decimal number. */
-static bool parse_rate(const char *cmd, const char *name, const char *text, double *out) {
-    if (!text) return true;
-    char *end;
-    double v = strtod(text, &end);
-    if (!*text || *end || !(v > 0 && v < 1e9)) {
-        sc_cli_usage(cmd, "%s wants a bandwidth > 0, got '%s'", name, text);
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
 void sc_cli_predict_opts(sc_cli_predict_args *a, sc_cli_opt *opts) {
     memset(a, 0, sizeof *a);
     const sc_cli_opt own[SC_CLI_PREDICT_NOPTS] = {
@@ -36,9 +23,8 @@ void sc_cli_predict_opts(sc_cli_predict_args *a, sc_cli_opt *opts) {
          .what = "a node count from 1"},
         {.name = "--gpus-per-node", .kind = SC_CLI_UINT, .dest = &a->gpus_per_node, .min = 1, .max = 1024,
          .what = "a GPU count from 1 to 1024"},
-        {.name = "--net-gbps", .kind = SC_CLI_STRING, .dest = &a->net, .what = "a bandwidth in Gb/s per GPU"},
-        {.name = "--nvlink-gbps", .kind = SC_CLI_STRING, .dest = &a->nvlink,
-         .what = "a bandwidth in GB/s per GPU and direction"},
+        {.name = "--net-gbps", .kind = SC_CLI_RATE, .dest = &a->net_gbps, .what = "a bandwidth > 0"},
+        {.name = "--nvlink-gbps", .kind = SC_CLI_RATE, .dest = &a->nvlink_gbps, .what = "a bandwidth > 0"},
         {.name = "--gpu", .kind = SC_CLI_STRING, .dest = &a->gpu, .what = "a GPU name (`stepcast comm --gpu` takes the same)"},
         {.name = "--profile", .kind = SC_CLI_STRING, .dest = &a->profile, .what = "a profile file"},
         {.name = "--layers", .kind = SC_CLI_UINT, .dest = &a->layers, .min = 1, .max = 1u << 16,
@@ -68,9 +54,8 @@ void sc_cli_predict_opts(sc_cli_predict_args *a, sc_cli_opt *opts) {
 }
 
 int sc_cli_predict_options(const char *cmd, const sc_cli_predict_args *a, sc_predict_options *o) {
-    if (!parse_rate(cmd, "--net-gbps", a->net, &o->net_gbps) ||
-        !parse_rate(cmd, "--nvlink-gbps", a->nvlink, &o->nvlink_gbps))
-        return SC_EXIT_USAGE;
+    o->net_gbps = a->net_gbps;
+    o->nvlink_gbps = a->nvlink_gbps;
     o->dp = (uint32_t)a->dp;
     o->nodes = (uint32_t)a->nodes;
     o->gpus_per_node = (uint32_t)a->gpus_per_node;
@@ -98,7 +83,7 @@ int sc_cli_predict_options(const char *cmd, const sc_cli_predict_args *a, sc_pre
 
 bool sc_cli_predict_edits(const sc_cli_predict_args *a) {
     return a->dp || a->nodes || a->gpus_per_node || a->layers || a->hidden || a->ffn || a->heads || a->seq ||
-           a->micro_batch || a->tp || a->pp || a->model_backward || a->recompute || a->net || a->nvlink || a->gpu || a->profile;
+           a->micro_batch || a->tp || a->pp || a->model_backward || a->recompute || a->net_gbps > 0 || a->nvlink_gbps > 0 || a->gpu || a->profile;
 }
 
 int sc_cmd_predict(int argc, char **argv) {

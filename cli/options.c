@@ -60,6 +60,16 @@ static bool parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out)
     return true;
 }
 
+/* A positive decimal below 1e9 (a bandwidth, a rate). */
+static bool parse_rate(const char *s, double *out) {
+    if (!s || !*s) return false;
+    char *end;
+    double v = strtod(s, &end);
+    if (*end || !(v > 0 && v < 1e9)) return false;
+    *out = v;
+    return true;
+}
+
 /* Stores the value of opt; false when it is not a valid one. */
 static bool store(const sc_cli_opt *opt, const char *value) {
     switch (opt->kind) {
@@ -71,6 +81,7 @@ static bool store(const sc_cli_opt *opt, const char *value) {
     case SC_CLI_UINT:
         return parse_uint(value, opt->min, opt->max ? opt->max : UINT64_MAX, (uint64_t *)opt->dest);
     case SC_CLI_BYTES: return value && sc_parse_bytes(value, (uint64_t *)opt->dest) == SC_OK;
+    case SC_CLI_RATE: return parse_rate(value, (double *)opt->dest);
     case SC_CLI_CHOICE:
         for (int c = 0; value && opt->choices[c]; c++)
             if (strcmp(value, opt->choices[c]) == 0) {

@@ -65,20 +65,6 @@ static unsigned char *read_all(const char *path, size_t *n) {
     return buf;
 }
 
-static unsigned char *read_raw(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *buf = malloc((size_t)len);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
-    fclose(f);
-    *n = (size_t)len;
-    return buf;
-}
-
 static unsigned char *gzip_bytes(const void *data, size_t n, size_t *out_n) {
     unsigned char *gz = sc_test_gzip(data, n, out_n);
     assert_non_null(gz);
@@ -179,7 +165,7 @@ static void test_truncated_after_last_event(void **state) {
 static void test_truncated_gzip(void **state) {
     (void)state;
     size_t n;
-    unsigned char *gz = read_raw(sc_test_trace(small_trace), &n);
+    unsigned char *gz = sc_test_read_raw(sc_test_trace(small_trace), &n);
     for (size_t k = 1; k < n; k += (k < 16 || k > n - 16) ? 1 : 61) {
         char *path = tmp_copy(gz, k, ".json.gz");
         sc_error err = expect_fail_file(path, NULL, SC_E_PARSE);

@@ -4,88 +4,16 @@
  * one line on stderr naming the file (and the byte offset where the bytes
  * are at fault); command-line mistakes exit 2.
  *
- * The binary is $STEPCAST_BIN, else BUILD/stepcast found from this
- * program's own path (BUILD/tests/test_cli), so every build folder tests
- * its own CLI.
+ * The binary is $STEPCAST_BIN, else BUILD/stepcast (testcli.h).
  */
 #include "testutil.h"
+#include "testcli.h"
 
 #include <fcntl.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
-
-static char bin[4096];
-
-typedef struct outcome {
-    int code;      /* exit status; -1 when killed by a signal */
-    char *out;     /* stdout */
-    char *err;     /* stderr */
-} outcome;
-
-static char *slurp_fd(int fd) {
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap + 1);
-    assert_non_null(buf);
-    lseek(fd, 0, SEEK_SET);
-    for (;;) {
-        if (len == cap) {
-            cap *= 2;
-            buf = realloc(buf, cap + 1);
-            assert_non_null(buf);
-        }
-        ssize_t got = read(fd, buf + len, cap - len);
-        assert_true(got >= 0);
-        if (got == 0) break;
-        len += (size_t)got;
-    }
-    buf[len] = '\0';
-    return buf;
-}
-
-static int tmp_fd(void) {
-    char path[256];
-    snprintf(path, sizeof path, "%s/stepcast-cli-XXXXXX", sc_test_tmpdir());
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    unlink(path);
-    return fd;
-}
-
-/* Runs the CLI with args (NULL-terminated) and stdin from /dev/null. */
-static outcome run_cli(const char *const *args) {
-    int out = tmp_fd(), err = tmp_fd();
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        const char *argv[32];
-        size_t n = 0;
-        argv[n++] = bin;
-        for (; args[n - 1] && n < 31; n++) argv[n] = args[n - 1];
-        argv[n] = NULL;
-        int in = open("/dev/null", O_RDONLY);
-        dup2(in, 0);
-        dup2(out, 1);
-        dup2(err, 2);
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    outcome o;
-    o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    o.out = slurp_fd(out);
-    o.err = slurp_fd(err);
-    close(out);
-    close(err);
-    return o;
-}
-
-static void outcome_free(outcome *o) {
-    free(o->out);
-    free(o->err);
-}
 
 static size_t lines(const char *s) {
     size_t n = 0;
@@ -97,7 +25,7 @@ static size_t lines(const char *s) {
  * "byte N" when offset is not SC_NO_OFFSET). */
 static void expect_bad_input(const char *path, uint64_t offset) {
     const char *args[] = {"info", path, NULL};
-    outcome o = run_cli(args);
+    sc_test_outcome o = sc_test_cli(args);
     if (o.code != 1) fail_msg("stepcast info %s: exit %d, want 1; stderr: %s", path, o.code, o.err);
     assert_string_equal(o.out, "");
     if (lines(o.err) != 1 || o.err[strlen(o.err) - 1] != '\n')
@@ -109,7 +37,7 @@ static void expect_bad_input(const char *path, uint64_t offset) {
         snprintf(want, sizeof want, "byte %llu:", (unsigned long long)offset);
         if (!strstr(o.err, want)) fail_msg("'%s' does not say '%s'", o.err, want);
     }
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
 }
 
 static char *tmp_file(const void *data, size_t n, const char *suffix) {
@@ -123,7 +51,7 @@ static char *tmp_file(const void *data, size_t n, const char *suffix) {
 static void test_bundled_example(void **state) {
     (void)state;
     const char *args[] = {"info", "--json", "examples/megatron-tp8", NULL};
-    outcome o = run_cli(args);
+    sc_test_outcome o = sc_test_cli(args);
     if (o.code != 0) fail_msg("exit %d: %s", o.code, o.err);
     assert_string_equal(o.err, ""); /* README and LICENSE are not traces: no warnings */
     assert_non_null(strstr(o.out, "\"ranks\""));
@@ -144,14 +72,14 @@ static void test_bundled_example(void **state) {
         assert_true(s && (!next || s < next));
         assert_non_null(strstr(p, "\"ProfilerStep#3\""));
     }
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     /* the text form too */
     const char *targs[] = {"info", "examples/megatron-tp8", NULL};
-    o = run_cli(targs);
+    o = sc_test_cli(targs);
     assert_int_equal(o.code, 0);
     assert_non_null(strstr(o.out, "rank 7 of 8"));
     assert_non_null(strstr(o.out, "ProfilerStep#3 603.240 ms"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
 }
 
 static void test_every_shared_folder(void **state) {
@@ -162,10 +90,10 @@ static void test_every_shared_folder(void **state) {
         char path[4096];
         snprintf(path, sizeof path, "%s", sc_test_trace(folders[i]));
         const char *args[] = {"info", "--json", path, NULL};
-        outcome o = run_cli(args);
+        sc_test_outcome o = sc_test_cli(args);
         if (o.code != 0) fail_msg("info %s: exit %d: %s", path, o.code, o.err);
         assert_non_null(strstr(o.out, "\"ranks\""));
-        outcome_free(&o);
+        sc_test_outcome_free(&o);
     }
 }
 
@@ -252,12 +180,12 @@ static void test_bad_dirs_and_unreadables_exit_1(void **state) {
     fwrite(bad, 1, sizeof bad - 1, f);
     fclose(f);
     const char *args[] = {"info", dir, NULL};
-    outcome o = run_cli(args);
+    sc_test_outcome o = sc_test_cli(args);
     assert_int_equal(o.code, 1);
     assert_int_equal(lines(o.err), 1);
     assert_non_null(strstr(o.err, path));
     assert_non_null(strstr(o.err, "byte 18:"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     unlink(path);
     rmdir(dir);
 }
@@ -282,10 +210,10 @@ static void test_2gb_string_exit_1(void **state) {
 /* ------------------------------------------------------------------ usage */
 
 static void expect_usage(const char *const *args) {
-    outcome o = run_cli(args);
+    sc_test_outcome o = sc_test_cli(args);
     if (o.code != 2) fail_msg("%s: exit %d, want 2", args[0] ? args[0] : "(none)", o.code);
     assert_true(lines(o.err) >= 1);
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
 }
 
 static void test_usage_errors_exit_2(void **state) {
@@ -302,22 +230,22 @@ static void test_usage_errors_exit_2(void **state) {
     expect_usage(help);
     /* An output in a missing folder is a command-line mistake, as help says. */
     const char *nofolder[] = {"export", "--chakra", "/no/such/folder/x", "examples/megatron-tp8", NULL};
-    outcome o = run_cli(nofolder);
+    sc_test_outcome o = sc_test_cli(nofolder);
     if (o.code != 2) fail_msg("export to a missing folder: exit %d, want 2: %s", o.code, o.err);
     assert_non_null(strstr(o.err, "cannot write there"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     /* help and version succeed */
     const char *h[] = {"help", NULL};
-    o = run_cli(h);
+    o = sc_test_cli(h);
     assert_int_equal(o.code, 0);
     assert_non_null(strstr(o.out, "info"));
     assert_non_null(strstr(o.out, "2 bad command line (an output in\n            a missing folder"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     const char *v[] = {"--version", NULL};
-    o = run_cli(v);
+    o = sc_test_cli(v);
     assert_int_equal(o.code, 0);
     assert_non_null(strstr(o.out, SC_VERSION_STRING));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
 }
 
 /* -j N caps the threads of every command (read and build); the answer is
@@ -325,18 +253,18 @@ static void test_usage_errors_exit_2(void **state) {
 static void test_jobs_any_command(void **state) {
     (void)state;
     const char *dflt[] = {"replay", "--json", "examples/megatron-tp8", NULL};
-    outcome a = run_cli(dflt);
+    sc_test_outcome a = sc_test_cli(dflt);
     assert_int_equal(a.code, 0);
     const char *one[] = {"replay", "-j", "1", "--json", "examples/megatron-tp8", NULL};
     const char *two[] = {"replay", "--json", "--jobs=2", "examples/megatron-tp8", NULL};
     const char *const *runs[] = {one, two};
     for (size_t i = 0; i < 2; i++) {
-        outcome b = run_cli(runs[i]);
+        sc_test_outcome b = sc_test_cli(runs[i]);
         assert_int_equal(b.code, 0);
         assert_string_equal(a.out, b.out);
-        outcome_free(&b);
+        sc_test_outcome_free(&b);
     }
-    outcome_free(&a);
+    sc_test_outcome_free(&a);
     const char *bad[] = {"graph", "-j", "many", "examples/megatron-tp8", NULL};
     expect_usage(bad);
     const char *neg[] = {"export", "--jobs=-1", "examples/megatron-tp8", NULL};
@@ -347,11 +275,11 @@ static void test_jobs_any_command(void **state) {
  * same output wherever an option takes a value, and a bad value is a usage
  * error (exit 2) naming the option, the same in every command. */
 static void same_output(const char *const *a, const char *const *b) {
-    outcome x = run_cli(a), y = run_cli(b);
+    sc_test_outcome x = sc_test_cli(a), y = sc_test_cli(b);
     if (x.code != 0 || y.code != 0) fail_msg("%s: exit %d and %d: %s%s", a[0], x.code, y.code, x.err, y.err);
     if (strcmp(x.out, y.out) != 0) fail_msg("%s: the two spellings differ", a[0]);
-    outcome_free(&x);
-    outcome_free(&y);
+    sc_test_outcome_free(&x);
+    sc_test_outcome_free(&y);
 }
 
 static void test_option_spellings(void **state) {
@@ -362,10 +290,10 @@ static void test_option_spellings(void **state) {
         const char *joined[] = {cmds[i], "--json", "--iteration=3", "examples/megatron-tp8", NULL};
         same_output(apart, joined);
         const char *bad[] = {cmds[i], "--iteration=x", "examples/megatron-tp8", NULL};
-        outcome o = run_cli(bad);
+        sc_test_outcome o = sc_test_cli(bad);
         assert_int_equal(o.code, 2);
         assert_non_null(strstr(o.err, "--iteration wants a step number"));
-        outcome_free(&o);
+        sc_test_outcome_free(&o);
     }
     const char *short_apart[] = {"replay", "-j", "2", "--max-memory", "8G", "--comm", "traced",
                                  "examples/megatron-tp8", NULL};
@@ -380,9 +308,9 @@ static void test_option_spellings(void **state) {
     const char *const *on_chakra[] = {graph, replay, export};
     for (size_t i = 0; i < 3; i++) {
         const char *const *args = on_chakra[i];
-        outcome o = run_cli(args);
+        sc_test_outcome o = sc_test_cli(args);
         if (o.code != 2 || !strstr(o.err, "one window")) fail_msg("%s on Chakra: exit %d: %s", args[0], o.code, o.err);
-        outcome_free(&o);
+        sc_test_outcome_free(&o);
     }
 }
 
@@ -393,7 +321,7 @@ static void test_replay_timings(void **state) {
     (void)state;
     const char *plain[] = {"replay", "examples/megatron-tp8", NULL};
     const char *timed[] = {"replay", "--timings", "examples/megatron-tp8", NULL};
-    outcome a = run_cli(plain), b = run_cli(timed);
+    sc_test_outcome a = sc_test_cli(plain), b = sc_test_cli(timed);
     assert_int_equal(a.code, 0);
     assert_int_equal(b.code, 0);
     assert_string_equal(a.out, b.out);
@@ -411,8 +339,8 @@ static void test_replay_timings(void **state) {
     assert_true(setup >= 0 && setup <= sim);
     assert_true(sens > 0 && hta == 0); /* the check runs by default on the example; HTA's breakdown does not */
     assert_true(total + 0.005 >= load + build + cal + sim + sum + wr + sens);
-    outcome_free(&a);
-    outcome_free(&b);
+    sc_test_outcome_free(&a);
+    sc_test_outcome_free(&b);
 }
 
 /* --max-memory holds for the whole job, not only the load: from
@@ -431,7 +359,7 @@ static void test_max_memory_covers_the_job(void **state) {
             char budget[32];
             snprintf(budget, sizeof budget, "%uM", mib);
             const char *args[] = {cmds[c], "--max-memory", budget, "examples/megatron-tp8", NULL};
-            outcome o = run_cli(args);
+            sc_test_outcome o = sc_test_cli(args);
             if (passed || o.code == 0) {
                 assert_int_equal(o.code, 0);
                 passed = true;
@@ -444,7 +372,7 @@ static void test_max_memory_covers_the_job(void **state) {
                 assert_string_equal(o.out, "");
                 job_stage |= strstr(o.err, "the graph") != NULL;
             }
-            outcome_free(&o);
+            sc_test_outcome_free(&o);
         }
         assert_true(passed);
         assert_true(job_stage);
@@ -458,26 +386,26 @@ static void test_max_memory_covers_the_job(void **state) {
 static void test_comm_command(void **state) {
     (void)state;
     const char *table[] = {"comm", "--gpu", "h100", NULL};
-    outcome o = run_cli(table);
+    sc_test_outcome o = sc_test_cli(table);
     if (o.code != 0) fail_msg("comm --gpu h100: exit %d: %s", o.code, o.err);
     assert_string_equal(o.err, "");
     assert_non_null(strstr(o.out, "all_reduce on 8 ranks"));
     assert_non_null(strstr(o.out, "8589934592"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     const char *apart[] = {"comm", "--json", "--gpu", "a100", "--op", "all_gather", "--ranks", "16",
                            "--sizes", "1K,1G", NULL};
     const char *joined[] = {"comm", "--json", "--gpu=a100", "--op=all_gather", "--ranks=16", "--sizes=1K,1G", NULL};
     same_output(apart, joined);
     same_output(joined, joined);
-    o = run_cli(joined);
+    o = sc_test_cli(joined);
     assert_non_null(strstr(o.out, "\"op\": \"all_gather\", \"ranks\": 16, \"bytes\": 1073741824"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     const char *traces[] = {"comm", "examples/megatron-tp8", NULL};
-    o = run_cli(traces);
+    o = sc_test_cli(traces);
     if (o.code != 0) fail_msg("comm on the example: exit %d: %s", o.code, o.err);
     assert_non_null(strstr(o.out, "A100-SXM4-80GB, fitted to 84 collectives"));
     assert_non_null(strstr(o.out, "67108864"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     static const char *const bad[][8] = {
         {"comm", NULL},
         {"comm", "--gpu", "tpu-v5", NULL},
@@ -494,21 +422,21 @@ static void test_comm_command(void **state) {
         {"comm", "--gpu", "h100", "--bogus", NULL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        o = run_cli(bad[i]);
+        o = sc_test_cli(bad[i]);
         if (o.code != 2) fail_msg("comm case %zu: exit %d, want 2: %s", i, o.code, o.err);
         assert_string_equal(o.out, "");
         assert_true(strncmp(o.err, "stepcast", 8) == 0);
-        outcome_free(&o);
+        sc_test_outcome_free(&o);
     }
     const char *text = "{\"name\": \"mine\", \"fp64_tflops\": -1}";
     char *path = tmp_file(text, strlen(text), ".json");
     const char *profile[] = {"comm", "--profile", path, NULL};
-    o = run_cli(profile);
+    o = sc_test_cli(profile);
     if (o.code != 1 || lines(o.err) != 1) fail_msg("comm --profile: exit %d: %s", o.code, o.err);
     assert_non_null(strstr(o.err, path));
     assert_non_null(strstr(o.err, "field 'fp64_tflops' is negative"));
     assert_string_equal(o.out, "");
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     unlink(path);
     free(path);
 }
@@ -521,28 +449,28 @@ static void test_comm_command(void **state) {
 static void test_sensitivity_and_breakdown_options(void **state) {
     (void)state;
     const char *text[] = {"replay", "examples/megatron-tp8", NULL};
-    outcome o = run_cli(text);
+    sc_test_outcome o = sc_test_cli(text);
     assert_int_equal(o.code, 0);
     assert_non_null(strstr(o.out, "\nsensitivity (step with one class twice as long): gpu x"));
     assert_non_null(strstr(o.out, "; bound by cpu\n"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     const char *off[] = {"replay", "--json", "--no-sensitivity", "examples/megatron-tp8", NULL};
-    o = run_cli(off);
+    o = sc_test_cli(off);
     assert_int_equal(o.code, 0);
     assert_non_null(strstr(o.out, "\"sensitivity\":{\"computed\":false,\"why_not\":\"not asked for\"},\"bound_by\":null"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     const char *on[] = {"predict", "--json", "--sensitivity", "examples/megatron-tp8", NULL};
-    o = run_cli(on);
+    o = sc_test_cli(on);
     assert_int_equal(o.code, 0);
     assert_non_null(strstr(o.out, "\"sensitivity\":{\"computed\":true,"));
     assert_non_null(strstr(o.out, "\"bound_by\":\"cpu\""));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     const char *hta[] = {"replay", "--breakdown=hta", "--no-sensitivity", "examples/megatron-tp8", NULL};
-    o = run_cli(hta);
+    o = sc_test_cli(hta);
     assert_int_equal(o.code, 0);
     assert_non_null(strstr(o.out, "HTA temporal breakdown of the measured traces"));
     assert_non_null(strstr(o.out, "sensitivity: not checked (not asked for)"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     const char *both[] = {"replay", "--sensitivity", "--no-sensitivity", "examples/megatron-tp8", NULL};
     expect_usage(both);
     const char *both2[] = {"predict", "--no-sensitivity", "--sensitivity", "examples/megatron-tp8", NULL};
@@ -561,16 +489,16 @@ static void test_export_folder_reads_back(void **state) {
     char prefix[300];
     snprintf(prefix, sizeof prefix, "%s/mega", dir);
     const char *export[] = {"export", "--chakra", prefix, "examples/megatron-tp8", NULL};
-    outcome o = run_cli(export);
+    sc_test_outcome o = sc_test_cli(export);
     if (o.code != 0) fail_msg("export: exit %d: %s", o.code, o.err);
     assert_non_null(strstr(o.err, "mega.comm_group.json: 0 communicator groups besides the world"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     const char *graph[] = {"graph", dir, NULL};
-    o = run_cli(graph);
+    o = sc_test_cli(graph);
     if (o.code != 0) fail_msg("graph of the export: exit %d: %s", o.code, o.err);
     assert_null(strstr(o.err, "comm_group"));
     assert_non_null(strstr(o.out, "84 groups"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     char f[400];
     for (int r = 0; r < 8; r++) {
         snprintf(f, sizeof f, "%s.%d.et", prefix, r);
@@ -581,27 +509,10 @@ static void test_export_folder_reads_back(void **state) {
     rmdir(dir);
 }
 
-static int setup(void **state) {
-    (void)state;
-    return access(bin, X_OK) == 0 ? 0 : -1;
-}
-
 int main(int argc, char **argv) {
     (void)argc;
-    const char *env = getenv("STEPCAST_BIN");
-    if (env && *env) {
-        snprintf(bin, sizeof bin, "%s", env);
-    } else { /* BUILD/tests/test_cli -> BUILD/stepcast */
-        snprintf(bin, sizeof bin, "%s", argv[0]);
-        char *slash = strrchr(bin, '/');
-        if (slash) *slash = '\0';
-        slash = strrchr(bin, '/');
-        if (slash) slash[1] = '\0';
-        else snprintf(bin, sizeof bin, "../");
-        strncat(bin, "stepcast", sizeof bin - strlen(bin) - 1);
-    }
-    if (access(bin, X_OK) != 0) {
-        fprintf(stderr, "test_cli: no stepcast binary at %s (set STEPCAST_BIN)\n", bin);
+    if (!sc_test_find_bin(argv[0])) {
+        fprintf(stderr, "test_cli: no stepcast binary at %s (set STEPCAST_BIN)\n", sc_test_bin);
         return 1;
     }
     const struct CMUnitTest tests[] = {
@@ -619,5 +530,5 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_sensitivity_and_breakdown_options),
         cmocka_unit_test(test_export_folder_reads_back),
     };
-    return cmocka_run_group_tests_name("stepcast info CLI", tests, setup, NULL);
+    return cmocka_run_group_tests_name("stepcast info CLI", tests, sc_test_bin_setup, NULL);
 }

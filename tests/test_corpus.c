@@ -14,11 +14,12 @@
  *     at every structural point, plain and gzip; 10 million tiny events; a
  *     1 GB line; a file over the memory budget. STEPCAST_CORPUS_BIG=0 skips
  *     the big ones (for a run under valgrind).
- * The CLI is the one beside this program (BUILD/tests/.. /stepcast), so
+ * The CLI is $STEPCAST_BIN, else the one beside this program (testcli.h), so
  * `make check` runs the corpus against the sanitizer build. A sanitizer
  * report in a child fails the case whatever its exit code.
  */
 #include "testutil.h"
+#include "testcli.h"
 
 #include "../src/io/source.h"
 
@@ -30,7 +31,6 @@
 #include <time.h>
 #include <zlib.h>
 
-static char cli[4096];
 static char tmpdir[256];
 
 #define MAX_CHECKS 8
@@ -76,8 +76,8 @@ static result run_cli(char **argv, int timeout_s) {
         /* A sanitizer report must not pass for the input error exit (1). */
         setenv("ASAN_OPTIONS", "exitcode=86:detect_leaks=1", 1);
         setenv("UBSAN_OPTIONS", "halt_on_error=1:exitcode=86:print_stacktrace=1", 1);
-        argv[0] = cli;
-        execv(cli, argv);
+        argv[0] = sc_test_bin;
+        execv(sc_test_bin, argv);
         _exit(121);
     }
     int status = 0;
@@ -409,13 +409,7 @@ static int cmp_name(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     (void)argc;
-    /* BUILD/tests/test_corpus -> BUILD/stepcast */
-    snprintf(cli, sizeof cli, "%s", argv[0]);
-    char *slash = strrchr(cli, '/');
-    if (slash) *slash = '\0';
-    slash = strrchr(cli, '/');
-    if (slash) snprintf(slash + 1, sizeof cli - (size_t)(slash + 1 - cli), "stepcast");
-    else snprintf(cli, sizeof cli, "../stepcast");
+    sc_test_find_bin(argv[0]);
     snprintf(tmpdir, sizeof tmpdir, "%s/stepcast-corpus-XXXXXX", sc_test_tmpdir());
     if (!mkdtemp(tmpdir)) return 1;
 

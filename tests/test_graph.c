@@ -11,14 +11,6 @@
 #include "graph/build.h"
 #include "sim/sim.h"
 
-static sc_traceset *load(const char *path) {
-    sc_traceset *set = NULL;
-    sc_error err;
-    const char *paths[1] = {path};
-    if (sc_traceset_load(paths, 1, NULL, &set, &err) != SC_OK) fail_msg("%s: %s", path, err.message);
-    return set;
-}
-
 static sc__graph *build(const sc_traceset *set, int64_t iteration, bool hide, sc__build_stats *st) {
     sc__build_options o = {.iteration = iteration, .hide_cuda_sync = hide};
     sc__graph *g = NULL;
@@ -57,7 +49,7 @@ static uint64_t launched_in_window(const sc_trace *t, int64_t start, int64_t end
 
 static void test_megatron_8rank(void **state) {
     (void)state;
-    sc_traceset *set = load(sc_test_trace("megatron-tp8-a100"));
+    sc_traceset *set = sc_test_load_shared("megatron-tp8-a100");
     sc__graph *g = build(set, -1, false, NULL);
     assert_int_equal(g->ranks.len, 8);
     assert_int_equal(g->warnings.count, 0);
@@ -130,7 +122,7 @@ static void test_megatron_8rank(void **state) {
 /* The i-th group's members on every rank are the i-th NCCL kernel. */
 static void test_megatron_group_order(void **state) {
     (void)state;
-    sc_traceset *set = load(sc_test_trace("megatron-tp8-a100"));
+    sc_traceset *set = sc_test_load_shared("megatron-tp8-a100");
     sc__graph *g = build(set, -1, false, NULL);
     const sc__task *t = sc__graph_tasks(g);
     const sc__group *grp = g->groups.data;
@@ -148,7 +140,7 @@ static void test_megatron_group_order(void **state) {
 
 static void test_dlrm_8rank(void **state) {
     (void)state;
-    sc_traceset *set = load(sc_test_trace("param-dlrm-8rank/kineto"));
+    sc_traceset *set = sc_test_load_shared("param-dlrm-8rank/kineto");
     sc__graph *g = build(set, -1, false, NULL);
     assert_int_equal(g->ranks.len, 8);
     assert_int_equal(g->warnings.count, 0);
@@ -214,7 +206,7 @@ static void test_every_trace_builds(void **state) {
     (void)state;
     size_t count = sc_test_big_ok() ? sizeof kineto_traces / sizeof kineto_traces[0] : SMALL_TRACES;
     for (size_t k = 0; k < count; k++) {
-        sc_traceset *set = load(sc_test_trace(kineto_traces[k]));
+        sc_traceset *set = sc_test_load_shared(kineto_traces[k]);
         sc__graph *g = build(set, -1, false, NULL);
         assert_int_equal(g->ranks.len, set->count);
         for (size_t r = 0; r < g->ranks.len; r++) {
@@ -246,7 +238,7 @@ static void test_sync_inference_bar(void **state) {
      * pair two streams with work (alexnet/simple_add: 3 per iteration x 2). */
     static const uint64_t recorded[] = {6, 0, 1, 6};
     for (size_t k = 0; k < 4; k++) {
-        sc_traceset *set = load(sc_test_trace(cp[k]));
+        sc_traceset *set = sc_test_load_shared(cp[k]);
         sc__build_stats st;
         sc__graph *g = build(set, -1, false, &st);
         assert_true(st.sync_checked);
@@ -267,22 +259,12 @@ static void test_sync_inference_bar(void **state) {
 
 /* ------------------------------------------------- hand-written traces */
 
-static sc_traceset *load_text(const char *json) {
-    const char *path = sc_test_tmpfile(json, strlen(json), ".json");
-    assert_non_null(path);
-    char copy[256];
-    snprintf(copy, sizeof copy, "%s", path);
-    sc_traceset *set = load(copy);
-    remove(copy);
-    return set;
-}
-
 /* Thread: A [10,60) holds cudaLaunchKernel [20,30); B [70,80). Kernel on
  * stream 7 at [35,50). No ProfilerStep: the whole trace. Expected thread
  * tasks: A 10us (gap 0), launch 10us, A 30us, B 10us with a 10 us gap. */
 static void test_flatten_with_gaps(void **state) {
     (void)state;
-    sc_traceset *set = load_text(
+    sc_traceset *set = sc_test_load_text(
         "{\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":["
         "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"A\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":50},"
         "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
@@ -322,7 +304,7 @@ static void test_flatten_with_gaps(void **state) {
  * five nodes, one line per edge (3 thread + 1 launch). */
 static void test_dot(void **state) {
     (void)state;
-    sc_traceset *set = load_text(
+    sc_traceset *set = sc_test_load_text(
         "{\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":["
         "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"A\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":50},"
         "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
@@ -366,7 +348,7 @@ static const char *two_steps =
 
 static void test_iteration_choice(void **state) {
     (void)state;
-    sc_traceset *set = load_text(two_steps);
+    sc_traceset *set = sc_test_load_text(two_steps);
     sc__graph *g = build(set, -1, false, NULL);
     const sc__rank *rk = rank_at(g, 0);
     assert_int_equal(rk->step_start, 0);
@@ -427,7 +409,7 @@ static void remove_job(void) {
 static void test_point_to_point(void **state) {
     (void)state;
     const char *plain[2] = {P2P_RANK(0, "nccl:send", 30, ""), P2P_RANK(1, "nccl:recv", 30, "")};
-    sc_traceset *set = load(write_job(plain, 2));
+    sc_traceset *set = sc_test_load_path(write_job(plain, 2));
     sc__graph *g = build(set, -1, false, NULL);
     const sc__task *t = sc__graph_tasks(g);
     assert_int_equal(g->groups.len, 1);
@@ -448,7 +430,7 @@ static void test_point_to_point(void **state) {
         P2P_RANK(1, "nccl:recv", 41,
                  ",\"Collective name\":\"recv\",\"In msg nelems\":1024,\"dtype\":\"Float\","
                  "\"Process Group Name\":\"7\",\"Process Group Ranks\":\"[0, 1]\",\"Seq\":3")};
-    set = load(write_job(meta, 2));
+    set = sc_test_load_path(write_job(meta, 2));
     g = build(set, -1, false, NULL);
     t = sc__graph_tasks(g);
     grp = g->groups.data;
@@ -464,7 +446,7 @@ static void test_point_to_point(void **state) {
     /* No metadata and different NCCL stream ids on the two ranks (one
      * stream each): the i-th streams are the same communicator. */
     const char *ord[2] = {P2P_RANK(0, "nccl:all_reduce", 24, ""), P2P_RANK(1, "nccl:all_reduce", 31, "")};
-    set = load(write_job(ord, 2));
+    set = sc_test_load_path(write_job(ord, 2));
     g = build(set, -1, false, NULL);
     grp = g->groups.data;
     assert_int_equal(g->groups.len, 1);
@@ -494,7 +476,7 @@ static void test_common_iteration(void **state) {
         STEP(2, 2, 2, "") "]}"};
 #undef STEP
 #undef KERNEL_OF
-    sc_traceset *set = load(write_job(texts, 2));
+    sc_traceset *set = sc_test_load_path(write_job(texts, 2));
     sc__graph *g = build(set, -1, false, NULL);
     assert_int_equal(rank_at(g, 0)->step_start, 100000);
     assert_int_equal(rank_at(g, 1)->step_start, 100000);
@@ -520,7 +502,7 @@ static void test_collective_mismatch(void **state) {
         LAUNCH_NCCL(2, 40) "]}",
         "{\"distributedInfo\":{\"rank\":1,\"world_size\":2},\"traceEvents\":[" LAUNCH_NCCL(1, 10) "]}"};
 #undef LAUNCH_NCCL
-    sc_traceset *set = load(write_job(texts, 2));
+    sc_traceset *set = sc_test_load_path(write_job(texts, 2));
     sc__graph *g = build(set, -1, false, NULL);
     /* One line says it (the job check's whole-trace count is not repeated). */
     size_t found = 0, about_counts = 0;
@@ -549,7 +531,7 @@ static void test_collective_mismatch(void **state) {
  * measured-time inference (cuda_sync hidden) must name the same targets. */
 static void test_sync_targets(void **state) {
     (void)state;
-    sc_traceset *set = load(sc_test_trace("hta-testdata/critical_path/cuda_event_sync/event_sync_trace.json.gz"));
+    sc_traceset *set = sc_test_load_shared("hta-testdata/critical_path/cuda_event_sync/event_sync_trace.json.gz");
     for (int hide = 0; hide < 2; hide++) {
         sc__graph *g = build(set, -1, hide != 0, NULL);
         const sc__task *t = sc__graph_tasks(g);
@@ -594,7 +576,7 @@ static void test_blocking_copies(void **state) {
     assert_int_equal(sc__call_classify("cudaMemcpyAsync"), SC_CALL_LAUNCH);
     assert_int_equal(sc__call_classify("hipMemsetAsync"), SC_CALL_LAUNCH);
     assert_int_equal(sc__call_classify("cudaMemset"), SC_CALL_LAUNCH);
-    sc_traceset *set = load(sc_test_trace("tracelens/mi300__facebook_timesformer-base-finetuned-k400.json.gz"));
+    sc_traceset *set = sc_test_load_shared("tracelens/mi300__facebook_timesformer-base-finetuned-k400.json.gz");
     sc__graph *g = build(set, -1, false, NULL);
     const sc__task *t = sc__graph_tasks(g);
     const sc__proc *p = sc__graph_procs(g);
@@ -621,7 +603,7 @@ static void test_sync_inference_streams(void **state) {
         "hta-testdata/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz",
     };
     for (size_t k = 0; k < 2; k++) {
-        sc_traceset *set = load(sc_test_trace(cp[k]));
+        sc_traceset *set = sc_test_load_shared(cp[k]);
         sc__graph *rec = build(set, -1, false, NULL), *inf = build(set, -1, true, NULL);
         assert_int_equal(rec->tasks.len, inf->tasks.len);
         const sc__task *a = sc__graph_tasks(rec), *b = sc__graph_tasks(inf);
@@ -658,7 +640,7 @@ static uint32_t cross_stream_source(const sc__graph *g, uint32_t to) {
  * without the edge. */
 static void test_wait_for_an_earlier_event(void **state) {
     (void)state;
-    sc_traceset *set = load_text(
+    sc_traceset *set = sc_test_load_text(
         "{\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":["
         "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
         "\"ts\":10,\"dur\":5,\"args\":{\"correlation\":1}},"
@@ -680,9 +662,7 @@ static void test_wait_for_an_earlier_event(void **state) {
         "\"args\":{\"correlation\":5,\"stream\":7,\"device\":0}}]}");
     sc__graph *g = build(set, -1, false, NULL);
     const sc__task *t = sc__graph_tasks(g);
-    uint32_t c = SC__NONE;
-    for (uint32_t i = 0; i < g->tasks.len; i++)
-        if (strcmp(sc__graph_str(g, t[i].name), "C") == 0) c = i;
+    uint32_t c = sc_test_task_named(g, "C");
     assert_int_not_equal(c, SC__NONE);
     uint32_t src = cross_stream_source(g, c);
     assert_int_not_equal(src, SC__NONE);
@@ -699,7 +679,7 @@ static void test_wait_for_an_earlier_event(void **state) {
  * thread, the kernel came from the main thread). */
 static void test_graph_launch_gaps_and_ddp_wait(void **state) {
     (void)state;
-    sc_traceset *set = load(sc_test_trace("hta-testdata/negative_queue_length_values_check/rank0.json.gz"));
+    sc_traceset *set = sc_test_load_shared("hta-testdata/negative_queue_length_values_check/rank0.json.gz");
     sc__graph *g = build(set, -1, false, NULL);
     const sc__task *t = sc__graph_tasks(g);
     int64_t gaps = 0;
@@ -740,7 +720,7 @@ static void test_sync_targets_consistent(void **state) {
     if (SC_TEST_TSAN) skip();
     uint64_t syncs = 0, kernels = 0; /* stream syncs, and GPU tasks checked against them */
     for (size_t k = 0; k < sizeof kineto_traces / sizeof kineto_traces[0]; k++) {
-        sc_traceset *set = load(sc_test_trace(kineto_traces[k]));
+        sc_traceset *set = sc_test_load_shared(kineto_traces[k]);
         sc__graph *g = build(set, -1, true, NULL);
         const sc__task *t = sc__graph_tasks(g);
         for (size_t s = 0; s < g->tasks.len; s++) {
@@ -887,7 +867,7 @@ static void test_cycle_check_order(void **state) {
 /* Same input, same graph: byte-identical report. */
 static void test_report_deterministic(void **state) {
     (void)state;
-    sc_traceset *set = load(sc_test_trace("param-dlrm-8rank/kineto"));
+    sc_traceset *set = sc_test_load_shared("param-dlrm-8rank/kineto");
     char *out[2] = {NULL, NULL};
     size_t len[2] = {0, 0};
     for (int k = 0; k < 2; k++) {
@@ -1075,7 +1055,7 @@ static void test_finish_helper_changes_nothing(void **state) {
 static void test_message_sizes(void **state) {
     (void)state;
     const char *texts[2] = {MS_RANK(0, 12), MS_RANK(1, 20)};
-    sc_traceset *set = load(write_job(texts, 2));
+    sc_traceset *set = sc_test_load_path(write_job(texts, 2));
     sc__graph *g = build(set, -1, false, NULL);
     static const struct {
         uint8_t type;
@@ -1129,7 +1109,7 @@ static void test_message_sizes_from_args(void **state) {
     static const char *paths[] = {"hta-testdata/nccl_parser_config/nccl_data.json.gz",
                                   "tracelens/mi300__resnet_act_checkpoint.json.gz"};
     for (size_t k = 0; k < sizeof paths / sizeof paths[0]; k++) {
-        sc_traceset *set = load(sc_test_trace(paths[k]));
+        sc_traceset *set = sc_test_load_shared(paths[k]);
         sc__graph *g = build(set, -1, false, NULL);
         const sc_trace *tr = set->traces[0];
         const sc__task *t = sc__graph_tasks(g);

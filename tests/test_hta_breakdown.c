@@ -12,14 +12,6 @@
 
 #include <math.h>
 
-static sc_traceset *load(const char *rel) {
-    const char *path = sc_test_trace(rel);
-    sc_traceset *set = NULL;
-    sc_error err;
-    if (sc_traceset_load(&path, 1, NULL, &set, &err) != SC_OK) fail_msg("%s: %s", rel, err.message);
-    return set;
-}
-
 static sc_replay *run_hta(const sc_traceset *set) {
     sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
     o.breakdown = SC_BREAKDOWN_HTA;
@@ -48,7 +40,7 @@ static void check_parts(const sc_hta_breakdown *h) {
 
 static void test_megatron_as_hta(void **state) {
     (void)state;
-    sc_traceset *set = load("megatron-tp8-a100");
+    sc_traceset *set = sc_test_load_shared("megatron-tp8-a100");
     sc_replay *r = run_hta(set);
     assert_int_equal(sc_replay_hta_count(r), 8);
     sc_hta_breakdown h;
@@ -103,7 +95,7 @@ static void test_hta_paths(void **state) {
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         const expect *x = &cases[c];
-        sc_traceset *set = load(x->rel);
+        sc_traceset *set = sc_test_load_shared(x->rel);
         sc_replay *r = run_hta(set);
         assert_int_equal(sc_replay_hta_count(r), 1);
         sc_hta_breakdown h;
@@ -138,7 +130,7 @@ static char *write_report(const sc_replay *r, int json) {
  * when asked for, and then from predict too. */
 static void test_report(void **state) {
     (void)state;
-    sc_traceset *set = load("megatron-tp8-a100");
+    sc_traceset *set = sc_test_load_shared("megatron-tp8-a100");
     sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
     o.sensitivity = SC_SENSITIVITY_OFF;
     sc_replay *r;

@@ -288,20 +288,12 @@ static void test_shape_edit_tp(void **state) {
     assert_false(sc__shape_edit_tp(&from, 8, &e));
 }
 
-static sc_traceset *load(const char *rel) {
-    const char *p = sc_test_trace(rel);
-    sc_traceset *set;
-    sc_error err;
-    if (sc_traceset_load(&p, 1, NULL, &set, &err) != SC_OK) fail_msg("%s", err.message);
-    return set;
-}
-
 /* The bar: on the Megatron set the GEMMs' median |model - traced| is at
  * most 5% once calibrated, every class is reported, and the shapes show
  * the model the set's README reads off them. */
 static void test_megatron_kernels(void **state) {
     (void)state;
-    sc_traceset *set = load("megatron-tp8-a100");
+    sc_traceset *set = sc_test_load_shared("megatron-tp8-a100");
     sc_kernels *k;
     sc_error err;
     assert_int_equal(sc_kernels_run(set, NULL, &k, &err), SC_OK);
@@ -385,7 +377,7 @@ static double layer_forward_ms(const sc_replay *r) {
  * 11.9 ms. */
 static void test_korthikanti_layer(void **state) {
     (void)state;
-    sc_traceset *set = load("megatron-tp8-a100");
+    sc_traceset *set = sc_test_load_shared("megatron-tp8-a100");
     const char *cpu0[] = {"cpu=0"};
     sc_predict_options o = SC_PREDICT_OPTIONS_INIT;
     o.replay.scales = cpu0;

@@ -4,7 +4,8 @@
  * (nothing below 2 MB; then room just past the length made resident, never
  * past the capacity, the contents untouched, at once when enough is warm),
  * sc__prefault's range, sc__prefaulter's thread, and the capacity
- * sc__vec_grown_cap gives an array filled in step with an input.
+ * sc__vec_grown_cap gives an array filled in step with an input; and the
+ * unit ladder of the size texts (sc__size_in_units, sc__budget_text).
  *
  * Residency is read with mincore(2). Where the kernel has no
  * MADV_POPULATE_WRITE (before Linux 5.14) the hint does nothing, and only
@@ -195,12 +196,41 @@ static void test_grown_cap(void **state) {
     assert_int_equal(sc__vec_grown_cap(&v, SIZE_MAX - 1, 0, 0), SIZE_MAX - 1);
 }
 
+/* The unit a size reads in, capped where the caller asks, and the budget
+ * text built on it (a tenth of a MiB only below 100 MiB). */
+static void test_size_units(void **state) {
+    (void)state;
+    sc__size s = sc__size_in_units(1023, 4);
+    assert_string_equal(s.unit, "B");
+    assert_int_equal(s.whole, 1023);
+    s = sc__size_in_units(1536, 4);
+    assert_string_equal(s.unit, "KiB");
+    assert_int_equal(s.power, 1);
+    assert_int_equal(s.whole, 1);
+    assert_true(s.value == 1.5);
+    s = sc__size_in_units((uint64_t)5 << 40, 4);
+    assert_string_equal(s.unit, "TiB");
+    assert_int_equal(s.whole, 5);
+    s = sc__size_in_units((uint64_t)3 << 50, 4); /* no unit past TiB */
+    assert_int_equal(s.whole, 3u << 10);
+    s = sc__size_in_units((uint64_t)3 << 30, 2); /* capped at MiB */
+    assert_string_equal(s.unit, "MiB");
+    assert_int_equal(s.whole, 3072);
+    char buf[32];
+    assert_string_equal(sc__budget_text(100, buf), "100 bytes");
+    assert_string_equal(sc__budget_text(1536, buf), "1 KiB");
+    assert_string_equal(sc__budget_text(15 * MB + MB / 2, buf), "15.5 MiB");
+    assert_string_equal(sc__budget_text(150 * MB + MB / 2, buf), "150 MiB");
+    assert_string_equal(sc__budget_text((uint64_t)2 << 30, buf), "2048 MiB");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_prefault),
         cmocka_unit_test(test_prefault_range),
         cmocka_unit_test(test_prefault_thread),
         cmocka_unit_test(test_grown_cap),
+        cmocka_unit_test(test_size_units),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,39 +9,13 @@
  * are in test_model_published.c).
  */
 #include "testutil.h"
+#include "testmodel.h"
 
 #include "models/transformer.h"
 #include "pipeline/model.h"
 #include "transforms/pipeline_schedule.h"
 
 #include <math.h>
-
-static sc_model_config *cfg(const char *const *kv) {
-    sc_model_config *c;
-    sc_error err;
-    assert_int_equal(sc_model_config_new(&c, &err), SC_OK);
-    for (size_t i = 0; kv[i]; i += 2) {
-        sc_status st = !strcmp(kv[i], "preset") ? sc_model_config_preset(c, kv[i + 1], &err)
-                                               : sc_model_config_set(c, kv[i], kv[i + 1], &err);
-        if (st != SC_OK) fprintf(stderr, "%s\n", err.message);
-        assert_int_equal(st, SC_OK);
-    }
-    return c;
-}
-
-static double step_of(const char *const *kv, sc_model_summary *out) {
-    sc_model_config *c = cfg(kv);
-    sc_model *m;
-    sc_error err;
-    sc_status st = sc_model_run(c, &m, &err);
-    if (st != SC_OK) fprintf(stderr, "%s\n", err.message);
-    assert_int_equal(st, SC_OK);
-    sc_model_summary s = sc_model_get_summary(m);
-    if (out) *out = s;
-    sc_model_free(m);
-    sc_model_config_free(c);
-    return (double)s.step_ns * 1e-9;
-}
 
 static void test_schedule_order(void **state) {
     (void)state;
@@ -76,12 +50,12 @@ static void test_bubble(void **state) {
     const char *kv[] = {"layers", "32", "hidden", "8192", "heads", "64", "vocab", "8", "seq", "4096", "host-us", "0",
                         "pp", "4", "gbs", "8", "vp", "1", "gpu", "a100-80gb", NULL};
     sc_model_summary s;
-    step_of(kv, &s);
+    sc_test_model_step(kv, &s);
     double want = 3.0 / (8 + 3);
     assert_true(fabs(s.bubble - want) <= 0.05 * want + 0.005);
     kv[15] = "16";
     kv[17] = "2";
-    step_of(kv, &s);
+    sc_test_model_step(kv, &s);
     want = 1.5 / (16 + 1.5);
     assert_true(fabs(s.bubble - want) <= 0.05 * want + 0.005);
 }
@@ -95,28 +69,18 @@ static void test_param_gather_buckets(void **state) {
     const char *kv[] = {"layers", "32", "hidden", "4096", "heads", "32", "seq", "4096", "vocab", "32000", "dp", "64",
                         "nodes", "8", "gbs", "64", "gpu", "h100", "overlap-grad-reduce", "false",
                         "overlap-param-gather", "true", NULL};
-    double overlapped = step_of(kv, NULL);
+    double overlapped = sc_test_model_step(kv, NULL);
     kv[21] = "false";
-    double after = step_of(kv, NULL);
+    double after = sc_test_model_step(kv, NULL);
     assert_true(overlapped < 0.95 * after);
-}
-
-static void expect_bad(const char *const *kv, const char *words) {
-    sc_model_config *c = cfg(kv);
-    sc_model *m;
-    sc_error err;
-    assert_int_equal(sc_model_run(c, &m, &err), SC_E_USAGE);
-    assert_non_null(strstr(err.message, words));
-    assert_null(strchr(err.message, '\n'));
-    sc_model_config_free(c);
 }
 
 static void test_bad_configs(void **state) {
     (void)state;
-    expect_bad((const char *[]){"preset", "gpt3-175b", "tp", "5", NULL}, "not divisible by tp");
-    expect_bad((const char *[]){"preset", "gpt3-175b", "pp", "7", NULL}, "not divisible by pp x vp");
-    expect_bad((const char *[]){"preset", "gpt3-175b", "dp", "3", "gbs", "64", NULL}, "not divisible by dp x mbs");
-    sc_model_config *c = cfg((const char *[]){NULL});
+    sc_test_model_bad((const char *[]){"preset", "gpt3-175b", "tp", "5", NULL}, "not divisible by tp");
+    sc_test_model_bad((const char *[]){"preset", "gpt3-175b", "pp", "7", NULL}, "not divisible by pp x vp");
+    sc_test_model_bad((const char *[]){"preset", "gpt3-175b", "dp", "3", "gbs", "64", NULL}, "not divisible by dp x mbs");
+    sc_model_config *c = sc_test_model_cfg((const char *[]){NULL});
     sc_error err;
     assert_int_equal(sc_model_config_preset(c, "gpt-9", &err), SC_E_USAGE);
     assert_non_null(strstr(err.message, "unknown preset"));
@@ -129,21 +93,21 @@ static void test_bad_configs(void **state) {
  * counting the top-k expert FFNs, the router and the shared experts. */
 static double flops_per_token(const char *const *kv) {
     sc_model_summary s;
-    step_of(kv, &s);
+    sc_test_model_step(kv, &s);
     return s.model_tflops_per_gpu * 1e12 / s.tokens_per_s_per_gpu;
 }
 
 #define MOE_BASE "layers", "4", "hidden", "1024", "heads", "8", "vocab", "32000", "seq", "1024", "gated", "true"
 static void test_moe(void **state) {
     (void)state;
-    expect_bad((const char *[]){MOE_BASE, "experts", "8", "tp", "4", "etp", "2", NULL}, "must be 1 or tp");
-    expect_bad((const char *[]){MOE_BASE, "experts", "8", "tp", "2", "etp", "1", "sp", "false", NULL}, "sequence parallelism");
-    expect_bad((const char *[]){MOE_BASE, "experts", "8", "tp", "2", "etp", "1", "sp", "true", "dp", "2", "ep", "8", NULL},
-               "must divide tp x dp x cp");
-    double a = step_of((const char *[]){MOE_BASE, NULL}, NULL);
-    double b = step_of((const char *[]){MOE_BASE, "head-dim", "128", NULL}, NULL);
+    sc_test_model_bad((const char *[]){MOE_BASE, "experts", "8", "tp", "4", "etp", "2", NULL}, "must be 1 or tp");
+    sc_test_model_bad((const char *[]){MOE_BASE, "experts", "8", "tp", "2", "etp", "1", "sp", "false", NULL}, "sequence parallelism");
+    sc_test_model_bad((const char *[]){MOE_BASE, "experts", "8", "tp", "2", "etp", "1", "sp", "true", "dp", "2", "ep", "8", NULL},
+                      "must divide tp x dp x cp");
+    double a = sc_test_model_step((const char *[]){MOE_BASE, NULL}, NULL);
+    double b = sc_test_model_step((const char *[]){MOE_BASE, "head-dim", "128", NULL}, NULL);
     assert_true(a == b);
-    assert_true(step_of((const char *[]){MOE_BASE, "head-dim", "256", NULL}, NULL) > a);
+    assert_true(sc_test_model_step((const char *[]){MOE_BASE, "head-dim", "256", NULL}, NULL) > a);
     /* per token: 3 x (2 h (g + 1) f k + 2 h E) per layer against 3 x 2 h (g + 1) (k f) */
     double h = 1024, L = 4, g = 2;
     double dense = flops_per_token((const char *[]){MOE_BASE, "ffn", "2048", NULL});
@@ -201,14 +165,14 @@ static void test_layer_kinds(void **state) {
     double stages = sc__tf_stage_params(&c, 0) + sc__tf_stage_params(&c, 1);
     assert_true(fabs(stages - (3 * sc__tf_layer_params_gpu(&dense) + 5 * sc__tf_layer_params_gpu(&moe) + emb - 2.0 * c.hidden)) < 1);
     /* through the whole model */
-    double full = step_of((const char *[]){MOE_BASE, "seq", "4096", NULL}, NULL);
-    assert_true(step_of((const char *[]){MOE_BASE, "seq", "4096", "window", "4096", NULL}, NULL) == full);
-    double windowed = step_of((const char *[]){MOE_BASE, "seq", "4096", "window", "128", NULL}, NULL);
-    double half = step_of((const char *[]){MOE_BASE, "seq", "4096", "window", "128", "window-skip", "2", NULL}, NULL);
+    double full = sc_test_model_step((const char *[]){MOE_BASE, "seq", "4096", NULL}, NULL);
+    assert_true(sc_test_model_step((const char *[]){MOE_BASE, "seq", "4096", "window", "4096", NULL}, NULL) == full);
+    double windowed = sc_test_model_step((const char *[]){MOE_BASE, "seq", "4096", "window", "128", NULL}, NULL);
+    double half = sc_test_model_step((const char *[]){MOE_BASE, "seq", "4096", "window", "128", "window-skip", "2", NULL}, NULL);
     assert_true(windowed < half && half < full);
-    expect_bad((const char *[]){MOE_BASE, "window-skip", "2", NULL}, "needs a window");
-    expect_bad((const char *[]){MOE_BASE, "dense-layers", "1", NULL}, "need experts");
-    expect_bad((const char *[]){MOE_BASE, "experts", "8", "dense-layers", "4", NULL}, "must leave some");
+    sc_test_model_bad((const char *[]){MOE_BASE, "window-skip", "2", NULL}, "needs a window");
+    sc_test_model_bad((const char *[]){MOE_BASE, "dense-layers", "1", NULL}, "need experts");
+    sc_test_model_bad((const char *[]){MOE_BASE, "experts", "8", "dense-layers", "4", NULL}, "must leave some");
 }
 
 static char *report(sc_model_config *c);
@@ -296,8 +260,8 @@ static void test_lora_ops(void **state) {
 #define LORA_BASE "layers", "8", "hidden", "2048", "ffn", "8192", "heads", "16", "vocab", "32000", "seq", "2048", "gated", "true", "dp", "2", "gbs", "8"
 static void test_lora_model(void **state) {
     (void)state;
-    sc_model_config *a = cfg((const char *[]){LORA_BASE, NULL});
-    sc_model_config *b = cfg((const char *[]){LORA_BASE, "lora-rank", "0", NULL});
+    sc_model_config *a = sc_test_model_cfg((const char *[]){LORA_BASE, NULL});
+    sc_model_config *b = sc_test_model_cfg((const char *[]){LORA_BASE, "lora-rank", "0", NULL});
     char *ra = report(a), *rb = report(b);
     assert_string_equal(ra, rb);
     free(ra);
@@ -305,8 +269,8 @@ static void test_lora_model(void **state) {
     sc_model_config_free(a);
     sc_model_config_free(b);
     sc_model_summary full, lora;
-    double tf = step_of((const char *[]){LORA_BASE, NULL}, &full);
-    double tl = step_of((const char *[]){LORA_BASE, "lora-rank", "16", NULL}, &lora);
+    double tf = sc_test_model_step((const char *[]){LORA_BASE, NULL}, &full);
+    double tl = sc_test_model_step((const char *[]){LORA_BASE, "lora-rank", "16", NULL}, &lora);
     assert_true(tl < tf);
     assert_true(lora.memory_gb < full.memory_gb);
     /* per token: 2 x base + 3 x 2 x adapters against 3 x base */
@@ -328,7 +292,7 @@ static void test_lora_model(void **state) {
     assert_true(fabs(m.grads - 4 * adapters) < 1);
     assert_true(fabs(m.optimizer - 12 * adapters / 2) < 1);
     assert_true(fabs(m.weights - 2 * (sc__tf_stage_params(&c, 0) + adapters)) < 1);
-    expect_bad((const char *[]){LORA_BASE, "lora-rank", "16", "fsdp", "true", NULL}, "fsdp");
+    sc_test_model_bad((const char *[]){LORA_BASE, "lora-rank", "16", "fsdp", "true", NULL}, "fsdp");
 }
 
 /* The GPT-OSS presets against OpenAI's gpt-oss model card (total
@@ -342,7 +306,7 @@ static void test_gpt_oss_presets(void **state) {
         double params;
     } want[] = {{"gpt-oss-120b", 116.83e9}, {"gpt-oss-20b", 20.91e9}};
     for (size_t i = 0; i < 2; i++) {
-        sc_model_config *c = cfg((const char *[]){"preset", want[i].name, NULL});
+        sc_model_config *c = sc_test_model_cfg((const char *[]){"preset", want[i].name, NULL});
         sc__tf_config t = c->c;
         char why[256];
         assert_true(sc__tf_resolve(&t, why, sizeof why));
@@ -377,8 +341,8 @@ static void test_config_equals_preset(void **state) {
     const char *tmp = sc_test_tmpfile(json, sizeof json - 1, ".json");
     assert_non_null(tmp);
     snprintf(path, sizeof path, "%s", tmp);
-    sc_model_config *a = cfg((const char *[]){"preset", "llama3-8b", "tp", "2", "sp", "true", "dp", "4", "gbs", "32", NULL});
-    sc_model_config *b = cfg((const char *[]){NULL});
+    sc_model_config *a = sc_test_model_cfg((const char *[]){"preset", "llama3-8b", "tp", "2", "sp", "true", "dp", "4", "gbs", "32", NULL});
+    sc_model_config *b = sc_test_model_cfg((const char *[]){NULL});
     sc_error err;
     assert_int_equal(sc_model_config_load(b, path, &err), SC_OK);
     char *ra = report(a), *rb = report(b);
@@ -398,8 +362,8 @@ static void test_config_equals_preset(void **state) {
 
 static void test_sweep(void **state) {
     (void)state;
-    sc_model_config *c = cfg((const char *[]){"preset", "gpt3-175b", "nodes", "128", "gbs", "1536", "gpu", "a100-80gb",
-                                              "recompute", "full", NULL});
+    sc_model_config *c = sc_test_model_cfg((const char *[]){"preset", "gpt3-175b", "nodes", "128", "gbs", "1536", "gpu", "a100-80gb",
+                                           "recompute", "full", NULL});
     const char *keys[] = {"tp", "pp"}, *lists[] = {"4,8", "8,16"};
     sc_model_sweep *s;
     sc_error err;

@@ -11,6 +11,7 @@
  * beside its rows and in the README's model section.
  */
 #include "testutil.h"
+#include "testmodel.h"
 
 #include <math.h>
 
@@ -26,33 +27,13 @@ typedef struct row {
     const char *kv[44];
 } row;
 
-static double step_of(const char *const *kv) {
-    sc_model_config *c;
-    sc_error err;
-    assert_int_equal(sc_model_config_new(&c, &err), SC_OK);
-    for (size_t i = 0; kv[i]; i += 2) {
-        sc_status st = !strcmp(kv[i], "preset") ? sc_model_config_preset(c, kv[i + 1], &err)
-                                               : sc_model_config_set(c, kv[i], kv[i + 1], &err);
-        if (st != SC_OK) fprintf(stderr, "%s: %s\n", kv[i], err.message);
-        assert_int_equal(st, SC_OK);
-    }
-    sc_model *m;
-    sc_status st = sc_model_run(c, &m, &err);
-    if (st != SC_OK) fprintf(stderr, "%s\n", err.message);
-    assert_int_equal(st, SC_OK);
-    sc_model_summary s = sc_model_get_summary(m);
-    sc_model_free(m);
-    sc_model_config_free(c);
-    return (double)s.step_ns * 1e-9;
-}
-
 /* Prints and checks a table; returns the sum of |error| and counts rows. */
 static double run_rows(const char *title, const row *rows, size_t n, size_t *count, size_t *misses) {
     double sum = 0;
     printf("  %s\n", title);
     for (size_t i = 0; i < n; i++) {
         const row *r = &rows[i];
-        double p = step_of(r->kv), e = 100 * (p - r->measured_s) / r->measured_s;
+        double p = sc_test_model_step(r->kv, NULL), e = 100 * (p - r->measured_s) / r->measured_s;
         printf("  %-30s measured %8.3f s  predicted %8.3f s  %+6.1f%%%s\n", r->name, r->measured_s, p, e,
                fabs(e) > 15 ? "  (over 15%)" : "");
         if (fabs(e) > r->bar) printf("  ^ outside its bar of %.0f%%\n", r->bar);

@@ -7,32 +7,9 @@
  * all-reduce between the first and last stages.
  */
 #include "testutil.h"
+#include "testmodel.h"
 
 #include "models/transformer.h"
-
-static sc_model_config *cfg(const char *const *kv) {
-    sc_model_config *c;
-    sc_error err;
-    assert_int_equal(sc_model_config_new(&c, &err), SC_OK);
-    for (size_t i = 0; kv[i]; i += 2) {
-        sc_status st = !strcmp(kv[i], "preset") ? sc_model_config_preset(c, kv[i + 1], &err)
-                                               : sc_model_config_set(c, kv[i], kv[i + 1], &err);
-        if (st != SC_OK) fprintf(stderr, "%s\n", err.message);
-        assert_int_equal(st, SC_OK);
-    }
-    return c;
-}
-
-static sc_model *run(const char *const *kv) {
-    sc_model_config *c = cfg(kv);
-    sc_model *m;
-    sc_error err;
-    sc_status st = sc_model_run(c, &m, &err);
-    if (st != SC_OK) fprintf(stderr, "%s\n", err.message);
-    assert_int_equal(st, SC_OK);
-    sc_model_config_free(c);
-    return m;
-}
 
 static char *write_of(const sc_model *m, int json) {
     char *buf = NULL;
@@ -42,17 +19,6 @@ static char *write_of(const sc_model *m, int json) {
     assert_int_equal(sc_model_write(m, f, json, &err), SC_OK);
     fclose(f);
     return buf;
-}
-
-static void expect_bad(const char *const *kv, const char *words) {
-    sc_model_config *c = cfg(kv);
-    sc_model *m;
-    sc_error err;
-    assert_int_equal(sc_model_run(c, &m, &err), SC_E_USAGE);
-    if (!strstr(err.message, words)) fprintf(stderr, "%s\n", err.message);
-    assert_non_null(strstr(err.message, words));
-    assert_null(strchr(err.message, '\n'));
-    sc_model_config_free(c);
 }
 
 static void test_split_layers(void **state) {
@@ -84,16 +50,16 @@ static void test_split_layers(void **state) {
 
 static void test_bad_splits(void **state) {
     (void)state;
-    expect_bad((const char *[]){"preset", "llama3-405b", "pp", "16", NULL}, "--pp-first-layers");
-    expect_bad((const char *[]){"preset", "llama3-405b", "pp", "16", "pp-first-layers", "8", "pp-last-layers", "7", NULL},
-               "not divisible by the 14 other stages");
-    expect_bad((const char *[]){"preset", "llama3-405b", "pp", "16", "vp", "2", "pp-first-layers", "7", "pp-last-layers", "7", NULL},
-               "needs vp 1");
-    expect_bad((const char *[]){"preset", "llama3-405b", "pp", "2", "pp-first-layers", "100", "pp-last-layers", "30", NULL},
-               "do not leave");
-    expect_bad((const char *[]){"preset", "llama3-405b", "pp", "5", "pp-embedding", "true", NULL}, "layers + 2");
-    expect_bad((const char *[]){"preset", "llama3-405b", "pp", "16", "pp-embedding", "true", "pp-first-layers", "7", NULL},
-               "not both");
+    sc_test_model_bad((const char *[]){"preset", "llama3-405b", "pp", "16", NULL}, "--pp-first-layers");
+    sc_test_model_bad((const char *[]){"preset", "llama3-405b", "pp", "16", "pp-first-layers", "8", "pp-last-layers", "7", NULL},
+                      "not divisible by the 14 other stages");
+    sc_test_model_bad((const char *[]){"preset", "llama3-405b", "pp", "16", "vp", "2", "pp-first-layers", "7", "pp-last-layers", "7", NULL},
+                      "needs vp 1");
+    sc_test_model_bad((const char *[]){"preset", "llama3-405b", "pp", "2", "pp-first-layers", "100", "pp-last-layers", "30", NULL},
+                      "do not leave");
+    sc_test_model_bad((const char *[]){"preset", "llama3-405b", "pp", "5", "pp-embedding", "true", NULL}, "layers + 2");
+    sc_test_model_bad((const char *[]){"preset", "llama3-405b", "pp", "16", "pp-embedding", "true", "pp-first-layers", "7", NULL},
+                      "not both");
 }
 
 #define LLAMA405_16K                                                                                              \
@@ -105,7 +71,7 @@ static void test_bad_splits(void **state) {
  * and last stages with 7 layers. */
 static void test_llama405_16k(void **state) {
     (void)state;
-    sc_model *m = run((const char *[]){LLAMA405_16K, NULL});
+    sc_model *m = sc_test_model_run((const char *[]){LLAMA405_16K, NULL});
     sc_model_summary s = sc_model_get_summary(m);
     assert_int_equal(s.gpus, 16384);
     assert_true(s.simulate_s <= 10);
@@ -122,9 +88,9 @@ static void test_llama405_16k(void **state) {
 static void test_tied_allreduce(void **state) {
     (void)state;
 #define SMALL_PP "preset", "gpt3-5b", "pp", "4", "dp", "2", "gbs", "16", "gpu", "h100"
-    sc_model *tied = run((const char *[]){SMALL_PP, "tied", "true", NULL});
-    sc_model *untied = run((const char *[]){SMALL_PP, NULL});
-    sc_model *one = run((const char *[]){"preset", "gpt3-5b", "gbs", "8", "gpu", "h100", "tied", "true", NULL});
+    sc_model *tied = sc_test_model_run((const char *[]){SMALL_PP, "tied", "true", NULL});
+    sc_model *untied = sc_test_model_run((const char *[]){SMALL_PP, NULL});
+    sc_model *one = sc_test_model_run((const char *[]){"preset", "gpt3-5b", "gbs", "8", "gpu", "h100", "tied", "true", NULL});
     size_t n = 0;
     FILE *f;
     char *buf = NULL;
@@ -157,7 +123,7 @@ static void test_tied_allreduce(void **state) {
  * empty "measured" lane (a model has no trace to measure). */
 static void test_chrome(void **state) {
     (void)state;
-    sc_model *m = run((const char *[]){"preset", "gpt3-5b", "pp", "2", "dp", "2", "gbs", "8", "gpu", "h100", NULL});
+    sc_model *m = sc_test_model_run((const char *[]){"preset", "gpt3-5b", "pp", "2", "dp", "2", "gbs", "8", "gpu", "h100", NULL});
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);

@@ -9,16 +9,6 @@
 
 #include "pipeline/replay.h"
 
-static sc_traceset *load(const char *rel) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s", sc_test_trace(rel));
-    const char *p = path;
-    sc_traceset *set;
-    sc_error err;
-    if (sc_traceset_load(&p, 1, NULL, &set, &err) != SC_OK) fail_msg("%s", err.message);
-    return set;
-}
-
 static sc_replay *predict(const sc_traceset *set, const sc_predict_options *o) {
     sc_replay *r;
     sc_error err;
@@ -57,7 +47,7 @@ static void test_no_edit_is_the_replay(void **state) {
     (void)state;
     static const char *const sets[] = {"param-dlrm-8rank/kineto", "megatron-tp8-a100"};
     for (size_t k = 0; k < 2; k++) {
-        sc_traceset *set = load(sets[k]);
+        sc_traceset *set = sc_test_load_shared(sets[k]);
         sc_replay *r, *p;
         sc_error err;
         assert_int_equal(sc_replay_run(set, NULL, &r, &err), SC_OK);
@@ -88,7 +78,7 @@ static void test_no_edit_is_the_replay(void **state) {
  * shrinks as the degree grows, up to 4,096 ranks on 8 traced ones. */
 static void test_dp_on_dlrm(void **state) {
     (void)state;
-    sc_traceset *set = load("param-dlrm-8rank/kineto");
+    sc_traceset *set = sc_test_load_shared("param-dlrm-8rank/kineto");
     static const uint32_t dps[] = {1, 2, 4, 8, 16, 64, 512, 4096};
     int64_t prev = 0, dp1 = 0;
     for (size_t i = 0; i < sizeof dps / sizeof *dps; i++) {
@@ -132,7 +122,7 @@ static void test_comm_model_replay(void **state) {
     (void)state;
     static const char *const sets[] = {"param-dlrm-8rank/kineto", "megatron-tp8-a100"};
     for (size_t k = 0; k < 2; k++) {
-        sc_traceset *set = load(sets[k]);
+        sc_traceset *set = sc_test_load_shared(sets[k]);
         sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
         o.comm = SC_COMM_MODEL;
         sc_replay *r;
@@ -155,7 +145,7 @@ static void test_comm_model_replay(void **state) {
  * GPU gives a GPU-bound trace a shorter step. */
 static void test_other_gpu(void **state) {
     (void)state;
-    sc_traceset *set = load("param-dlrm-8rank/kineto");
+    sc_traceset *set = sc_test_load_shared("param-dlrm-8rank/kineto");
     sc_replay *base = predict(set, NULL);
     sc_predict_options o = SC_PREDICT_OPTIONS_INIT;
     o.gpu = "h100";
@@ -184,7 +174,7 @@ static void test_other_gpu(void **state) {
 /* Edits the trace cannot take: one clear error each, and no result. */
 static void test_bad_edits(void **state) {
     (void)state;
-    sc_traceset *set = load("param-dlrm-8rank/kineto");
+    sc_traceset *set = sc_test_load_shared("param-dlrm-8rank/kineto");
     sc_replay *r;
     sc_error err;
     sc_predict_options o = SC_PREDICT_OPTIONS_INIT;
@@ -217,7 +207,7 @@ static void test_bad_edits(void **state) {
     sc_traceset_free(set);
 
     /* a trace with no collectives has nothing to grow */
-    set = load("hta-testdata/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
+    set = sc_test_load_shared("hta-testdata/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
     o = (sc_predict_options)SC_PREDICT_OPTIONS_INIT;
     o.dp = 4;
     assert_int_equal(sc_predict_run(set, &o, &r, &err), SC_E_USAGE);
@@ -246,7 +236,7 @@ static void cut_member(char *json) {
  * lengthens the step. */
 static void test_shape_identity(void **state) {
     (void)state;
-    sc_traceset *set = load("megatron-tp8-a100");
+    sc_traceset *set = sc_test_load_shared("megatron-tp8-a100");
     sc_replay *r, *p;
     sc_error err;
     assert_int_equal(sc_replay_run(set, NULL, &r, &err), SC_OK);
@@ -287,7 +277,7 @@ static void test_shape_identity(void **state) {
 /* Shape edits that do not fit the model: one clear line each. */
 static void test_shape_bad_edits(void **state) {
     (void)state;
-    sc_traceset *set = load("megatron-tp8-a100");
+    sc_traceset *set = sc_test_load_shared("megatron-tp8-a100");
     sc_replay *r;
     sc_error err;
     static const struct {
@@ -315,7 +305,7 @@ static void test_shape_bad_edits(void **state) {
     assert_int_equal(sc_predict_run(set, &o, &r, &err), SC_E_USAGE);
     sc_traceset_free(set);
     /* a trace without attention or norms with shapes says what it lacks */
-    set = load("param-dlrm-8rank/kineto");
+    set = sc_test_load_shared("param-dlrm-8rank/kineto");
     o = (sc_predict_options)SC_PREDICT_OPTIONS_INIT;
     o.hidden = 1024;
     assert_int_equal(sc_predict_run(set, &o, &r, &err), SC_E_USAGE);

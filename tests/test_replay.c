@@ -18,14 +18,6 @@
 #include "sim/sim.h"
 #include "trace/trace.h"
 
-static sc_traceset *load(const char *const *paths, size_t n) {
-    sc_traceset *set = NULL;
-    sc_error err;
-    sc_status st = sc_traceset_load(paths, n, NULL, &set, &err);
-    if (st != SC_OK) fail_msg("%s", err.message);
-    return set;
-}
-
 static sc_replay *replay(const sc_traceset *set, bool coupled, const char *scale) {
     sc__build_options bo = {.iteration = -1, .hide_cuda_sync = false};
     sc__graph *g;
@@ -46,7 +38,7 @@ static double rank_error(const sc_replay *r, size_t k) {
 
 static void check_set(const char *dir, bool coupled, double mean_max, double max_max) {
     const char *path = sc_test_trace(dir);
-    sc_traceset *set = load(&path, 1);
+    sc_traceset *set = sc_test_load(&path, 1);
     sc_replay *r = replay(set, coupled, NULL);
     assert_int_equal(r->nranks, 8);
     double sum = 0, worst = 0;
@@ -184,7 +176,7 @@ static void test_every_trace_table(void **state) {
         char path[4096];
         snprintf(path, sizeof path, "%s", p);
         const char *pp = path;
-        sc_traceset *set = load(&pp, 1);
+        sc_traceset *set = sc_test_load(&pp, 1);
         table_row(name, set, -1, &checked, &failed, &excused);
         multi += iteration_rows(name, set, &all_checked, &all_failed, &all_excused) > 1;
         sc_traceset_free(set);
@@ -207,7 +199,7 @@ static void test_every_trace_table(void **state) {
                             "tracelens/mi210__gpu_only_trace__gpu_only_trace.json.gz"};
     for (size_t i = 0; i < 3; i++) {
         const char *p = sc_test_trace(misses[i]);
-        sc_traceset *set = load(&p, 1);
+        sc_traceset *set = sc_test_load(&p, 1);
         sc_replay *r = replay(set, true, NULL);
         assert_true(fabs(rank_error(r, 0)) <= 0.2);
         assert_null(sc_replay_get_step(r).no_error_because);
@@ -222,7 +214,7 @@ static void test_every_trace_table(void **state) {
 static void test_scaling_gpu_moves_the_step(void **state) {
     (void)state;
     const char *path = sc_test_trace("hta-testdata/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
-    sc_traceset *set = load(&path, 1);
+    sc_traceset *set = sc_test_load(&path, 1);
     sc_replay *base = replay(set, true, NULL);
     sc_replay *twice = replay(set, true, "gpu=2");
     const sc__replay_rank *a = &base->ranks[0], *b = &twice->ranks[0];
@@ -371,7 +363,7 @@ static char *report(const sc_traceset *set, const sc_replay_options *o, int json
 static void test_output_is_deterministic(void **state) {
     (void)state;
     const char *path = sc_test_trace("param-dlrm-8rank/kineto");
-    sc_traceset *set = load(&path, 1);
+    sc_traceset *set = sc_test_load(&path, 1);
     const char *scales[] = {"gemm=0.5", "comm=2"};
     sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
     o.scales = scales;
@@ -452,7 +444,7 @@ static uint64_t least_budget(sc_traceset *set, bool simulate, uint64_t lo, uint6
 static void test_job_memory_budget(void **state) {
     (void)state;
     const char *path = sc_test_trace("megatron-tp8-a100");
-    sc_traceset *set = load(&path, 1);
+    sc_traceset *set = sc_test_load(&path, 1);
     uint64_t traces = sc__traceset_memory(set);
     assert_true(set->budget > 0); /* the load's: 80% of RAM, or $STEPCAST_MAX_MEMORY */
     sc__build_options bo = {.iteration = -1};
@@ -496,7 +488,7 @@ static void test_job_memory_budget(void **state) {
 static void test_timings(void **state) {
     (void)state;
     const char *path = sc_test_trace("param-dlrm-8rank/kineto");
-    sc_traceset *set = load(&path, 1);
+    sc_traceset *set = sc_test_load(&path, 1);
     sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
     sc_replay *r;
     sc_error err;
@@ -532,7 +524,7 @@ static void test_timings(void **state) {
 static void test_iteration_option(void **state) {
     (void)state;
     const char *path = sc_test_trace("hta-testdata/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
-    sc_traceset *set = load(&path, 1);
+    sc_traceset *set = sc_test_load(&path, 1);
     sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
     o.graph.iteration = 101;
     size_t n;
@@ -550,7 +542,7 @@ static void test_iteration_option(void **state) {
 static void test_chrome_timeline(void **state) {
     (void)state;
     const char *path = sc_test_trace("param-dlrm-8rank/kineto");
-    sc_traceset *set = load(&path, 1);
+    sc_traceset *set = sc_test_load(&path, 1);
     char out[256];
     snprintf(out, sizeof out, "/tmp/stepcast-test-%ld-chrome.json", (long)getpid());
     remove(out);
@@ -581,7 +573,7 @@ static void test_chrome_timeline(void **state) {
  * so its steps close with the annotation's own CPU time. */
 static void check_measured_from(const char *dir, const char *step, size_t want_tail) {
     const char *path = sc_test_trace(dir);
-    sc_traceset *set = load(&path, 1);
+    sc_traceset *set = sc_test_load(&path, 1);
     sc_replay *r = replay(set, true, NULL);
     size_t tails = 0;
     for (size_t k = 0; k < r->nranks; k++) {
@@ -618,7 +610,7 @@ static void test_measured_from(void **state) {
     check_measured_from("param-dlrm-8rank/kineto", "ProfilerStep#10", 0);
     /* Megatron's rank 1 closes on a kernel of stream 7, 34.327 ms late. */
     const char *path = sc_test_trace("megatron-tp8-a100/megatron_kineto_1.json.gz");
-    sc_traceset *set = load(&path, 1);
+    sc_traceset *set = sc_test_load(&path, 1);
     sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
     size_t n;
     char *json = report(set, &o, 1, &n);
@@ -642,7 +634,7 @@ static void test_measured_from(void **state) {
 static void test_whole_trace_opens_at_its_first_task(void **state) {
     (void)state;
     const char *path = sc_test_trace("tracelens/mi210__gpu_only_trace__gpu_only_trace.json.gz");
-    sc_traceset *set = load(&path, 1);
+    sc_traceset *set = sc_test_load(&path, 1);
     sc_replay *r = replay(set, true, NULL);
     const sc__rank *gr = &SC__VEC_AT(&r->g->ranks, sc__rank, 0);
     const sc__task *first = &sc__graph_tasks(r->g)[gr->step_first_task];
@@ -678,7 +670,7 @@ static void test_whole_trace_opens_at_its_first_task(void **state) {
 static void test_backlog_is_not_a_late_start(void **state) {
     (void)state;
     const char *path = sc_test_trace("hta-testdata/negative_queue_length_values_check/rank0.json.gz");
-    sc_traceset *set = load(&path, 1);
+    sc_traceset *set = sc_test_load(&path, 1);
     sc_replay *r = replay(set, true, NULL);
     const sc_cp_item *backlog = edge_item(r, "stream_backlog"), *late = edge_item(r, "rank_start_offset");
     assert_non_null(backlog);
@@ -690,7 +682,7 @@ static void test_backlog_is_not_a_late_start(void **state) {
     sc_traceset_free(set);
 
     path = sc_test_trace("megatron-tp8-a100");
-    set = load(&path, 1);
+    set = sc_test_load(&path, 1);
     r = replay(set, true, NULL);
     late = edge_item(r, "rank_start_offset");
     assert_non_null(late);
@@ -698,18 +690,6 @@ static void test_backlog_is_not_a_late_start(void **state) {
     assert_null(edge_item(r, "stream_backlog"));
     sc_replay_free(r);
     sc_traceset_free(set);
-}
-
-/* A one-rank trace (JSON text) written to a temporary file, loaded. */
-static sc_traceset *load_text(const char *json) {
-    const char *path = sc_test_tmpfile(json, strlen(json), ".json");
-    assert_non_null(path);
-    char copy[256];
-    snprintf(copy, sizeof copy, "%s", path);
-    const char *p = copy;
-    sc_traceset *set = load(&p, 1);
-    remove(copy);
-    return set;
 }
 
 #define EV_STEP "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":100,\"dur\":900},"
@@ -761,23 +741,23 @@ static void expect_reason(const sc_traceset *set, const char *want) {
  * traces); Chakra files, which carry no measured step. */
 static void test_no_error_reasons(void **state) {
     (void)state;
-    sc_traceset *set = load_text(EV_TRACE(EV_STEP EV_CALL("cudaLaunchKernel", 110, 1) EV_KERNEL(130, 1)
+    sc_traceset *set = sc_test_load_text(EV_TRACE(EV_STEP EV_CALL("cudaLaunchKernel", 110, 1) EV_KERNEL(130, 1)
                                               EV_CALL("cudaLaunchKernel", 200, 2)));
     expect_reason(set, "not closed in the trace: its last 1 kernel launch ran no GPU work");
     sc_traceset_free(set);
-    set = load_text(EV_TRACE(EV_STEP EV_CALL("cudaLaunchKernel", 110, 1) EV_CALL("cudaLaunchKernel", 200, 2)
+    set = sc_test_load_text(EV_TRACE(EV_STEP EV_CALL("cudaLaunchKernel", 110, 1) EV_CALL("cudaLaunchKernel", 200, 2)
                                  EV_KERNEL(230, 2)));
     expect_reason(set, NULL);
     sc_traceset_free(set);
-    set = load_text(EV_TRACE(EV_KERNEL(130, 1) EV_KERNEL(230, 2)));
+    set = sc_test_load_text(EV_TRACE(EV_KERNEL(130, 1) EV_KERNEL(230, 2)));
     expect_reason(set, "no CPU side");
     sc_traceset_free(set);
-    set = load_text(EV_TRACE(EV_STEP EV_CALL("cudaStreamBeginCapture", 110, 1) EV_CALL("cudaLaunchKernel", 130, 2)
+    set = sc_test_load_text(EV_TRACE(EV_STEP EV_CALL("cudaStreamBeginCapture", 110, 1) EV_CALL("cudaLaunchKernel", 130, 2)
                                  EV_CALL("cudaStreamEndCapture", 150, 3)));
     expect_reason(set, "graph capture without replays: 1 kernel launch of the step was recorded");
     sc_traceset_free(set);
     /* Replayed: the capture is followed by a graph launch that runs it. */
-    set = load_text(EV_TRACE(EV_STEP EV_CALL("cudaStreamBeginCapture", 110, 1) EV_CALL("cudaLaunchKernel", 130, 2)
+    set = sc_test_load_text(EV_TRACE(EV_STEP EV_CALL("cudaStreamBeginCapture", 110, 1) EV_CALL("cudaLaunchKernel", 130, 2)
                                  EV_CALL("cudaStreamEndCapture", 150, 3) EV_CALL("cudaGraphLaunch", 170, 4)
                                      EV_KERNEL(190, 4)));
     expect_reason(set, NULL);
@@ -787,13 +767,13 @@ static void test_no_error_reasons(void **state) {
                               "tracelens/inference__sglang_decode__capture__bs_32_rank0.json.gz"};
     for (size_t i = 0; i < 3; i++) {
         const char *path = sc_test_trace(captures[i]);
-        set = load(&path, 1);
+        set = sc_test_load(&path, 1);
         expect_reason(set, "graph capture without replays");
         sc_traceset_free(set);
     }
     /* Chakra: no measured step (the report said null before, now why too). */
     const char *path = sc_test_trace("chakra-et/custom-ring-allreduce");
-    set = load(&path, 1);
+    set = sc_test_load(&path, 1);
     sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
     size_t n;
     char *json = report(set, &o, 1, &n);
@@ -813,7 +793,7 @@ static void test_no_error_reasons(void **state) {
 static void test_quiet_threads(void **state) {
     (void)state;
     const char *path = sc_test_trace("tracelens/inference__xdit_flux.1__capture__capture_trace_rank_0.json.gz");
-    sc_traceset *set = load(&path, 1);
+    sc_traceset *set = sc_test_load(&path, 1);
     sc_replay *r = replay(set, true, NULL);
     const sc__graph *g = r->g;
     const sc__proc *procs = sc__graph_procs(g);
@@ -845,7 +825,7 @@ static void test_quiet_threads(void **state) {
 static void test_all_iterations(void **state) {
     (void)state;
     const char *path = sc_test_trace("hta-testdata/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
-    sc_traceset *set = load(&path, 1);
+    sc_traceset *set = sc_test_load(&path, 1);
     int64_t *numbers;
     size_t n;
     sc_error err;
@@ -883,14 +863,14 @@ static void test_all_iterations(void **state) {
     sc_traceset_free(set);
 
     path = sc_test_trace("megatron-tp8-a100");
-    set = load(&path, 1);
+    set = sc_test_load(&path, 1);
     assert_int_equal(sc_replay_iterations(set, &numbers, &n, &err), SC_OK);
     assert_int_equal(n, 1);
     assert_int_equal(numbers[0], 3);
     free(numbers);
     sc_traceset_free(set);
     path = sc_test_trace("tracelens/mi210__gpu_only_trace__gpu_only_trace.json.gz");
-    set = load(&path, 1);
+    set = sc_test_load(&path, 1);
     assert_int_equal(sc_replay_iterations(set, &numbers, &n, &err), SC_OK);
     assert_int_equal(n, 0);
     free(numbers);
@@ -906,7 +886,7 @@ static void test_all_iterations(void **state) {
 static void test_orphans_by_stream_order(void **state) {
     (void)state;
     const char *path = sc_test_trace("tracelens/mi300__resnet_act_checkpoint.json.gz");
-    sc_traceset *set = load(&path, 1);
+    sc_traceset *set = sc_test_load(&path, 1);
     double e[2];
     for (int k = 0; k < 2; k++) {
         sc__build_options bo = {.iteration = 15 + k};
@@ -924,14 +904,6 @@ static void test_orphans_by_stream_order(void **state) {
     sc_traceset_free(set);
 }
 
-/* The task named `name` in r's graph; SC__NONE when none. */
-static uint32_t task_named(const sc_replay *r, const char *name) {
-    const sc__task *t = sc__graph_tasks(r->g);
-    for (uint32_t i = 0; i < r->g->tasks.len; i++)
-        if (strcmp(sc__graph_str(r->g, t[i].name), name) == 0) return i;
-    return SC__NONE;
-}
-
 /* A stream held long, the device idle, by something the trace does not
  * hold gets that wait as an untraced gap (src/graph/stalls.c): k2, ready
  * at 40 us (its launch and k1 done), started at 2,040 us with nothing
@@ -940,7 +912,7 @@ static uint32_t task_named(const sc_replay *r, const char *name) {
  * 10 us, not by nothing. */
 static void test_untraced_stalls(void **state) {
     (void)state;
-    sc_traceset *set = load_text(
+    sc_traceset *set = sc_test_load_text(
         "{\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":["
         "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
         "\"ts\":10,\"dur\":5,\"args\":{\"correlation\":1}},"
@@ -951,7 +923,7 @@ static void test_untraced_stalls(void **state) {
         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k2\",\"pid\":0,\"tid\":7,\"ts\":2040,\"dur\":10,"
         "\"args\":{\"correlation\":2,\"stream\":7,\"device\":0}}]}");
     sc_replay *base = replay(set, true, NULL), *slow = replay(set, true, "k1=2");
-    uint32_t k2 = task_named(base, "k2");
+    uint32_t k2 = sc_test_task_named(base->g, "k2");
     assert_int_not_equal(k2, SC__NONE);
     const sc__task *t = sc__graph_tasks(base->g);
     assert_true(t[k2].flags & SC__TF_UNTRACED_GAP);
@@ -1005,11 +977,11 @@ static void test_untraced_waits(void **state) {
         "\"args\":{\"correlation\":13,\"stream\":7,\"device\":0}},"
         "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"first\",\"pid\":0,\"tid\":11,\"ts\":404,\"dur\":5,"
         "\"args\":{\"correlation\":14,\"stream\":11,\"device\":0}}]}";
-    sc_traceset *set = load_text(json);
+    sc_traceset *set = sc_test_load_text(json);
     sc_replay *base = replay(set, true, NULL), *slow = replay(set, true, "producer=2");
     const sc__graph *g = base->g;
-    uint32_t prod = task_named(base, "producer"), k2 = task_named(base, "k2"), k3 = task_named(base, "k3");
-    uint32_t first = task_named(base, "first");
+    uint32_t prod = sc_test_task_named(base->g, "producer"), k2 = sc_test_task_named(base->g, "k2");
+    uint32_t k3 = sc_test_task_named(base->g, "k3"), first = sc_test_task_named(base->g, "first");
     assert_true(prod != SC__NONE && k2 != SC__NONE && k3 != SC__NONE && first != SC__NONE);
     int into_k2 = 0, into_first = 0;
     for (uint32_t k = g->succ_off[prod]; k < g->succ_off[prod + 1]; k++) {
@@ -1038,7 +1010,7 @@ static void test_untraced_waits(void **state) {
  * held it at its measured start, 210 us. */
 static void test_queued_before_profiling(void **state) {
     (void)state;
-    sc_traceset *set = load_text(
+    sc_traceset *set = sc_test_load_text(
         "{\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":["
         "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"A\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100},"
         "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"B\",\"pid\":1,\"tid\":1,\"ts\":100,\"dur\":105},"
@@ -1056,7 +1028,8 @@ static void test_queued_before_profiling(void **state) {
         "\"args\":{\"correlation\":150,\"stream\":7,\"device\":0}}]}");
     sc_replay *base = replay(set, true, NULL), *fast = replay(set, true, "k1=0.5");
     const sc__task *t = sc__graph_tasks(base->g);
-    uint32_t k1 = task_named(base, "k1"), k2 = task_named(base, "k2"), k4 = task_named(base, "k4");
+    uint32_t k1 = sc_test_task_named(base->g, "k1"), k2 = sc_test_task_named(base->g, "k2");
+    uint32_t k4 = sc_test_task_named(base->g, "k4");
     assert_true(k1 != SC__NONE && k2 != SC__NONE && k4 != SC__NONE);
     assert_true(t[k1].flags & SC__TF_QUEUED);
     assert_true(t[k2].flags & SC__TF_QUEUED);
@@ -1079,7 +1052,7 @@ static void test_queued_before_profiling(void **state) {
  * graph, 7 nodes over 4.3 ms. */
 static void test_queued_graph_nodes(void **state) {
     (void)state;
-    sc_traceset *set = load_text(
+    sc_traceset *set = sc_test_load_text(
         "{\"distributedInfo\":{\"rank\":0,\"world_size\":1},\"traceEvents\":["
         "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
         "\"ts\":500,\"dur\":5,\"args\":{\"correlation\":100}},"
@@ -1091,7 +1064,7 @@ static void test_queued_graph_nodes(void **state) {
         "\"args\":{\"correlation\":100,\"stream\":7,\"device\":0}}]}");
     sc_replay *base = replay(set, true, NULL), *slow = replay(set, true, "ga=2");
     const sc__task *t = sc__graph_tasks(base->g);
-    uint32_t ga = task_named(base, "ga"), gb = task_named(base, "gb");
+    uint32_t ga = sc_test_task_named(base->g, "ga"), gb = sc_test_task_named(base->g, "gb");
     assert_true(ga != SC__NONE && gb != SC__NONE);
     assert_true(t[gb].flags & SC__TF_GRAPH_GAP);
     assert_int_equal(t[gb].gap, 300000);

@@ -13,14 +13,6 @@
 #include "pipeline/replay.h"
 #include "trace/trace.h"
 
-static sc_traceset *load(const char *rel) {
-    const char *path = sc_test_trace(rel);
-    sc_traceset *set = NULL;
-    sc_error err;
-    if (sc_traceset_load(&path, 1, NULL, &set, &err) != SC_OK) fail_msg("%s: %s", rel, err.message);
-    return set;
-}
-
 static sc_replay *run(const sc_traceset *set, const sc_replay_options *o) {
     sc_replay *r;
     sc_error err;
@@ -30,7 +22,7 @@ static sc_replay *run(const sc_traceset *set, const sc_replay_options *o) {
 
 /* The sensitivity of a replay with the default options, printed. */
 static sc_replay_sensitivity check(const char *rel) {
-    sc_traceset *set = load(rel);
+    sc_traceset *set = sc_test_load_shared(rel);
     sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
     sc_replay *r = run(set, &o);
     sc_replay_sensitivity s = sc_replay_get_sensitivity(r);
@@ -107,7 +99,7 @@ static void check_scale_rules(sc_traceset *set, const sc_replay *r) {
  * the check, byte for byte up to the check's fields. */
 static void test_same_as_scale_rules(void **state) {
     (void)state;
-    sc_traceset *quiet = load("tracelens/inference__vllm_prefilldecode_piecewise__capture__graph_capture_rank_0.json.gz");
+    sc_traceset *quiet = sc_test_load_shared("tracelens/inference__vllm_prefilldecode_piecewise__capture__graph_capture_rank_0.json.gz");
     sc_replay_options qo = SC_REPLAY_OPTIONS_INIT;
     sc_replay *q = run(quiet, &qo);
     check_scale_rules(quiet, q);
@@ -115,7 +107,7 @@ static void test_same_as_scale_rules(void **state) {
     sc_replay_free(q);
     sc_traceset_free(quiet);
 
-    sc_traceset *set = load("param-dlrm-8rank/kineto");
+    sc_traceset *set = sc_test_load_shared("param-dlrm-8rank/kineto");
     sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
     sc_replay *r = run(set, &o);
     check_scale_rules(set, r);
@@ -151,7 +143,7 @@ static void test_same_as_scale_rules(void **state) {
 /* AUTO runs the check up to its task limit; ON beyond it; OFF never. */
 static void test_modes(void **state) {
     (void)state;
-    sc_traceset *set = load("hta-testdata/critical_path/cuda_event_sync/event_sync_trace.json.gz");
+    sc_traceset *set = sc_test_load_shared("hta-testdata/critical_path/cuda_event_sync/event_sync_trace.json.gz");
     sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
     sc_replay *r = run(set, &o);
     size_t tasks = sc_replay_task_count(r);
@@ -201,7 +193,7 @@ static uint64_t least_budget(sc_traceset *set, const sc_replay_options *o) {
  * fails at the check, saying so. */
 static void test_memory_budget(void **state) {
     (void)state;
-    sc_traceset *set = load("param-dlrm-8rank/kineto");
+    sc_traceset *set = sc_test_load_shared("param-dlrm-8rank/kineto");
     sc_replay_options o = SC_REPLAY_OPTIONS_INIT;
     o.sensitivity = SC_SENSITIVITY_OFF;
     uint64_t least = least_budget(set, &o);

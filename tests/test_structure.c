@@ -10,14 +10,6 @@
 #include "pipeline/replay.h"
 #include "pipeline/structure.h"
 
-static sc_traceset *load(const char *rel) {
-    const char *p = sc_test_trace(rel);
-    sc_traceset *set;
-    sc_error err;
-    if (sc_traceset_load(&p, 1, NULL, &set, &err) != SC_OK) fail_msg("%s", err.message);
-    return set;
-}
-
 static sc_structure *structure(const sc_traceset *set) {
     sc_structure *s;
     sc_error err;
@@ -41,7 +33,7 @@ static char *json_of(const sc_structure *s) {
  * 64, fp16, a forward-only step. */
 static void test_megatron(void **state) {
     (void)state;
-    sc_traceset *set = load("megatron-tp8-a100");
+    sc_traceset *set = sc_test_load_shared("megatron-tp8-a100");
     sc_structure *s = structure(set);
     sc_structure_summary o = sc_structure_get(s);
     assert_int_equal(o.layers, 40);
@@ -74,7 +66,7 @@ static void test_megatron(void **state) {
  * looked for in any position. */
 static void test_qwen3_hidden(void **state) {
     (void)state;
-    sc_traceset *set = load("tracelens/inference__sglang_prefilldecode__sglang_Qwen3-8B_prefilldecode.json.gz");
+    sc_traceset *set = sc_test_load_shared("tracelens/inference__sglang_prefilldecode__sglang_Qwen3-8B_prefilldecode.json.gz");
     sc_structure *s = structure(set);
     sc_structure_summary o = sc_structure_get(s);
     assert_int_equal(o.layers, 36);
@@ -88,7 +80,7 @@ static void test_qwen3_hidden(void **state) {
  * with its own reason rather than a guess. */
 static void test_no_layers_says_why(void **state) {
     (void)state;
-    sc_traceset *set = load("param-dlrm-8rank/kineto");
+    sc_traceset *set = sc_test_load_shared("param-dlrm-8rank/kineto");
     sc_structure *s = structure(set);
     sc_structure_summary o = sc_structure_get(s);
     assert_int_equal(o.layers, 0);
@@ -120,7 +112,7 @@ static sc_replay *predict_layers(const sc_traceset *set, uint32_t layers) {
  * simulates exactly the replay, rank for rank. */
 static void test_identity_is_the_replay(void **state) {
     (void)state;
-    sc_traceset *set = load("megatron-tp8-a100");
+    sc_traceset *set = sc_test_load_shared("megatron-tp8-a100");
     sc_replay_options ro = SC_REPLAY_OPTIONS_INIT;
     ro.sensitivity = SC_SENSITIVITY_OFF;
     sc_replay *r, *p = predict_layers(set, 40);
@@ -178,7 +170,7 @@ static double forward_us(const sc_replay *r) {
  * host is busiest over the 20 kept differs from the 40. */
 static void test_more_and_fewer_layers(void **state) {
     (void)state;
-    sc_traceset *set = load("megatron-tp8-a100");
+    sc_traceset *set = sc_test_load_shared("megatron-tp8-a100");
     sc_replay_options ro = SC_REPLAY_OPTIONS_INIT;
     ro.sensitivity = SC_SENSITIVITY_OFF;
     sc_replay *r, *p80 = predict_layers(set, 80), *p20 = predict_layers(set, 20);
@@ -203,7 +195,7 @@ static void test_more_and_fewer_layers(void **state) {
 /* A trace without repeated layers: --layers fails with one line. */
 static void test_layers_without_structure_fails(void **state) {
     (void)state;
-    sc_traceset *set = load("param-dlrm-8rank/kineto");
+    sc_traceset *set = sc_test_load_shared("param-dlrm-8rank/kineto");
     sc_predict_options o = SC_PREDICT_OPTIONS_INIT;
     o.layers = 12;
     sc_replay *r;

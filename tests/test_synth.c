@@ -51,23 +51,9 @@ static void synth(const char *dir, uint32_t ranks, uint32_t iters, uint32_t laye
     assert_int_equal(st, SC_OK);
 }
 
-static unsigned char *slurp(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc((size_t)len + 1);
-    assert_non_null(b);
-    assert_int_equal(fread(b, 1, (size_t)len, f), (size_t)len);
-    fclose(f);
-    *n = (size_t)len;
-    return b;
-}
-
 static bool same_file(const char *a, const char *b) {
     size_t na, nb;
-    unsigned char *x = slurp(a, &na), *y = slurp(b, &nb);
+    unsigned char *x = sc_test_read_raw(a, &na), *y = sc_test_read_raw(b, &nb);
     bool same = na == nb && memcmp(x, y, na) == 0;
     free(x);
     free(y);

@@ -7,10 +7,10 @@
  * HTA trace_diff pair against sums worked out from its JSON by a separate
  * script (a Python json walk over the same events: the figures below).
  *
- * The binary is $STEPCAST_BIN, else BUILD/stepcast next to this program's
- * folder, as in test_cli.c.
+ * The binary is $STEPCAST_BIN, else BUILD/stepcast (testcli.h).
  */
 #include "testutil.h"
+#include "testcli.h"
 
 #include "base/base.h"
 
@@ -18,77 +18,6 @@
 #include <math.h>
 #include <poll.h>
 #include <sys/wait.h>
-
-static char bin[4096];
-
-typedef struct outcome {
-    int code;
-    char *out, *err;
-} outcome;
-
-static char *slurp_fd(int fd) {
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap + 1);
-    assert_non_null(buf);
-    lseek(fd, 0, SEEK_SET);
-    for (;;) {
-        if (len == cap) {
-            cap *= 2;
-            buf = realloc(buf, cap + 1);
-            assert_non_null(buf);
-        }
-        ssize_t got = read(fd, buf + len, cap - len);
-        if (got <= 0) break;
-        len += (size_t)got;
-    }
-    buf[len] = '\0';
-    return buf;
-}
-
-static int tmp_fd(void) {
-    char path[256];
-    snprintf(path, sizeof path, "%s/stepcast-ux-XXXXXX", sc_test_tmpdir());
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    unlink(path);
-    return fd;
-}
-
-/* Runs the CLI with args (NULL-terminated); stderr goes to err_fd when it
- * is >= 0 (a pseudo-terminal), else to a file. */
-static outcome run_with(const char *const *args, int err_fd) {
-    int out = tmp_fd(), err = err_fd >= 0 ? -1 : tmp_fd();
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        const char *argv[32];
-        size_t n = 0;
-        argv[n++] = bin;
-        for (; args[n - 1] && n < 31; n++) argv[n] = args[n - 1];
-        argv[n] = NULL;
-        int in = open("/dev/null", O_RDONLY);
-        dup2(in, 0);
-        dup2(out, 1);
-        dup2(err_fd >= 0 ? err_fd : err, 2);
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    outcome o = {.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1};
-    o.out = slurp_fd(out);
-    o.err = err >= 0 ? slurp_fd(err) : NULL;
-    close(out);
-    if (err >= 0) close(err);
-    return o;
-}
-
-static outcome run_cli(const char *const *args) { return run_with(args, -1); }
-
-static void outcome_free(outcome *o) {
-    free(o->out);
-    free(o->err);
-}
 
 static size_t count_of(const char *s, const char *needle) {
     size_t n = 0;
@@ -144,13 +73,13 @@ static void test_megatron_skips_are_one_line(void **state) {
     sc_traceset_free(set);
 
     const char *quiet[] = {"info", dir, NULL};
-    outcome o = run_cli(quiet);
+    sc_test_outcome o = sc_test_cli(quiet);
     assert_int_equal(o.code, 0);
     assert_int_equal(count_of(o.err, "stepcast: warning:"), 1);
     assert_non_null(strstr(o.err, "(and 7 more like it; --verbose lists them)"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     const char *verbose[] = {"replay", "--verbose", dir, NULL};
-    o = run_cli(verbose);
+    o = sc_test_cli(verbose);
     assert_int_equal(o.code, 0);
     assert_int_equal(count_of(o.err, "stepcast: warning:"), 8);
     assert_int_equal(count_of(o.err, "more like it"), 0);
@@ -159,7 +88,7 @@ static void test_megatron_skips_are_one_line(void **state) {
         snprintf(want, sizeof want, "megatron_et_%d.json.gz: skipped", r);
         assert_non_null(strstr(o.err, want));
     }
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
 }
 
 /* ------------------------------------------------------------ progress */
@@ -232,30 +161,30 @@ static void test_progress_line_off_a_terminal(void **state) {
     (void)state;
     const char *dir = sc_test_trace("megatron-tp8-a100");
     const char *plain[] = {"replay", "--json", dir, NULL};
-    outcome o = run_cli(plain);
+    sc_test_outcome o = sc_test_cli(plain);
     assert_int_equal(o.code, 0);
     assert_null(strstr(o.err, "progress"));
     assert_null(strstr(o.out, "progress"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     /* Forced: plain lines on stderr, none on stdout. */
     const char *forced[] = {"replay", "--json", "--progress", dir, NULL};
-    o = run_cli(forced);
+    o = sc_test_cli(forced);
     assert_int_equal(o.code, 0);
     assert_non_null(strstr(o.err, "stepcast: progress: read 8/8 files"));
     assert_non_null(strstr(o.err, "built 8/8 ranks"));
     assert_non_null(strstr(o.err, "simulated "));
     assert_null(strstr(o.out, "progress"));
     assert_true(o.out[0] == '{');
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     const char *quiet[] = {"replay", "--progress", "--quiet", dir, NULL};
-    o = run_cli(quiet);
+    o = sc_test_cli(quiet);
     assert_int_equal(o.code, 0);
     assert_null(strstr(o.err, "progress"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
 }
 
 /* stderr on a pseudo-terminal: everything the CLI wrote to it. */
-static outcome run_on_pty(const char *const *args) {
+static sc_test_outcome run_on_pty(const char *const *args) {
     int master = posix_openpt(O_RDWR | O_NOCTTY);
     assert_true(master >= 0);
     assert_int_equal(grantpt(master), 0);
@@ -264,7 +193,7 @@ static outcome run_on_pty(const char *const *args) {
     assert_true(slave >= 0);
     /* The child writes little (a few hundred bytes): the pty's buffer holds
      * it until the child is done and it is read. */
-    outcome o = run_with(args, slave);
+    sc_test_outcome o = sc_test_cli_with(args, slave);
     close(slave);
     size_t cap = 1 << 16, len = 0;
     o.err = malloc(cap + 1);
@@ -285,10 +214,10 @@ static void test_progress_line_on_a_terminal(void **state) {
     const char *dir = sc_test_trace("megatron-tp8-a100");
     /* A run under a second shows no line, even on a terminal. */
     const char *plain[] = {"info", "--quiet", dir, NULL};
-    outcome o = run_on_pty(plain);
+    sc_test_outcome o = run_on_pty(plain);
     assert_int_equal(o.code, 0);
     assert_null(strstr(o.err, "read "));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     /* --progress draws from the start: one line redrawn in place (\r,
      * clear to the end of the line), cleared at the end. */
     const char *forced[] = {"replay", "--progress", dir, NULL};
@@ -302,12 +231,12 @@ static void test_progress_line_on_a_terminal(void **state) {
     size_t n = strlen(o.err);
     assert_true(n >= 4 && strcmp(o.err + n - 4, "\r\033[K") == 0);
     assert_null(strstr(o.out, "stepcast: read"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     const char *quiet[] = {"replay", "--progress", "-q", dir, NULL};
     o = run_on_pty(quiet);
     assert_int_equal(o.code, 0);
     assert_null(strstr(o.err, "read 8/8"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
 }
 
 /* ---------------------------------------------------------------- diff */
@@ -457,61 +386,45 @@ static void test_diff_cli(void **state) {
     snprintf(a, sizeof a, "%s", sc_test_trace("hta-testdata/trace_diff/control"));
     snprintf(b, sizeof b, "%s", sc_test_trace("hta-testdata/trace_diff/test/test.json.gz"));
     const char *text[] = {"diff", "--top", "3", a, b, NULL};
-    outcome o = run_cli(text);
+    sc_test_outcome o = sc_test_cli(text);
     if (o.code != 0) fail_msg("exit %d: %s", o.code, o.err);
     assert_non_null(strstr(o.out, "operators (CPU ops and annotations, inclusive time):"));
     assert_non_null(strstr(o.out, "      10.561      40.397     +29.836  +282.5%      1.00      1.00  same    ## sparse_data_dist ##\n"));
     assert_non_null(strstr(o.out, "... 211 more (--top 0 for all)"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     const char *json[] = {"diff", "--json", a, b, NULL};
-    o = run_cli(json);
+    o = sc_test_cli(json);
     assert_int_equal(o.code, 0);
     assert_non_null(strstr(o.out, "\"a\": {\"label\": "));
     assert_non_null(strstr(o.out, "{\"section\": \"operator\", \"name\": \"## sparse_data_dist ##\", \"a_us\": 10560.833, \"b_us\": 40397.167"));
     assert_string_equal(o.err, "");
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     /* The same bytes twice. */
-    outcome o2 = run_cli(json);
-    o = run_cli(json);
+    sc_test_outcome o2 = sc_test_cli(json);
+    o = sc_test_cli(json);
     assert_string_equal(o.out, o2.out);
-    outcome_free(&o);
-    outcome_free(&o2);
+    sc_test_outcome_free(&o);
+    sc_test_outcome_free(&o2);
     const char *one[] = {"diff", a, NULL};
-    o = run_cli(one);
+    o = sc_test_cli(one);
     assert_int_equal(o.code, 2);
     assert_non_null(strstr(o.err, "wants two traces or folders"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     const char *missing[] = {"diff", a, "/nonexistent/trace.json", NULL};
-    o = run_cli(missing);
+    o = sc_test_cli(missing);
     assert_int_equal(o.code, 1);
     assert_non_null(strstr(o.err, "/nonexistent/trace.json"));
-    outcome_free(&o);
+    sc_test_outcome_free(&o);
     const char *help[] = {"help", "diff", NULL};
-    o = run_cli(help);
+    o = sc_test_cli(help);
     assert_int_equal(o.code, 0);
     assert_non_null(strstr(o.out, "stepcast diff [--json]"));
-    outcome_free(&o);
-}
-
-static int setup(void **state) {
-    (void)state;
-    return access(bin, X_OK) == 0 ? 0 : -1;
+    sc_test_outcome_free(&o);
 }
 
 int main(int argc, char **argv) {
     (void)argc;
-    const char *env = getenv("STEPCAST_BIN");
-    if (env && *env) {
-        snprintf(bin, sizeof bin, "%s", env);
-    } else { /* BUILD/tests/test_ux -> BUILD/stepcast */
-        snprintf(bin, sizeof bin, "%s", argv[0]);
-        char *slash = strrchr(bin, '/');
-        if (slash) *slash = '\0';
-        slash = strrchr(bin, '/');
-        if (slash) slash[1] = '\0';
-        else snprintf(bin, sizeof bin, "../");
-        strncat(bin, "stepcast", sizeof bin - strlen(bin) - 1);
-    }
+    sc_test_find_bin(argv[0]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_warnings_group_by_kind),
         cmocka_unit_test(test_megatron_skips_are_one_line),
@@ -522,5 +435,5 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_diff_hta_pair),
         cmocka_unit_test(test_diff_cli),
     };
-    return cmocka_run_group_tests_name("warnings, progress and diff", tests, setup, NULL);
+    return cmocka_run_group_tests_name("warnings, progress and diff", tests, sc_test_bin_setup, NULL);
 }

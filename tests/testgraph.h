@@ -36,4 +36,12 @@ static inline sc__graph *sc_test_graph_one_thread(uint32_t *thread) {
     return g;
 }
 
+/* The first task of g named `name`; SC__NONE when none. */
+static inline uint32_t sc_test_task_named(const sc__graph *g, const char *name) {
+    const sc__task *t = sc__graph_tasks(g);
+    for (uint32_t i = 0; i < g->tasks.len; i++)
+        if (strcmp(sc__graph_str(g, t[i].name), name) == 0) return i;
+    return SC__NONE;
+}
+
 #endif

@@ -50,6 +50,19 @@ static inline const char *sc_test_trace(const char *rel) {
     return buf;
 }
 
+/* The trace set of paths, which must load (else the test fails, saying why). */
+static inline sc_traceset *sc_test_load(const char *const *paths, size_t n) {
+    sc_traceset *set = NULL;
+    sc_error err;
+    if (sc_traceset_load(paths, n, NULL, &set, &err) != SC_OK) fail_msg("%s", err.message);
+    return set;
+}
+
+static inline sc_traceset *sc_test_load_path(const char *path) { return sc_test_load(&path, 1); }
+
+/* The same for a file or folder under shared/traces. */
+static inline sc_traceset *sc_test_load_shared(const char *rel) { return sc_test_load_path(sc_test_trace(rel)); }
+
 /* Where tests put what they generate: $TMPDIR, else /tmp. */
 static inline const char *sc_test_tmpdir(void) {
     const char *dir = getenv("TMPDIR");
@@ -70,6 +83,18 @@ static inline const char *sc_test_tmpfile(const void *data, size_t n, const char
     }
     fclose(f);
     return path;
+}
+
+/* The trace set of one trace given as JSON text, loaded from a temporary
+ * file (removed again) as a trace on disk is. */
+static inline sc_traceset *sc_test_load_text(const char *json) {
+    const char *path = sc_test_tmpfile(json, strlen(json), ".json");
+    assert_non_null(path);
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", path);
+    sc_traceset *set = sc_test_load_path(copy);
+    remove(copy);
+    return set;
 }
 
 /* SC_TEST_TSAN: 1 in a ThreadSanitizer build (make tsan), where a test runs
@@ -122,6 +147,24 @@ static inline unsigned char *sc_test_read_file(const char *path, size_t *n) {
     gzclose(g);
     if (buf) buf[len] = 0;
     *n = len;
+    return buf;
+}
+
+/* A whole file's bytes as they are on disk (no gunzip); malloc'ed, with a
+ * NUL after them. The file must be readable. */
+static inline unsigned char *sc_test_read_raw(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    assert_true(len >= 0);
+    unsigned char *buf = malloc((size_t)len + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    buf[len] = 0;
+    *n = (size_t)len;
     return buf;
 }
 

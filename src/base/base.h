@@ -45,6 +45,18 @@ void sc__error_clear(sc_error *err);
  * $STEPCAST_MAX_MEMORY, else 80% of physical memory. */
 uint64_t sc__default_memory_budget(void);
 uint64_t sc__load_budget(const sc_load_options *opts);
+/* A size in the largest binary unit ("B", "KiB", "MiB", "GiB", "TiB": unit
+ * 1024^power, power at most max_power) that leaves at least one of it:
+ * whole is the size in that unit rounded down, value the quotient.
+ * The one unit ladder of the size texts (sc__budget_text, the graph and
+ * HTML reports), which each print it their own way. */
+typedef struct sc__size {
+    const char *unit;
+    unsigned power;
+    uint64_t whole;
+    double value;
+} sc__size;
+sc__size sc__size_in_units(uint64_t bytes, unsigned max_power);
 /* A budget for an error message: "3 MiB", or "512 KiB" below 1 MiB (a set
  * of many files divides it), or "100 bytes". buf has at least 32 bytes;
  * returns buf. */
@@ -335,6 +347,8 @@ void sc__buf_puts(sc__buf *b, const char *s);
 void sc__buf_printf(sc__buf *b, const char *fmt, ...) SC__PRINTF(2, 3);
 /* Appends s as a JSON string literal, quotes included. */
 void sc__buf_json_str(sc__buf *b, const char *s, size_t n);
+/* The same for a NUL-terminated s. */
+void sc__buf_json_cstr(sc__buf *b, const char *s);
 /* Writes a finished report to out in one call and frees b: SC_OK, SC_E_NOMEM
  * when building it ran out of memory (nothing is written), SC_E_IO when
  * the write failed. */

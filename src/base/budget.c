@@ -66,14 +66,26 @@ uint64_t sc__load_budget(const sc_load_options *opts) {
     return sc__default_memory_budget();
 }
 
+sc__size sc__size_in_units(uint64_t bytes, unsigned max_power) {
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    unsigned u = 0;
+    while (u < max_power && u + 1 < sizeof units / sizeof *units && bytes >> (10 * (u + 1)))
+        u++;
+    return (sc__size){.unit = units[u],
+                      .power = u,
+                      .whole = bytes >> (10 * u),
+                      .value = (double)bytes / (double)((uint64_t)1 << (10 * u))};
+}
+
 const char *sc__budget_text(uint64_t bytes, char *buf) {
+    sc__size s = sc__size_in_units(bytes, 2); /* MiB at most */
+    if (s.power == 0)
+        snprintf(buf, 32, "%llu bytes", (unsigned long long)bytes);
     /* A tenth of a MiB below 100 MiB, so that a need just over a budget
      * does not read as equal to it ("15.4 MiB, more than 15.3 MiB"). */
-    if (bytes >= (1u << 20) && bytes < (100u << 20) && bytes % (1u << 20))
-        snprintf(buf, 32, "%.1f MiB", (double)bytes / (1u << 20));
-    else if (bytes >= (1u << 20)) snprintf(buf, 32, "%llu MiB", (unsigned long long)(bytes >> 20));
-    else if (bytes >= 1024) snprintf(buf, 32, "%llu KiB", (unsigned long long)(bytes >> 10));
-    else snprintf(buf, 32, "%llu bytes", (unsigned long long)bytes);
+    else if (s.power == 2 && s.whole < 100 && s.value != (double)s.whole)
+        snprintf(buf, 32, "%.1f %s", s.value, s.unit);
+    else snprintf(buf, 32, "%llu %s", (unsigned long long)s.whole, s.unit);
     return buf;
 }
 

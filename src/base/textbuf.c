@@ -89,6 +89,8 @@ void sc__buf_json_str(sc__buf *b, const char *s, size_t n) {
     sc__buf_put(b, "\"", 1);
 }
 
+void sc__buf_json_cstr(sc__buf *b, const char *s) { sc__buf_json_str(b, s, strlen(s)); }
+
 sc_status sc__buf_write(sc__buf *b, FILE *out, sc_error *err) {
     if (b->oom) {
         sc__buf_free(b);

@@ -18,7 +18,6 @@
  */
 #include "hardware.h"
 
-#include "../io/source.h"
 #include "../readers/json.h"
 
 #include <math.h>
@@ -312,16 +311,14 @@ sc_status sc__hw_check(const sc__hw_profile *p, const char *what, sc_error *err)
 /* ------------------------------------------------------------------- JSON */
 
 typedef struct loader {
-    sc__jp jp;
+    sc__jp *jp;
     sc__hw_profile p;
     uint32_t seen; /* bit i: FIELDS[i] read */
 } loader;
 
-enum { L_START, L_MEMBERS, L_END };
-
 /* An error of the scanner inside field f's value names the field too. */
 static int in_field(const loader *l, const field *f, int rc) {
-    sc_error *e = l->jp.err;
+    sc_error *e = l->jp->err;
     if (rc == SC__J_ERR && e && e->status != SC_OK) {
         char prefix[64];
         int n = snprintf(prefix, sizeof prefix, "field '%s': ", f->name);
@@ -337,7 +334,7 @@ static int in_field(const loader *l, const field *f, int rc) {
 }
 
 static int read_field(loader *l, const field *f, const char *at) {
-    sc__jp *jp = &l->jp;
+    sc__jp *jp = l->jp;
     char why[160];
     switch (f->kind) {
     case F_STR: {
@@ -377,64 +374,35 @@ static int read_field(loader *l, const field *f, const char *at) {
     return SC__J_ERR;
 }
 
-/* Two units: the '{', then every member at once (a profile is small), so
- * that a retry after a refill reads the members afresh, and a file cut
- * after its '{' is "truncated", not "empty". */
-static int load_step(void *ctx, int *state) {
+/* Every try at the members starts from an empty profile. */
+static void load_begin(void *ctx) {
     loader *l = ctx;
-    sc__jp *jp = &l->jp;
-    if (*state == L_START) {
-        SC__JTRY(sc__jp_expect(jp, '{'));
-        *state = L_MEMBERS;
-        return SC__J_OK;
-    }
     memset(&l->p, 0, sizeof l->p);
     l->seen = 0;
-    for (bool first = true;; first = false) {
-        sc__jstr key;
-        bool done;
-        SC__JTRY(sc__jp_member(jp, first, &key, &done));
-        if (done) break;
-        const char *at = key.s;
-        size_t i = 0;
-        while (i < NFIELDS && !(strlen(FIELDS[i].name) == key.n && memcmp(FIELDS[i].name, key.s, key.n) == 0)) i++;
-        if (i == NFIELDS)
-            return sc__jp_error_at(jp, at, SC_E_FORMAT, "unknown field '%.*s'", (int)(key.n < 64 ? key.n : 64),
-                                   key.s);
-        if (l->seen & (1u << i))
-            return sc__jp_error_at(jp, at, SC_E_FORMAT, "field '%s' given twice", FIELDS[i].name);
-        SC__JTRY(read_field(l, &FIELDS[i], at));
-        l->seen |= 1u << i;
-    }
-    *state = L_END;
+}
+
+static int load_member(void *ctx, sc__jp *jp, sc__jstr key) {
+    loader *l = ctx;
+    l->jp = jp;
+    const char *at = key.s;
+    size_t i = 0;
+    while (i < NFIELDS && !(strlen(FIELDS[i].name) == key.n && memcmp(FIELDS[i].name, key.s, key.n) == 0)) i++;
+    if (i == NFIELDS)
+        return sc__jp_error_at(jp, at, SC_E_FORMAT, "unknown field '%.*s'", (int)(key.n < 64 ? key.n : 64), key.s);
+    if (l->seen & (1u << i)) return sc__jp_error_at(jp, at, SC_E_FORMAT, "field '%s' given twice", FIELDS[i].name);
+    SC__JTRY(read_field(l, &FIELDS[i], at));
+    l->seen |= 1u << i;
     return SC__J_OK;
 }
 
 sc_status sc__hw_load(const char *path, sc__hw_profile *out, sc_error *err) {
     sc__error_clear(err);
-    sc__source src;
-    sc_status st = sc__source_open_file(&src, path, err);
-    if (st != SC_OK) return st;
-    sc__jwin w;
     loader l;
     memset(&l, 0, sizeof l);
-    /* A profile is a few hundred bytes; 1 MiB is room for any that is one. */
-    if ((st = sc__jwin_init(&w, &src, 4096, (size_t)1 << 20, err)) != SC_OK) {
-        sc__source_close(&src);
-        return st;
-    }
-    if (!sc__jp_init(&l.jp, &w, path, NULL, err)) {
-        st = sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
-    } else if (sc__jp_drive(&l.jp, load_step, &l, L_START, L_END, "profile") != SC__J_OK) {
-        st = err && err->status != SC_OK ? err->status : SC_E_PARSE;
-    } else {
-        for (size_t i = 0; i < NFIELDS && st == SC_OK; i++)
-            if (!(l.seen & (1u << i)))
-                st = sc__fail(err, SC_E_FORMAT, path, SC_NO_OFFSET, "missing field '%s'", FIELDS[i].name);
-        if (st == SC_OK) *out = l.p;
-    }
-    sc__jp_free(&l.jp);
-    sc__jwin_free(&w);
-    sc__source_close(&src);
+    sc_status st = sc__json_read_object_file(path, "profile", load_begin, load_member, &l, err);
+    for (size_t i = 0; i < NFIELDS && st == SC_OK; i++)
+        if (!(l.seen & (1u << i)))
+            st = sc__fail(err, SC_E_FORMAT, path, SC_NO_OFFSET, "missing field '%s'", FIELDS[i].name);
+    if (st == SC_OK) *out = l.p;
     return st;
 }

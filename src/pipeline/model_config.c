@@ -9,7 +9,6 @@
  */
 #include "model.h"
 
-#include "../io/source.h"
 #include "../readers/json.h"
 
 #include <ctype.h>
@@ -238,75 +237,30 @@ sc_status sc_model_config_preset(sc_model_config *c, const char *name, sc_error 
 
 /* ------------------------------------------------------------ JSON files */
 
-typedef struct loader {
-    sc__jp jp;
-    sc_model_config *c;
-    sc_error *err;
-    sc_status st;
-} loader;
-
-enum { L_START, L_MEMBERS, L_END };
-
-static int load_step(void *ctx, int *state) {
-    loader *l = ctx;
-    sc__jp *jp = &l->jp;
-    if (*state == L_START) {
-        SC__JTRY(sc__jp_expect(jp, '{'));
-        *state = L_MEMBERS;
-        return SC__J_OK;
-    }
-    sc_model_config saved = *l->c;
-    for (bool first = true;; first = false) {
-        sc__jstr key;
-        bool done;
-        SC__JTRY(sc__jp_member(jp, first, &key, &done));
-        if (done) break;
-        const char *at = key.s;
-        const struct key *k = find_key(key.s, key.n);
-        if (!k) {
-            *l->c = saved;
-            return sc__jp_error_at(jp, at, SC_E_FORMAT, "unknown field '%.*s'", (int)(key.n < 64 ? key.n : 64), key.s);
-        }
-        char val[64];
-        sc__jstr v;
-        int rc = sc__jp_peek(jp) == '"' ? sc__jp_string(jp, &v) : sc__jp_raw(jp, &v);
-        if (rc != SC__J_OK) {
-            *l->c = saved;
-            return rc;
-        }
-        size_t n = v.n < sizeof val - 1 ? v.n : sizeof val - 1;
-        memcpy(val, v.s, n);
-        val[n] = '\0';
-        sc_error e;
-        if (set_one(&l->c->c, k, val, &e) != SC_OK) {
-            *l->c = saved;
-            return sc__jp_error_at(jp, at, SC_E_FORMAT, "bad value '%s' for field '%s'", val, k->name);
-        }
-    }
-    *state = L_END;
+static int load_member(void *ctx, sc__jp *jp, sc__jstr key) {
+    sc_model_config *c = ctx;
+    const char *at = key.s;
+    const struct key *k = find_key(key.s, key.n);
+    if (!k) return sc__jp_error_at(jp, at, SC_E_FORMAT, "unknown field '%.*s'", (int)(key.n < 64 ? key.n : 64), key.s);
+    char val[64];
+    sc__jstr v;
+    SC__JTRY(sc__jp_peek(jp) == '"' ? sc__jp_string(jp, &v) : sc__jp_raw(jp, &v));
+    size_t n = v.n < sizeof val - 1 ? v.n : sizeof val - 1;
+    memcpy(val, v.s, n);
+    val[n] = '\0';
+    sc_error e;
+    if (set_one(&c->c, k, val, &e) != SC_OK)
+        return sc__jp_error_at(jp, at, SC_E_FORMAT, "bad value '%s' for field '%s'", val, k->name);
     return SC__J_OK;
 }
 
 sc_status sc_model_config_load(sc_model_config *c, const char *path, sc_error *err) {
     sc__error_clear(err);
-    sc__source src;
-    sc_status st = sc__source_open_file(&src, path, err);
-    if (st != SC_OK) return st;
-    sc__jwin w;
-    loader l;
-    memset(&l, 0, sizeof l);
-    l.c = c;
-    if ((st = sc__jwin_init(&w, &src, 4096, (size_t)1 << 20, err)) != SC_OK) {
-        sc__source_close(&src);
-        return st;
-    }
-    if (!sc__jp_init(&l.jp, &w, path, NULL, err))
-        st = sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
-    else if (sc__jp_drive(&l.jp, load_step, &l, L_START, L_END, "model configuration") != SC__J_OK)
-        st = err && err->status != SC_OK ? err->status : SC_E_PARSE;
-    sc__jp_free(&l.jp);
-    sc__jwin_free(&w);
-    sc__source_close(&src);
+    /* A file that fails leaves c as it was; members are set again on a
+     * retry after a refill, to the same values. */
+    sc_model_config saved = *c;
+    sc_status st = sc__json_read_object_file(path, "model configuration", NULL, load_member, c, err);
+    if (st != SC_OK) *c = saved;
     return st;
 }
 

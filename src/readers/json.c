@@ -142,6 +142,61 @@ int sc__jp_run(sc__jp *jp, sc__jp_step_fn step, void *ctx, int *state, int stop)
     return run_units(jp, step, ctx, state, stop, -1);
 }
 
+/* ------------------------------------------------------- small objects */
+
+typedef struct objfile {
+    sc__jp jp;
+    void (*begin)(void *ctx);
+    sc__jp_member_fn member;
+    void *ctx;
+} objfile;
+
+enum { OBJ_START, OBJ_MEMBERS, OBJ_END };
+
+/* Two units: the '{', then every member at once (the file is small), so
+ * that a retry after a refill reads the members afresh, and a file cut
+ * after its '{' is "truncated", not "empty". */
+static int objfile_step(void *ctx, int *state) {
+    objfile *o = ctx;
+    if (*state == OBJ_START) {
+        SC__JTRY(sc__jp_expect(&o->jp, '{'));
+        *state = OBJ_MEMBERS;
+        return SC__J_OK;
+    }
+    if (o->begin) o->begin(o->ctx);
+    for (bool first = true;; first = false) {
+        sc__jstr key;
+        bool done;
+        SC__JTRY(sc__jp_member(&o->jp, first, &key, &done));
+        if (done) break;
+        SC__JTRY(o->member(o->ctx, &o->jp, key));
+    }
+    *state = OBJ_END;
+    return SC__J_OK;
+}
+
+sc_status sc__json_read_object_file(const char *path, const char *what, void (*begin)(void *ctx),
+                                    sc__jp_member_fn member, void *ctx, sc_error *err) {
+    sc__source src;
+    sc_status st = sc__source_open_file(&src, path, err);
+    if (st != SC_OK) return st;
+    sc__jwin w;
+    objfile o = {.begin = begin, .member = member, .ctx = ctx};
+    /* Such a file is a few hundred bytes; 1 MiB is room for any that is one. */
+    if ((st = sc__jwin_init(&w, &src, 4096, (size_t)1 << 20, err)) != SC_OK) {
+        sc__source_close(&src);
+        return st;
+    }
+    if (!sc__jp_init(&o.jp, &w, path, NULL, err))
+        st = sc__fail(err, SC_E_NOMEM, path, SC_NO_OFFSET, "out of memory");
+    else if (sc__jp_drive(&o.jp, objfile_step, &o, OBJ_START, OBJ_END, what) != SC__J_OK)
+        st = err && err->status != SC_OK ? err->status : SC_E_PARSE;
+    sc__jp_free(&o.jp);
+    sc__jwin_free(&w);
+    sc__source_close(&src);
+    return st;
+}
+
 bool sc__jp_init(sc__jp *jp, sc__jwin *w, const char *name, const sc_load_options *opts,
                  sc_error *err) {
     memset(jp, 0, sizeof *jp);

@@ -252,6 +252,23 @@ int sc__jp_next(sc__jp *jp, char closer, bool *done);
  * element only a ']' may come first, for later ones a ',' or the ']'. *done is
  * set when the ']' was consumed. */
 int sc__jp_element(sc__jp *jp, bool first, bool *done);
+/* A unit of a reader's walk over an array of records (Kineto's events, an
+ * ET's nodes) whose states are `first` before the first element and `next`
+ * before each later one: reads the next element with record(ctx), or
+ * consumes the ']' and moves *state to `after`. */
+static inline int sc__jp_record_step(sc__jp *jp, int *state, int first, int next, int after,
+                                     int (*record)(void *ctx), void *ctx) {
+    bool done;
+    int rc = sc__jp_element(jp, *state == first, &done);
+    if (rc != SC__J_OK) return rc;
+    if (done) {
+        *state = after;
+        return SC__J_OK;
+    }
+    if ((rc = record(ctx)) != SC__J_OK) return rc;
+    *state = next;
+    return SC__J_OK;
+}
 /* The member walk every reader of a JSON object shares, the counterpart of
  * sc__jp_element: in an object whose '{' is consumed, moves to the next
  * member and reads its key and the ':' after it, leaving the cursor at the
@@ -315,6 +332,16 @@ int sc__jp_drive(sc__jp *jp, sc__jp_step_fn step, void *ctx, int start, int end,
 /* The same loop for a reader that stops part-way: runs step from *state
  * until the state is `stop`, with no check of what follows. */
 int sc__jp_run(sc__jp *jp, sc__jp_step_fn step, void *ctx, int *state, int stop);
+
+/* Reads a small file (1 MiB at most) that is one JSON object, such as a GPU
+ * profile or a model configuration: begin(ctx) (may be NULL) before the
+ * members, then member(ctx, jp, key) for each, which reads the member's
+ * value from jp. The members are one unit, read afresh after a refill:
+ * begin undoes what an earlier try set. `what` names the document in
+ * errors ("profile"). SC_OK, or the error in *err. */
+typedef int (*sc__jp_member_fn)(void *ctx, sc__jp *jp, sc__jstr key);
+sc_status sc__json_read_object_file(const char *path, const char *what, void (*begin)(void *ctx),
+                                    sc__jp_member_fn member, void *ctx, sc_error *err);
 
 /* Parses decimal or 0x-hex integer text; false when it is not one. */
 bool sc__parse_int_text(const char *s, size_t n, int64_t *out);

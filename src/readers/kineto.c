@@ -655,6 +655,8 @@ static __attribute__((noinline)) int top_level_member(kreader *r, int *st) {
     return SC__J_OK;
 }
 
+static int event_of(void *ctx) { return sc__kr_event(ctx); }
+
 int sc__kr_step(void *ctx, int *st) {
     kreader *r = ctx;
     sc__jp *jp = &r->jp;
@@ -672,17 +674,9 @@ int sc__kr_step(void *ctx, int *st) {
         return SC__J_OK;
     case ST_MEMBER: return top_level_member(r, st);
     case ST_EVENTS_FIRST:
-    case ST_EVENTS: {
-        bool done;
-        SC__JTRY(sc__jp_element(jp, *st == ST_EVENTS_FIRST, &done));
-        if (done) {
-            *st = r->bare_array ? ST_END : ST_MEMBER;
-            return SC__J_OK;
-        }
-        SC__JTRY(sc__kr_event(r));
-        *st = ST_EVENTS;
-        return SC__J_OK;
-    }
+    case ST_EVENTS:
+        return sc__jp_record_step(jp, st, ST_EVENTS_FIRST, ST_EVENTS, r->bare_array ? ST_END : ST_MEMBER, event_of,
+                                  r);
     }
     return SC__J_ERR;
 }

@@ -332,6 +332,8 @@ static int et_member(etreader *r, int *st) {
     return SC__J_OK;
 }
 
+static int node_of(void *ctx) { return parse_node(ctx); }
+
 static int et_step(void *ctx, int *st) {
     etreader *r = ctx;
     sc__jp *jp = &r->jp;
@@ -343,17 +345,7 @@ static int et_step(void *ctx, int *st) {
         return SC__J_OK;
     case ET_MEMBER: return et_member(r, st);
     case ET_NODES_FIRST:
-    case ET_NODES: {
-        bool done;
-        SC__JTRY(sc__jp_element(jp, *st == ET_NODES_FIRST, &done));
-        if (done) {
-            *st = ET_MEMBER;
-            return SC__J_OK;
-        }
-        SC__JTRY(parse_node(r));
-        *st = ET_NODES;
-        return SC__J_OK;
-    }
+    case ET_NODES: return sc__jp_record_step(jp, st, ET_NODES_FIRST, ET_NODES, ET_MEMBER, node_of, r);
     }
     return SC__J_ERR;
 }

@@ -33,8 +33,6 @@ static void put_raw(sc__buf *b, const sc_et *et, uint32_t id) {
 
 static void put_span_str(sc__buf *b, sc__span s) { sc__buf_json_str(b, s.s, s.n); }
 
-static void put_str(sc__buf *b, const char *s) { sc__buf_json_str(b, s, strlen(s)); }
-
 /* "target": [ns, op, overload], "pnames": [...], "ptypes": [...], "kwonly": k */
 static void put_schema(sc__buf *b, const char *schema) {
     sc__bg_schema s;
@@ -99,7 +97,7 @@ static void put_unit(sc__buf *b, const sc__bg_rank *r, size_t i) {
     const sc__et_node *n = node_at(et, u->node);
     sc__buf_printf(b, "    {\"i\": %zu, \"id\": %lld, \"k\": \"%s\", \"name\": ", i, (long long)n->id,
                    sc__bg_kind_name((sc__bg_kind)u->kind));
-    put_str(b, str(et, n->name));
+    sc__buf_json_cstr(b, str(et, n->name));
     sc__buf_printf(b, ", \"stream\": %d, \"record\": %d, \"waits\": [", u->stream, u->record);
     const uint32_t *w = r->waits.data;
     for (uint32_t j = 0; j < u->wait_count; j++) sc__buf_printf(b, "%s%u", j ? ", " : "", w[u->wait_first + j]);
@@ -117,9 +115,9 @@ static void put_unit(sc__buf *b, const sc__bg_rank *r, size_t i) {
 
 static void put_rank_data(sc__buf *b, const sc__bg_rank *r) {
     sc__buf_printf(b, "  {\"rank\": %lld, \"et\": ", (long long)r->rank);
-    put_str(b, r->et->path);
+    sc__buf_json_cstr(b, r->et->path);
     sc__buf_puts(b, ", \"kineto\": ");
-    if (r->kineto && !r->kineto_mismatch) put_str(b, r->kineto->path);
+    if (r->kineto && !r->kineto_mismatch) sc__buf_json_cstr(b, r->kineto->path);
     else sc__buf_puts(b, "null");
     sc__buf_printf(b, ", \"step\": %lld, \"main_stream\": %d, \"leaves\": %llu, \"skipped_leaves\": %llu, \"ops\": [\n",
                    (long long)r->step, r->main_stream, (unsigned long long)r->leaves,
@@ -299,9 +297,9 @@ static void json_rank(sc__buf *b, const sc__bg_rank *r, int64_t k) {
     const uint64_t *lk = r->leaves_by_kind;
     uint64_t run = lk[SC__BG_CALL] + lk[SC__BG_COLL] + lk[SC__BG_WAIT] + lk[SC__BG_EMULATED];
     sc__buf_printf(b, "{\"rank\": %lld, \"et\": ", (long long)r->rank);
-    put_str(b, r->et->path);
+    sc__buf_json_cstr(b, r->et->path);
     sc__buf_puts(b, ", \"kineto\": ");
-    if (r->kineto) put_str(b, r->kineto->path);
+    if (r->kineto) sc__buf_json_cstr(b, r->kineto->path);
     else sc__buf_puts(b, "null");
     sc__buf_printf(b, ", \"kineto_mismatch\": %s, \"step\": %lld, \"et_steps\": [%lld, %lld], \"kineto_steps\": [%lld, %lld]"
                       ", \"whole_ops\": %u, \"leaves\": %llu, \"leaves_by_kind\": {",
@@ -316,7 +314,7 @@ static void json_rank(sc__buf *b, const sc__bg_rank *r, int64_t k) {
     for (int i = 1; i < SC__BGR_COUNT; i++) {
         if (!r->skipped_by_reason[i]) continue;
         sc__buf_printf(b, "%s", first ? "" : ", ");
-        put_str(b, sc__bg_reason_text((sc__bg_reason)i));
+        sc__buf_json_cstr(b, sc__bg_reason_text((sc__bg_reason)i));
         sc__buf_printf(b, ": %llu", (unsigned long long)r->skipped_by_reason[i]);
         first = false;
     }
@@ -327,7 +325,7 @@ static void json_rank(sc__buf *b, const sc__bg_rank *r, int64_t k) {
     const sc__bg_gap *g = r->gaps.data;
     for (size_t i = 0; i < r->gaps.len; i++) {
         sc__buf_puts(b, i ? ", {\"op\": " : "{\"op\": ");
-        put_str(b, str(r->et, g[i].name));
+        sc__buf_json_cstr(b, str(r->et, g[i].name));
         sc__buf_printf(b, ", \"ops\": %u, \"gpu_ops\": %u}", g[i].ops, g[i].kernels);
     }
     sc__buf_puts(b, "], \"collectives\": [");
@@ -343,7 +341,7 @@ static void json_rank(sc__buf *b, const sc__bg_rank *r, int64_t k) {
     const sc__bg_name *nm = r->names.data;
     for (size_t i = 0; i < r->names.len; i++) {
         sc__buf_puts(b, i ? ", {\"op\": " : "{\"op\": ");
-        put_str(b, str(r->et, nm[i].name));
+        sc__buf_json_cstr(b, str(r->et, nm[i].name));
         sc__buf_printf(b, ", \"leaves\": %u, \"run\": %u, \"markers\": %u}", nm[i].leaves, nm[i].run, nm[i].markers);
     }
     sc__buf_puts(b, "]}");

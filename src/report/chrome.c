@@ -36,7 +36,7 @@ static void meta(sc__buf *b, const char *what, uint32_t pid, uint32_t tid, const
     sc__buf_printf(b, ",\n{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%u,", what, pid);
     if (thread) sc__buf_printf(b, "\"tid\":%u,", tid);
     sc__buf_puts(b, "\"args\":{\"name\":");
-    sc__buf_json_str(b, name, strlen(name));
+    sc__buf_json_cstr(b, name);
     sc__buf_puts(b, "}}");
 }
 
@@ -49,7 +49,7 @@ static void task_event(sc__buf *b, const sc__graph *g, const sc__task *t, uint32
     sc__buf_printf(b, ",\n{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"cat\":\"%s\",\"name\":",
                    pid, t->proc, (double)start / 1000.0, (double)(dur > 0 ? dur : 0) / 1000.0,
                    sc__task_kind_name(t->kind));
-    sc__buf_json_str(b, name, strlen(name));
+    sc__buf_json_cstr(b, name);
     if (why) {
         sc__buf_printf(b, ",\"args\":{\"started_by\":\"%s\"", why);
         if ((t->flags & SC__TF_GRAPH_GAP) && t->gap > 0) /* after the untraced part of its CUDA graph */
@@ -58,7 +58,7 @@ static void task_event(sc__buf *b, const sc__graph *g, const sc__task *t, uint32
             sc__buf_printf(b, ",\"untraced_gap_us\":%.3f", (double)t->gap / 1000.0);
         if (waited) {
             sc__buf_puts(b, ",\"waited_for\":");
-            sc__buf_json_str(b, waited, strlen(waited));
+            sc__buf_json_cstr(b, waited);
         }
         sc__buf_puts(b, "}");
     }

@@ -38,7 +38,7 @@ static void json_row(sc__buf *b, const sc_comm_row *r, bool traces) {
 static void put_json(sc__buf *b, const sc_comm *c) {
     sc_comm_model m = sc_comm_get_model(c);
     sc__buf_puts(b, "{\n  \"gpu\": ");
-    sc__buf_json_str(b, m.gpu, strlen(m.gpu));
+    sc__buf_json_cstr(b, m.gpu);
     sc__buf_printf(b, ",\n  \"source\": \"%s\", \"samples\": %llu,\n", m.fitted ? "fitted" : "profile",
                    (unsigned long long)m.samples);
     sc__buf_printf(b,
@@ -57,7 +57,7 @@ static void put_json(sc__buf *b, const sc_comm *c) {
     sc__buf_puts(b, "  ],\n  \"warnings\": [");
     for (size_t i = 0; i < c->warnings.count; i++) {
         sc__buf_puts(b, i ? ", " : "");
-        sc__buf_json_str(b, c->warnings.items[i], strlen(c->warnings.items[i]));
+        sc__buf_json_cstr(b, c->warnings.items[i]);
     }
     sc__buf_puts(b, "]\n}\n");
 }

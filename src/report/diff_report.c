@@ -8,9 +8,9 @@
 
 static void json_side(sc__buf *b, const char *key, const sc_diff_side *s) {
     sc__buf_printf(b, "  \"%s\": {\"label\": ", key);
-    sc__buf_json_str(b, s->label, strlen(s->label));
+    sc__buf_json_cstr(b, s->label);
     sc__buf_puts(b, ", \"gpu\": ");
-    sc__buf_json_str(b, s->gpu, strlen(s->gpu));
+    sc__buf_json_cstr(b, s->gpu);
     sc__buf_printf(b, ", \"ranks\": %zu, \"rank_steps\": %llu, \"step_us\": %.3f},\n", s->ranks,
                    (unsigned long long)s->rank_steps, s->step_us);
 }
@@ -23,7 +23,7 @@ static void put_json(sc__buf *b, const sc_diff *d) {
     for (size_t i = 0; i < d->nrows; i++) {
         const sc_diff_row *r = &d->rows[i];
         sc__buf_printf(b, "    {\"section\": \"%s\", \"name\": ", sc_diff_section_name(r->section));
-        sc__buf_json_str(b, r->name, strlen(r->name));
+        sc__buf_json_cstr(b, r->name);
         sc__buf_printf(b,
                        ", \"a_us\": %.3f, \"b_us\": %.3f, \"delta_us\": %.3f, \"delta_pct\": ", r->a_us,
                        r->b_us, r->delta_us);

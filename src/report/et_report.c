@@ -25,9 +25,9 @@ sc_status sc_et_write(const sc_et *et, const sc_trace *kineto, FILE *out, int js
     sc__buf_init(&b);
     if (json) {
         sc__buf_puts(&b, "{\"file\": ");
-        sc__buf_json_str(&b, et->path, strlen(et->path));
+        sc__buf_json_cstr(&b, et->path);
         sc__buf_puts(&b, ", \"schema\": ");
-        sc__buf_json_str(&b, schema, strlen(schema));
+        sc__buf_json_cstr(&b, schema);
         sc__buf_printf(&b,
                        ", \"nodes\": %zu, \"ops\": %llu, \"ops_with_shapes\": %llu, "
                        "\"nodes_with_tensors\": %llu, \"tensor_data_deps\": %zu",
@@ -36,7 +36,7 @@ sc_status sc_et_write(const sc_et *et, const sc_trace *kineto, FILE *out, int js
                        et->deps.len);
         if (kineto) {
             sc__buf_puts(&b, ", \"kineto\": ");
-            sc__buf_json_str(&b, kineto->path, strlen(kineto->path));
+            sc__buf_json_cstr(&b, kineto->path);
             sc__buf_printf(&b,
                            ", \"link_method\": \"%s\", \"kineto_cpu_ops\": %llu, "
                            "\"kineto_with_rf_id\": %llu, \"linked\": %llu, "
@@ -107,7 +107,7 @@ sc_status sc_et_write_ops(const sc_et *et, const sc_trace *kineto, size_t max, F
         const char *types = nd->in_types == SC__NONE ? "[]" : sc__intern_str(&et->strings, nd->in_types);
         if (json) {
             sc__buf_puts(&b, "  {\"name\": ");
-            sc__buf_json_str(&b, name, strlen(name));
+            sc__buf_json_cstr(&b, name);
             sc__buf_printf(&b, ", \"ts_us\": %.3f, \"dur_us\": %.3f, \"et_id\": %lld, \"rf_id\": %lld, "
                                "\"input_shapes\": %s, \"input_types\": %s}%s\n",
                            (double)e->ts / 1e3, (double)e->dur / 1e3, (long long)nd->id,

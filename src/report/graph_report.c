@@ -105,15 +105,9 @@ static void json_bytes(sc__buf *b, const group_counts *gc) {
 
 /* A size for people: "64 MiB", "13.2 KiB", "4 B". */
 static void text_size(sc__buf *b, int64_t bytes) {
-    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)bytes;
-    size_t u = 0;
-    while (v >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
-        v /= 1024;
-        u++;
-    }
-    if (v == (double)(int64_t)v) sc__buf_printf(b, "%lld %s", (long long)v, units[u]);
-    else sc__buf_printf(b, "%.1f %s", v, units[u]);
+    sc__size s = sc__size_in_units((uint64_t)bytes, 4); /* bytes >= 0: count_bytes */
+    if (s.value == (double)s.whole) sc__buf_printf(b, "%llu %s", (unsigned long long)s.whole, s.unit);
+    else sc__buf_printf(b, "%.1f %s", s.value, s.unit);
 }
 
 /* "84 of 84 groups with a message size", then the range per type. */
@@ -142,9 +136,9 @@ static void put_json(sc__buf *b, const sc_graph *jg) {
         rank_counts rc;
         count_rank(g, r, &rc);
         sc__buf_printf(b, "    {\"rank\": %lld, \"file\": ", (long long)gr.rank);
-        sc__buf_json_str(b, gr.file, strlen(gr.file));
+        sc__buf_json_cstr(b, gr.file);
         sc__buf_puts(b, ", \"iteration\": ");
-        if (*gr.iteration) sc__buf_json_str(b, gr.iteration, strlen(gr.iteration));
+        if (*gr.iteration) sc__buf_json_cstr(b, gr.iteration);
         else sc__buf_puts(b, "null");
         sc__buf_printf(b, ", \"measured_step_us\": %.3f, \"threads\": %u, \"streams\": %u, \"ops\": %u, "
                           "\"tasks\": %u, \"tasks_by_kind\": ",
@@ -174,7 +168,7 @@ static void put_json(sc__buf *b, const sc_graph *jg) {
     for (size_t i = 0; i < sc_graph_warning_count(jg); i++) {
         const char *w = sc_graph_warning(jg, i);
         sc__buf_puts(b, i ? ", " : "");
-        sc__buf_json_str(b, w, strlen(w));
+        sc__buf_json_cstr(b, w);
     }
     sc__buf_puts(b, "]\n}\n");
 }
@@ -235,7 +229,7 @@ static void dot_task_label(sc__buf *b, const sc__graph *g, uint32_t i) {
     char label[96];
     snprintf(label, sizeof label, "%s\n%s %.1fus", shortname, sc__task_kind_name(t->kind),
              (double)t->dur / 1e3);
-    sc__buf_json_str(b, label, strlen(label)); /* JSON escaping is valid DOT quoting */
+    sc__buf_json_cstr(b, label); /* JSON escaping is valid DOT quoting */
 }
 
 sc_status sc_graph_write_dot(const sc_graph *jg, FILE *out, sc_error *err) {

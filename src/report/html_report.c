@@ -94,14 +94,24 @@ static void open_chart(page *p, const char *chart, size_t k) {
                        k ? "new configuration (predicted)" : "traced configuration (replayed)");
 }
 
+/* The sides' charts or tables in a row of columns: each(p, k) writes side k's. */
+static void side_columns(page *p, void (*each)(page *p, size_t k)) {
+    sc__buf_puts(p->b, "<div class=\"cols\">");
+    for (size_t k = 0; k < p->nsides; k++) each(p, k);
+    sc__buf_puts(p->b, "</div>");
+}
+
 static const char *pct_class(double e) { return e > 5 || e < -5 ? "bad" : "good"; }
 
+/* "512 B", "1.5 KiB", "64.0 MiB", "1.25 GiB" (GiB at most). */
 static void bytes_text(char *buf, size_t size, int64_t bytes) {
-    if (bytes < 0) snprintf(buf, size, "unknown");
-    else if (bytes < 1024) snprintf(buf, size, "%lld B", (long long)bytes);
-    else if (bytes < 1024 * 1024) snprintf(buf, size, "%.1f KiB", (double)bytes / 1024);
-    else if (bytes < (int64_t)1 << 30) snprintf(buf, size, "%.1f MiB", (double)bytes / (1024.0 * 1024));
-    else snprintf(buf, size, "%.2f GiB", (double)bytes / (1024.0 * 1024 * 1024));
+    if (bytes < 0) {
+        snprintf(buf, size, "unknown");
+        return;
+    }
+    sc__size s = sc__size_in_units((uint64_t)bytes, 3);
+    if (s.power == 0) snprintf(buf, size, "%llu B", (unsigned long long)s.whole);
+    else snprintf(buf, size, "%.*f %s", s.power == 3 ? 2 : 1, s.value, s.unit);
 }
 
 /* ------------------------------------------------------------ summary */
@@ -273,19 +283,19 @@ static void breakdown_section(page *p) {
     sc__html_section_close(p->b);
 }
 
+static void heat_chart(page *p, size_t k) {
+    open_chart(p, "sm-busy", k);
+    sc__html_heat(p->b, &p->rows, p->s[k].busy, p->s[k].nwin, p->wide);
+    sc__buf_puts(p->b, "</div>");
+}
+
 static void heat_section(page *p) {
     sc__html_section_open(p->b, "sm-busy", "SM busy over time",
                  "Per rank, the share of each 1 ms of its simulated step during which at least one of its GPU "
                  "streams runs a task: 0% (white) <span class=\"ramp\"></span> 100% (dark blue); grey: "
                  "the rank's step is over. Hover the strip for the figure under the pointer, a row's label for "
                  "its mean.");
-    sc__buf_puts(p->b, "<div class=\"cols\">");
-    for (size_t k = 0; k < p->nsides; k++) {
-        open_chart(p, "sm-busy", k);
-        sc__html_heat(p->b, &p->rows, p->s[k].busy, p->s[k].nwin, p->wide);
-        sc__buf_puts(p->b, "</div>");
-    }
-    sc__buf_puts(p->b, "</div>");
+    side_columns(p, heat_chart);
     sc__html_section_close(p->b);
 }
 
@@ -373,17 +383,13 @@ static void tops_section(page *p) {
     sc__html_section_open(p->b, "kernels", "Top kernels",
                  "GPU kernels, memory copies and sets (communication is in the collectives' table) by their "
                  "simulated time, averaged over the ranks; the 50 with the most time. Click a heading to sort.");
-    sc__buf_puts(p->b, "<div class=\"cols\">");
-    for (size_t k = 0; k < p->nsides; k++) kernels_table(p, k);
-    sc__buf_puts(p->b, "</div>");
+    side_columns(p, kernels_table);
     sc__html_section_close(p->b);
     sc__html_section_open(p->b, "operators", "Top operators",
                  "Operators by the GPU time of the kernels they launched, and the host time of the tasks "
                  "directly under them (self time, with the untraced gaps before them and a sync's wait), "
                  "averaged over the ranks; the 50 with the most time. Click a heading to sort.");
-    sc__buf_puts(p->b, "<div class=\"cols\">");
-    for (size_t k = 0; k < p->nsides; k++) operators_table(p, k);
-    sc__buf_puts(p->b, "</div>");
+    side_columns(p, operators_table);
     sc__html_section_close(p->b);
 }
 
@@ -429,9 +435,7 @@ static void collectives_section(page *p) {
                  "the transfer is what the simulator gave each collective once its last member arrived (the last "
                  "arrival's kernel as traced, or as re-timed); bus bandwidth is nccl-tests' busbw of that transfer "
                  "(median over the row); the wait is a member's time before the last arrival.");
-    sc__buf_puts(p->b, "<div class=\"cols\">");
-    for (size_t k = 0; k < p->nsides; k++) collectives_table(p, k);
-    sc__buf_puts(p->b, "</div>");
+    side_columns(p, collectives_table);
     sc__html_section_close(p->b);
 }
 

@@ -20,7 +20,7 @@ static void put_counts_json(sc__buf *b, const sc__counts *c) {
     sc__buf_puts(b, "{");
     for (size_t i = 0; i < c->count; i++) {
         if (i) sc__buf_puts(b, ", ");
-        sc__buf_json_str(b, c->items[i].key, strlen(c->items[i].key));
+        sc__buf_json_cstr(b, c->items[i].key);
         sc__buf_printf(b, ": %llu", (unsigned long long)c->items[i].count);
     }
     sc__buf_puts(b, "}");
@@ -29,7 +29,7 @@ static void put_counts_json(sc__buf *b, const sc__counts *c) {
 static void put_kineto_json(sc__buf *b, const sc__rank_info *ri) {
     sc__buf_printf(b, "\"world_size\": %lld, ", (long long)ri->world_size);
     sc__buf_puts(b, "\"gpu\": ");
-    sc__buf_json_str(b, ri->gpu, strlen(ri->gpu));
+    sc__buf_json_cstr(b, ri->gpu);
     sc__buf_printf(b, ", \"bytes\": %llu, \"events\": %llu, \"categories\": ",
                    (unsigned long long)ri->input_bytes, (unsigned long long)ri->events);
     put_counts_json(b, &ri->cats);
@@ -41,7 +41,7 @@ static void put_kineto_json(sc__buf *b, const sc__rank_info *ri) {
     for (size_t i = 0; i < ri->niters; i++) {
         const char *name = ri->iters[i].name;
         sc__buf_puts(b, i ? ", {\"name\": " : "{\"name\": ");
-        sc__buf_json_str(b, name, strlen(name));
+        sc__buf_json_cstr(b, name);
         sc__buf_printf(b, ", \"dur_us\": %.3f}", (double)ri->iters[i].dur_ns / 1000.0);
     }
     sc__buf_printf(b, "], \"gpu_busy_us\": %.3f}", (double)ri->busy_ns / 1000.0);
@@ -88,7 +88,7 @@ static bool put_ck_counts(sc__buf *b, const uint64_t *v, int n, const char *cons
 
 static void put_chakra_json(sc__buf *b, const sc__rank_info *ri) {
     sc__buf_puts(b, "\"version\": ");
-    sc__buf_json_str(b, ri->version, strlen(ri->version));
+    sc__buf_json_cstr(b, ri->version);
     sc__buf_printf(b, ", \"bytes\": %llu, \"nodes\": %llu, \"nodes_by_type\": {",
                    (unsigned long long)ri->input_bytes, (unsigned long long)ri->nodes);
     put_ck_counts(b, ri->by_type, SC__INFO_CK_TYPES, ck_type_names, true);
@@ -117,7 +117,7 @@ static void put_chakra_text(sc__buf *b, const sc__rank_info *ri) {
 static void put_rank_json(sc__buf *b, const sc__rank_info *ri) {
     bool chakra = ri->format == SC__FMT_CHAKRA;
     sc__buf_puts(b, "    {\"file\": ");
-    sc__buf_json_str(b, ri->file, strlen(ri->file));
+    sc__buf_json_cstr(b, ri->file);
     if (chakra) sc__buf_puts(b, ", \"format\": \"chakra\"");
     sc__buf_printf(b, ", \"rank\": %lld, ", (long long)ri->rank);
     if (chakra) put_chakra_json(b, ri);
@@ -144,7 +144,7 @@ sc_status sc_info_write(const sc_info *info, FILE *out, int json, sc_error *err)
         sc__buf_puts(&b, "  ],\n  \"warnings\": [");
         for (size_t i = 0; i < info->warnings.count; i++) {
             sc__buf_puts(&b, i ? ", " : "");
-            sc__buf_json_str(&b, info->warnings.items[i], strlen(info->warnings.items[i]));
+            sc__buf_json_cstr(&b, info->warnings.items[i]);
         }
         sc__buf_puts(&b, "]\n}\n");
     }

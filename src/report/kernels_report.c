@@ -34,10 +34,10 @@ static void json_dims(sc__buf *b, const sc__model_dims *d) {
 
 static void put_json(sc__buf *b, const sc_kernels *k) {
     sc__buf_puts(b, "{\n  \"gpu\": ");
-    sc__buf_json_str(b, k->before.gpu, strlen(k->before.gpu));
+    sc__buf_json_cstr(b, k->before.gpu);
     sc__buf_printf(b, ",\n  \"gemm_ceiling\": %.4f, \"hbm_ceiling\": %.4f, \"ceiling_source\": ", k->before.gemm_ceiling,
                    k->before.hbm_ceiling);
-    sc__buf_json_str(b, k->before.ceiling_source, strlen(k->before.ceiling_source));
+    sc__buf_json_cstr(b, k->before.ceiling_source);
     sc__buf_puts(b, ",\n  \"model\": ");
     json_dims(b, &k->dims);
     sc__buf_puts(b, ",\n  \"classes\": [\n");

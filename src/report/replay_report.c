@@ -22,14 +22,14 @@ static void error_json(sc__buf *b, int64_t measured, int64_t simulated, const ch
     }
     sc__buf_puts(b, ",\"error_pct\":null,\"no_error_because\":");
     const char *why = no_error ? no_error : "the input has no measured step";
-    sc__buf_json_str(b, why, strlen(why));
+    sc__buf_json_cstr(b, why);
 }
 
 static void json_items(sc__buf *b, const char *key, const sc_cp_item *items, size_t n, bool last) {
     sc__buf_printf(b, "\"%s\":[", key);
     for (size_t i = 0; i < n; i++) {
         sc__buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
-        sc__buf_json_str(b, items[i].name, strlen(items[i].name));
+        sc__buf_json_cstr(b, items[i].name);
         sc__buf_printf(b, ",\"us\":%.3f,\"count\":%llu}", us(items[i].ns),
                        (unsigned long long)items[i].count);
     }
@@ -40,7 +40,7 @@ static void json_items(sc__buf *b, const char *key, const sc_cp_item *items, siz
 
 static void mark_json(sc__buf *b, const char *key, const sc_step_mark *m) {
     sc__buf_printf(b, "\"%s\":{\"event\":", key);
-    sc__buf_json_str(b, m->event, strlen(m->event));
+    sc__buf_json_cstr(b, m->event);
     sc__buf_printf(b, ",\"kind\":\"%s\",\"%s\":%lld", m->kind, m->on_stream ? "stream" : "thread",
                    (long long)m->on);
 }
@@ -86,7 +86,7 @@ static void measured_from_text(sc__buf *b, const sc_replay *r) {
 static void shape_json(sc__buf *b, const char *key, const sc_job_shape *s) {
     sc__buf_printf(b, "\"%s\":{\"ranks\":%u,\"dp\":%u,\"nodes\":%u,\"gpus_per_node\":%u,\"gpu\":", key, s->ranks,
                    s->dp, s->nodes, s->gpus_per_node);
-    sc__buf_json_str(b, s->gpu, strlen(s->gpu));
+    sc__buf_json_cstr(b, s->gpu);
     sc__buf_printf(b, ",\"nvlink_gbps\":%.1f,\"net_gbps\":%.1f}", s->nvlink_gbps, s->net_gbps);
 }
 
@@ -205,7 +205,7 @@ static void prediction_json(sc__buf *b, const sc_prediction *p) {
 static void layers_json(sc__buf *b, const sc_replay_layers *l) {
     if (!l->count && l->why_none) {
         sc__buf_puts(b, ",\"layers\":{\"count\":null,\"per_layer_us\":null,\"why_none\":");
-        sc__buf_json_str(b, l->why_none, strlen(l->why_none));
+        sc__buf_json_cstr(b, l->why_none);
         sc__buf_puts(b, "}");
     }
     if (!l->count) return;
@@ -277,7 +277,7 @@ static void prediction_text(sc__buf *b, const sc_prediction *p) {
 static void sensitivity_json(sc__buf *b, const sc_replay_sensitivity *s) {
     if (!s->computed) {
         sc__buf_puts(b, ",\"sensitivity\":{\"computed\":false,\"why_not\":");
-        sc__buf_json_str(b, s->why_not, strlen(s->why_not));
+        sc__buf_json_cstr(b, s->why_not);
         sc__buf_puts(b, "},\"bound_by\":null");
         return;
     }
@@ -375,7 +375,7 @@ static void write_json(const sc_replay *r, sc__buf *b) {
                    r->g->tasks.len);
     for (size_t i = 0; i < r->g->warnings.count; i++) { /* the graph builder's */
         if (i) sc__buf_puts(b, ",");
-        sc__buf_json_str(b, r->g->warnings.items[i], strlen(r->g->warnings.items[i]));
+        sc__buf_json_cstr(b, r->g->warnings.items[i]);
     }
     sc__buf_puts(b, "],\"edges_dropped\":{");
     for (int f = 0, first = 1; f < SC_E_FAMILY_COUNT; f++)

@@ -6,12 +6,10 @@
  */
 #include "../pipeline/structure_run.h"
 
-#include <string.h>
-
 static double us(int64_t ns) { return (double)ns / 1e3; }
 
 static void json_str_or_null(sc__buf *b, const char *s) {
-    if (s) sc__buf_json_str(b, s, strlen(s));
+    if (s) sc__buf_json_cstr(b, s);
     else sc__buf_puts(b, "null");
 }
 
