@@ -158,18 +158,26 @@ static void test_moe(void **state) {
  * 1-based window_attn_skip_freq), a windowed flash kernel's FLOPs (w -
  * w^2/2s keys a query), parameters summed over the kinds, a window as long
  * as the sequence changing nothing, and what is refused. */
+/* The ops of one layer's phase named `name`: how many, and the FLOPs of
+ * the last (-1 if none). */
+static double named_ops(const sc__tf_config *c, sc__tf_phase ph, const char *name, size_t *count) {
+    sc__vec v;
+    sc__vec_init(&v, sizeof(sc__tf_op));
+    assert_true(sc__tf_layer_ops(c, ph, &v));
+    double f = -1;
+    size_t n = 0;
+    const sc__tf_op *op = v.data;
+    for (size_t i = 0; i < v.len; i++)
+        if (!strcmp(op[i].name, name)) f = op[i].k.flops, n++;
+    sc__vec_free(&v);
+    if (count) *count = n;
+    return f;
+}
+
 static double flash_fwd_flops(const sc__tf_config *c, uint8_t kind) {
     sc__tf_config kc;
     sc__tf_kind_config(c, kind, &kc);
-    sc__vec v;
-    sc__vec_init(&v, sizeof(sc__tf_op));
-    assert_true(sc__tf_layer_ops(&kc, SC__PH_FWD, &v));
-    double f = -1;
-    const sc__tf_op *op = v.data;
-    for (size_t i = 0; i < v.len; i++)
-        if (!strcmp(op[i].name, "flash_attn_fwd")) f = op[i].k.flops;
-    sc__vec_free(&v);
-    return f;
+    return named_ops(&kc, SC__PH_FWD, "flash_attn_fwd", NULL);
 }
 
 static void test_layer_kinds(void **state) {
@@ -227,13 +235,8 @@ static void dsv3(sc__tf_config *c) {
 }
 
 static size_t ops_named(const sc__tf_config *c, sc__tf_phase ph, const char *name) {
-    sc__vec v;
-    sc__vec_init(&v, sizeof(sc__tf_op));
-    assert_true(sc__tf_layer_ops(c, ph, &v));
-    size_t n = 0;
-    const sc__tf_op *op = v.data;
-    for (size_t i = 0; i < v.len; i++) n += !strcmp(op[i].name, name);
-    sc__vec_free(&v);
+    size_t n;
+    named_ops(c, ph, name, &n);
     return n;
 }
 
@@ -306,20 +309,28 @@ static void test_mla(void **state) {
 /* The expert-data-parallel group (tp x dp x cp / (ep x etp)) reduces the
  * experts' gradients and shards their optimizer state; the rest of the
  * model keeps dp x cp. */
-static bool chrome_has(const char *const *kv, const char *name) {
-    sc_model_config *c = cfg(kv);
+/* The run's JSON report (chrome false) or its Chrome trace. */
+static char *written(sc_model_config *c, bool chrome) {
     sc_model *m;
     sc_error err;
     assert_int_equal(sc_model_run(c, &m, &err), SC_OK);
-    char *text = NULL;
+    char *buf = NULL;
     size_t n = 0;
-    FILE *f = open_memstream(&text, &n);
+    FILE *f = open_memstream(&buf, &n);
     assert_non_null(f);
-    assert_int_equal(sc_replay_write_chrome(sc_model_replay(m), f, &err), SC_OK);
+    assert_int_equal(chrome ? sc_replay_write_chrome(sc_model_replay(m), f, &err) : sc_model_write(m, f, 1, &err), SC_OK);
     fclose(f);
+    sc_model_free(m);
+    return buf;
+}
+
+static char *report(sc_model_config *c) { return written(c, false); }
+
+static bool chrome_has(const char *const *kv, const char *name) {
+    sc_model_config *c = cfg(kv);
+    char *text = written(c, true);
     bool has = strstr(text, name) != NULL;
     free(text);
-    sc_model_free(m);
     sc_model_config_free(c);
     return has;
 }
@@ -367,19 +378,6 @@ static void test_expert_data_parallel(void **state) {
     assert_false(chrome_has((const char *[]){EDP_BASE, "dp", "8", "ep", "16", "experts", "16", "overlap-grad-reduce", "false", NULL}, "edp_grad"));
     assert_true(chrome_has((const char *[]){EDP_BASE, "dp", "8", "ep", "4", "overlap-grad-reduce", "false", NULL}, "edp_grad_reduce_scatter"));
 #undef EDP_BASE
-}
-
-static char *report(sc_model_config *c) {
-    sc_model *m;
-    sc_error err;
-    assert_int_equal(sc_model_run(c, &m, &err), SC_OK);
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&buf, &n);
-    assert_int_equal(sc_model_write(m, f, 1, &err), SC_OK);
-    fclose(f);
-    sc_model_free(m);
-    return buf;
 }
 
 static void test_config_equals_preset(void **state) {
