@@ -39,7 +39,8 @@ static const sc_cli_command commands[] = {
      "[--recompute none|selective|full] [--gpu NAME] [--nodes N] [--gpus-per-node N] [--net-gbps X] [--gated B] "
      "[--tied B] [--rope B] [--attention flash|unfused] [--distributed-optimizer B] [--overlap-grad-reduce B] "
      "[--overlap-param-gather B] [--tp-comm-overlap B] [--host-us X] [--pp-first-layers N] [--pp-last-layers N] "
-     "[--pp-embedding B] [--calibrate TRACE...]",
+     "[--pp-embedding B] [--multi-latent-attention B] [--q-lora-rank N] [--kv-lora-rank N] [--qk-head-dim N] "
+     "[--qk-pos-emb-head-dim N] [--v-head-dim N] [--mtp-layers N] [--recompute-modules LIST] [--calibrate TRACE...]",
      sc_cmd_model},
     {"report", "write the replay (or a prediction beside it) as one self-contained HTML page of charts",
      "stepcast report -o FILE.html [--force] [--rank-rows N] [--chrome FILE] [--iteration N] "

@@ -2,8 +2,9 @@
  * test_model.c - `stepcast model`: the pipeline schedules (order, and the
  * bubble that comes out of the simulation with equal stages), the
  * bucketed overlap of the parameter all-gather, layers of different kinds
- * (dense among experts, sliding windows), LoRA (frozen base, adapters)
- * and the GPT-OSS presets' sizes, bad
+ * (dense among experts, sliding windows), LoRA (frozen base, adapters),
+ * the GPT-OSS presets' sizes, latent attention and MTP (DeepSeek-V3), the
+ * expert-data-parallel group of the experts' gradients, bad
  * configurations (one clear line), --config and --preset giving identical
  * output and the sweep (the published step times the model is judged on
  * are in test_model_published.c).
@@ -122,18 +123,26 @@ static void test_moe(void **state) {
  * 1-based window_attn_skip_freq), a windowed flash kernel's FLOPs (w -
  * w^2/2s keys a query), parameters summed over the kinds, a window as long
  * as the sequence changing nothing, and what is refused. */
+/* The ops of one layer's phase named `name`: how many, and the FLOPs of
+ * the last (-1 if none). */
+static double named_ops(const sc__tf_config *c, sc__tf_phase ph, const char *name, size_t *count) {
+    sc__vec v;
+    sc__vec_init(&v, sizeof(sc__tf_op));
+    assert_true(sc__tf_layer_ops(c, ph, &v));
+    double f = -1;
+    size_t n = 0;
+    const sc__tf_op *op = v.data;
+    for (size_t i = 0; i < v.len; i++)
+        if (!strcmp(op[i].name, name)) f = op[i].k.flops, n++;
+    sc__vec_free(&v);
+    if (count) *count = n;
+    return f;
+}
+
 static double flash_fwd_flops(const sc__tf_config *c, uint8_t kind) {
     sc__tf_config kc;
     sc__tf_kind_config(c, kind, &kc);
-    sc__vec v;
-    sc__vec_init(&v, sizeof(sc__tf_op));
-    assert_true(sc__tf_layer_ops(&kc, SC__PH_FWD, &v));
-    double f = -1;
-    const sc__tf_op *op = v.data;
-    for (size_t i = 0; i < v.len; i++)
-        if (!strcmp(op[i].name, "flash_attn_fwd")) f = op[i].k.flops;
-    sc__vec_free(&v);
-    return f;
+    return named_ops(&kc, SC__PH_FWD, "flash_attn_fwd", NULL);
 }
 
 static void test_layer_kinds(void **state) {
@@ -317,17 +326,165 @@ static void test_gpt_oss_presets(void **state) {
     }
 }
 
-static char *report(sc_model_config *c) {
+/* Latent attention (DeepSeek-V3's numbers, the Hugging Face config.json of
+ * deepseek-ai/DeepSeek-V3): one layer's attention parameters, their split
+ * over tp (the down projections and their norms whole on every rank), the
+ * fused attention's FLOPs with qk heads of 192 and v heads of 128, the
+ * modules selective recomputation runs again, the pipeline split with the
+ * MTP layer in the last chunk, and the model FLOPs a token against the
+ * ones NVIDIA published for the Megatron-Bridge 25.09 run (338 TFLOP/s/GPU
+ * at 1297 tokens/s/GPU: 2.606e11). */
+static void dsv3(sc__tf_config *c) {
+    sc__tf_defaults(c);
+    c->layers = 61, c->hidden = 7168, c->ffn = 18432, c->heads = 128, c->vocab = 129280, c->seq = 4096, c->gated = 1;
+    c->experts = 256, c->topk = 8, c->moe_ffn = 2048, c->shared_ffn = 2048, c->dense_layers = 3, c->mla = 1;
+    c->q_lora = 1536, c->kv_lora = 512, c->qk_dim = 128, c->qk_rope_dim = 64, c->v_dim = 128, c->mtp_layers = 1;
+}
+
+static size_t ops_named(const sc__tf_config *c, sc__tf_phase ph, const char *name) {
+    size_t n;
+    named_ops(c, ph, name, &n);
+    return n;
+}
+
+static void test_mla(void **state) {
+    (void)state;
+    sc__tf_config c;
+    dsv3(&c);
+    char why[256];
+    assert_true(sc__tf_resolve(&c, why, sizeof why));
+    /* q down 7168 x 1536 + norm, q up 1536 x 128 x 192, kv down 7168 x 576
+     * + norm 512, kv up 512 x 128 x 256, out 128 x 128 x 7168 */
+    assert_true(sc__tf_attn_params(&c) == 187107328.0);
+    sc__tf_config kc;
+    sc__tf_kind_config(&c, 0, &kc);
+    double whole = 7168.0 * 1536 + 1536 + 7168.0 * 576 + 512, split = 37748736.0 + 16777216 + 117440512;
+    double moe_gpu = sc__tf_layer_params_gpu(&kc);
+    c.tp = 2, c.sp = 1, c.etp = 1;
+    assert_true(sc__tf_resolve(&c, why, sizeof why));
+    sc__tf_kind_config(&c, 0, &kc);
+    /* tp 2 halves the up and output projections and the shared expert
+     * (3 h f + biases), nothing else of the layer */
+    double shared = 3.0 * 7168 * 2048 + 2 * 2048 + 7168;
+    assert_true(fabs(moe_gpu - sc__tf_layer_params_gpu(&kc) - split / 2 - shared / 2) < 1);
+    assert_true(sc__tf_attn_params(&kc) == whole + split);
+    /* 671B without the MTP layer (DeepSeek-V3 technical report), within 1% */
+    double all = sc__tf_model_params(&c), mtp = sc__tf_mtp_params(&c);
+    assert_true(fabs(all - mtp - 671e9) < 0.01 * 671e9);
+    assert_true(mtp > 11e9 && mtp < 12e9);
+    /* T = 4096 tokens, s = 4096: 2 T s (128 x 192 + 128 x 128) / 2 / tp */
+    assert_true(flash_fwd_flops(&c, 0) == 2.0 * 4096 * 4096 * (128.0 * 192 + 128.0 * 128) * 0.5 / 2);
+    /* no TP all-gather of h before the down projections: of q_lora, kv_lora */
+    assert_int_equal(ops_named(&kc, SC__PH_FWD, "mla_q_down_proj"), 1);
+    assert_int_equal(ops_named(&kc, SC__PH_FWD, "qkv"), 0);
+    assert_int_equal(ops_named(&kc, SC__PH_FWD, "mla_k_pos_all_gather"), 1);
+    assert_int_equal(ops_named(&kc, SC__PH_FWD, "tp_all_gather"), 3); /* q, kv, the MLP */
+    /* recomputation: none with flash and the default module, the up
+     * projections with mla_up_proj, a dense layer's MLP with mlp (never
+     * an expert layer's: Megatron-core leaves MoE layers out) */
+    kc.recompute = SC__RC_SELECTIVE;
+    assert_int_equal(ops_named(&kc, SC__PH_RECOMPUTE, "mla_q_up_proj"), 0);
+    kc.recompute_mods = SC__RCM_MLA_UP | SC__RCM_MLP;
+    assert_int_equal(ops_named(&kc, SC__PH_RECOMPUTE, "mla_q_up_proj"), 1);
+    assert_int_equal(ops_named(&kc, SC__PH_RECOMPUTE, "mla_kv_up_proj"), 1);
+    assert_int_equal(ops_named(&kc, SC__PH_RECOMPUTE, "expert_fc1"), 0);
+    sc__tf_config dk;
+    sc__tf_kind_config(&c, SC__TFK_DENSE, &dk);
+    dk.recompute = SC__RC_SELECTIVE, dk.recompute_mods = SC__RCM_MLP;
+    assert_int_equal(ops_named(&dk, SC__PH_RECOMPUTE, "mlp_fc1"), 1);
+    assert_int_equal(ops_named(&dk, SC__PH_RECOMPUTE, "mla_q_up_proj"), 0);
+    /* Bridge's layout Et|(tt|)*30mL: pp 8 x vp 4, the embedding and one
+     * layer first, the MTP layer and the loss alone last */
+    c.pp = 8, c.vp = 4, c.pp_embedding = 1, c.dp = 64, c.ep = 64, c.gbs = 8192;
+    assert_true(sc__tf_resolve(&c, why, sizeof why));
+    assert_int_equal(sc__tf_chunk_layers(&c, 0, 0), 1);
+    assert_int_equal(sc__tf_chunk_layers(&c, 7, 3), 0);
+    assert_int_equal(sc__tf_chunk_layers(&c, 3, 2), 2);
+    uint32_t sum = 0;
+    for (uint32_t s = 0; s < 8; s++) sum += sc__tf_stage_layers(&c, s);
+    assert_int_equal(sum, 61);
+    double per_token = sc__tf_model_flops(&c) / (8192.0 * 4096);
+    assert_true(fabs(per_token - 338e12 / 1297) < 0.005 * per_token);
+    sc_test_model_bad((const char *[]){"preset", "deepseek-v3", "attention", "unfused", "pp", "61", NULL}, "fused attention only");
+    sc_model_config *mc = sc_test_model_cfg((const char *[]){NULL});
+    sc_error err;
+    assert_int_equal(sc_model_config_set(mc, "recompute-modules", "mla_up", &err), SC_E_USAGE);
+    assert_int_equal(sc_model_config_set(mc, "recompute-modules", "mla_up_proj,mlp", &err), SC_OK);
+    sc_model_config_free(mc);
+}
+
+/* The expert-data-parallel group (tp x dp x cp / (ep x etp)) reduces the
+ * experts' gradients and shards their optimizer state; the rest of the
+ * model keeps dp x cp. */
+/* The run's JSON report (chrome false) or its Chrome trace. */
+static char *written(sc_model_config *c, bool chrome) {
     sc_model *m;
     sc_error err;
     assert_int_equal(sc_model_run(c, &m, &err), SC_OK);
     char *buf = NULL;
     size_t n = 0;
     FILE *f = open_memstream(&buf, &n);
-    assert_int_equal(sc_model_write(m, f, 1, &err), SC_OK);
+    assert_non_null(f);
+    assert_int_equal(chrome ? sc_replay_write_chrome(sc_model_replay(m), f, &err) : sc_model_write(m, f, 1, &err), SC_OK);
     fclose(f);
     sc_model_free(m);
     return buf;
+}
+
+static char *report(sc_model_config *c) { return written(c, false); }
+
+static bool chrome_has(const char *const *kv, const char *name) {
+    sc_model_config *c = sc_test_model_cfg(kv);
+    char *text = written(c, true);
+    bool has = strstr(text, name) != NULL;
+    free(text);
+    sc_model_config_free(c);
+    return has;
+}
+
+static void test_expert_data_parallel(void **state) {
+    (void)state;
+    sc__tf_config c;
+    sc__tf_defaults(&c);
+    c.layers = 4, c.hidden = 1024, c.heads = 8, c.vocab = 32000, c.seq = 1024, c.gated = 1, c.experts = 8, c.topk = 2;
+    c.tp = 2, c.sp = 1, c.etp = 1, c.dp = 8, c.ep = 4;
+    char why[256];
+    assert_true(sc__tf_resolve(&c, why, sizeof why));
+    assert_int_equal(sc__tf_edp(&c), 4); /* 2 x 8 / (4 x 1) */
+    c.etp = 2;
+    assert_int_equal(sc__tf_edp(&c), 2);
+    c.etp = 1, c.ep = 16;
+    assert_int_equal(sc__tf_edp(&c), 1);
+    c.ep = 1, c.etp = 2, c.experts = 0;
+    assert_int_equal(sc__tf_edp(&c), 8); /* dense: dp x cp */
+    /* DeepSeek-V3 on the Bridge row: 2 x 64 / 64; Qwen3-235B's: 2 x 16 / 32 */
+    sc__tf_config d;
+    dsv3(&d);
+    d.tp = 2, d.sp = 1, d.etp = 1, d.pp = 8, d.vp = 4, d.pp_embedding = 1, d.dp = 64, d.ep = 64, d.gbs = 8192;
+    assert_true(sc__tf_resolve(&d, why, sizeof why));
+    assert_int_equal(sc__tf_edp(&d), 2);
+    /* Adam over the optimizer's shard: (p - e) / (dp cp) + e / edp */
+    double p = sc__tf_stage_params(&d, 3), e = sc__tf_stage_expert_params(&d, 3);
+    assert_true(e > 0.5 * p && e < p);
+    sc__vec v;
+    sc__vec_init(&v, sizeof(sc__tf_op));
+    assert_true(sc__tf_optimizer_ops(&d, p, e, &v));
+    const sc__tf_op *op = v.data;
+    assert_string_equal(op[1].name, "adam");
+    assert_true(fabs(op[1].k.bytes - ((p - e) / 64 + e / 2) * 30) < 1);
+    sc__vec_free(&v);
+    sc__tf_memory m;
+    sc__tf_stage_memory(&d, 3, &m);
+    assert_true(fabs(m.optimizer - ((p - e) * 12 / 64 + e * 12 / 2)) < 1);
+    /* the graph: the experts' buckets reduced over their own group where
+     * it has more than one GPU, nowhere where it has one */
+#define EDP_BASE MOE_BASE, "experts", "8", "topk", "2", "tp", "2", "sp", "true", "etp", "1", "gbs", "16", "overlap-grad-reduce", "true"
+    assert_true(chrome_has((const char *[]){EDP_BASE, "dp", "8", "ep", "4", NULL}, "edp_grad_reduce_scatter"));
+    assert_true(chrome_has((const char *[]){EDP_BASE, "dp", "8", "ep", "4", NULL}, "dp_grad_reduce_scatter"));
+    assert_false(chrome_has((const char *[]){EDP_BASE, "dp", "8", "ep", "16", "experts", "16", NULL}, "edp_grad"));
+    assert_false(chrome_has((const char *[]){EDP_BASE, "dp", "8", "ep", "16", "experts", "16", "overlap-grad-reduce", "false", NULL}, "edp_grad"));
+    assert_true(chrome_has((const char *[]){EDP_BASE, "dp", "8", "ep", "4", "overlap-grad-reduce", "false", NULL}, "edp_grad_reduce_scatter"));
+#undef EDP_BASE
 }
 
 static void test_config_equals_preset(void **state) {
@@ -386,6 +543,7 @@ int main(void) {
         cmocka_unit_test(test_bad_configs),      cmocka_unit_test(test_config_equals_preset),
         cmocka_unit_test(test_sweep),            cmocka_unit_test(test_moe), cmocka_unit_test(test_layer_kinds),
         cmocka_unit_test(test_lora_ops),         cmocka_unit_test(test_lora_model), cmocka_unit_test(test_gpt_oss_presets),
+        cmocka_unit_test(test_mla),              cmocka_unit_test(test_expert_data_parallel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

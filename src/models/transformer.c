@@ -55,11 +55,11 @@ static bool uneven_ok(const sc__tf_config *c, char *why, size_t nwhy) {
         return fail(why, nwhy, "give --pp-first-layers/--pp-last-layers (%llu/%llu) or --pp-embedding, not both",
                     c->pp_first, c->pp_last);
     if (c->pp_embedding) {
-        uint64_t units = (uint64_t)c->pp * c->vp;
+        uint64_t units = (uint64_t)c->pp * c->vp, all = (uint64_t)c->layers + c->mtp_layers + 2;
         if (c->pp < 2) return fail(why, nwhy, "--pp-embedding needs pp > 1 (got pp %llu, layers %llu)", c->pp, c->layers);
-        if ((c->layers + 2) % units || (c->layers + 2) / units < 2)
-            return fail(why, nwhy, "layers + 2 (embedding and loss) = %llu are not divisible by pp x vp = %llu into chunks of 2 or more",
-                        c->layers + 2, units);
+        if (all % units || all / units < 2 || all / units < 1 + (uint64_t)c->mtp_layers)
+            return fail(why, nwhy, "layers + MTP layers + 2 (embedding and loss) = %llu are not divisible by pp x vp = %llu into chunks of 2 or more",
+                        all, units);
         return true;
     }
     if (c->vp > 1) return fail(why, nwhy, "an uneven split needs vp 1 (got vp %llu, pp %llu)", c->vp, c->pp);
@@ -78,11 +78,25 @@ static bool uneven_ok(const sc__tf_config *c, char *why, size_t nwhy) {
     return true;
 }
 
+/* Latent attention: Megatron's MLA defaults (qk 128, rope 64, v 128,
+ * kv_lora 512: MLATransformerConfig) where not given; flash attention only
+ * (Megatron runs MLA through Transformer Engine's fused attention). */
+static bool mla_ok(sc__tf_config *c, char *why, size_t nwhy) {
+    if (!c->qk_dim) c->qk_dim = 128;
+    if (!c->qk_rope_dim) c->qk_rope_dim = 64;
+    if (!c->v_dim) c->v_dim = 128;
+    if (!c->kv_lora) c->kv_lora = 512;
+    if (c->attention != SC__ATTN_FLASH)
+        return fail(why, nwhy, "multi-latent attention runs fused attention only (got --attention unfused, heads %llu, tp %llu)", c->heads, c->tp);
+    if (c->cp > 1) return fail(why, nwhy, "multi-latent attention with context parallelism (cp %llu) is not modelled (tp %llu)", c->cp, c->tp);
+    return true;
+}
+
 uint32_t sc__tf_chunk_layers(const sc__tf_config *c, uint32_t stage, uint32_t chunk) {
     if (c->pp_embedding) {
-        uint32_t n = (c->layers + 2) / (c->pp * c->vp);
+        uint32_t n = (c->layers + c->mtp_layers + 2) / (c->pp * c->vp);
         if (stage == 0 && chunk == 0) n--;
-        if (stage == c->pp - 1 && chunk == c->vp - 1) n--;
+        if (stage == c->pp - 1 && chunk == c->vp - 1) n -= 1 + c->mtp_layers;
         return n;
     }
     if (!c->pp_first && !c->pp_last) return c->layers / (c->pp * c->vp);
@@ -115,6 +129,7 @@ bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
         return fail(why, nwhy, "experts with etp %llu below tp %llu need sequence parallelism (--sp true)", c->etp, c->tp);
     if (c->experts && c->moe_ffn % c->etp) return fail(why, nwhy, "moe-ffn %llu is not divisible by etp %llu", c->moe_ffn, c->etp);
     if (c->shared_ffn % c->tp) return fail(why, nwhy, "shared-ffn %llu is not divisible by tp %llu", c->shared_ffn, c->tp);
+    if (c->mla && !mla_ok(c, why, nwhy)) return false;
     if (!c->head_dim && c->hidden % c->heads) return fail(why, nwhy, "hidden %llu is not divisible by heads %llu", c->hidden, c->heads);
     if (c->heads % c->kv_heads) return fail(why, nwhy, "heads %llu are not divisible by kv-heads %llu", c->heads, c->kv_heads);
     if (c->heads % c->tp) return fail(why, nwhy, "heads %llu are not divisible by tp %llu", c->heads, c->tp);
@@ -137,6 +152,7 @@ bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
         return fail(why, nwhy, "dense-layers %llu must leave some of the %llu layers to the experts", c->dense_layers, c->layers);
     if (c->window_skip && !c->window) return fail(why, nwhy, "window-skip %llu needs a window (got %llu)", c->window_skip, c->window);
     if (c->lora_rank && c->fsdp) return fail(why, nwhy, "lora-rank %llu with fsdp is not modelled (got fsdp %llu)", c->lora_rank, c->fsdp);
+    if (c->lora_rank && c->mla) return fail(why, nwhy, "lora-rank %llu with multi-latent-attention is not modelled (%llu)", c->lora_rank, c->mla);
     if (!c->gpus_per_node) c->gpus_per_node = 8;
     uint64_t mp = (uint64_t)c->tp * c->pp * c->cp;
     if (c->nodes && !c->dp) {
@@ -340,13 +356,16 @@ static bool attn_core(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *
 /* Tensor-parallel communication at the entry of a column-parallel GEMM
  * (forward: all-gather with sp; backward: all-reduce without, reduce-scatter
  * with) and at the exit of a row-parallel one. */
-static bool tp_in(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *out) {
+static bool tp_in_bytes(const sc__tf_config *c, double bytes, bool bwd, sc__vec *out) {
     if (c->tp < 2) return true;
-    double bytes = d->T * d->h * ACT;
     uint8_t side = c->tp_overlap ? 2 : 0;
     if (!bwd) return !c->sp || coll(out, "tp_all_gather", SC_C_ALL_GATHER, SC__COMM_TP, bytes, side);
     return c->sp ? coll(out, "tp_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_TP, bytes, side)
                  : coll(out, "tp_all_reduce", SC_C_ALL_REDUCE, SC__COMM_TP, bytes, side);
+}
+
+static bool tp_in(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *out) {
+    return tp_in_bytes(c, d->T * d->h * ACT, bwd, out);
 }
 
 static bool tp_out(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *out) {
@@ -563,16 +582,171 @@ static bool mlp_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     return ok && (!(gathered || c->shared_ffn) || tp_in(c, d, true, out));
 }
 
+/* ------------------------------------------------------------ latent attention */
+
+/* Multi-head latent attention as Megatron-core's MLASelfAttention runs it
+ * (megatron/core/transformer/multi_latent_attention.py, the TE layer spec
+ * of gpt_layer_specs.py): the q and kv down projections are TELinear
+ * "duplicated" (every tensor-parallel rank holds them whole and runs them
+ * on its sequence-parallel shard, no communication before them); the
+ * rope part of k (qk_rope_dim) is all-gathered over the sequence; each
+ * compressed tensor goes through its norm fused into a column-parallel up
+ * projection (TELayerNormColumnParallelLinear: the sequence all-gather of
+ * the q_lora / kv_lora wide input, then heads / t of the output); rope is
+ * applied to q's and k's positional part by the fused MLA rope kernels
+ * (fused_mla_yarn_rope_apply.py), which also assemble q = [q_nope, q_pe]
+ * and k = [k_nope, k_pe] and split v out of the kv up projection; the
+ * attention core runs with qk heads of qk_dim + qk_rope_dim and v heads of
+ * v_dim; the output projection is row-parallel like any other. */
+typedef struct mla_dims {
+    double nt;        /* heads on this GPU */
+    double qkt, qk_v; /* per head: q/k width, kv up projection's (qk + v) */
+    double Td;        /* tokens the down projections see */
+} mla_dims;
+
+static mla_dims mla_of(const sc__tf_config *c, const dims *d) {
+    mla_dims m;
+    m.nt = (double)c->heads / c->tp;
+    m.qkt = (double)c->qk_dim + c->qk_rope_dim;
+    m.qk_v = (double)c->qk_dim + c->v_dim;
+    m.Td = d->Tn;
+    return m;
+}
+
+/* The up projections and rope (what mla_up_proj recomputation runs
+ * again): the sequence all-gather, the norm, the GEMM, for q then kv. */
+static bool mla_up_fwd(const sc__tf_config *c, const dims *d, const mla_dims *m, sc__vec *out) {
+    double ql = c->q_lora, kl = c->kv_lora;
+    bool ok = true;
+    if (c->q_lora) {
+        ok = ok && mem(out, "mla_q_layernorm", m->Td * ql * ACT * 2);
+        ok = ok && tp_in_bytes(c, d->T * ql * ACT, false, out);
+        ok = ok && fp8_cast(out, c, d->T * ql);
+        ok = ok && gemm(out, c, "mla_q_up_proj", d->T, m->nt * m->qkt, ql, 1);
+    } else {
+        ok = ok && tp_in(c, d, false, out);
+        ok = ok && fp8_cast(out, c, d->T * d->h);
+        ok = ok && gemm(out, c, "mla_q_proj", d->T, m->nt * m->qkt, d->h, 1);
+    }
+    ok = ok && mem(out, "mla_kv_layernorm", m->Td * kl * ACT * 2);
+    ok = ok && tp_in_bytes(c, d->T * kl * ACT, false, out);
+    ok = ok && fp8_cast(out, c, d->T * kl);
+    ok = ok && gemm(out, c, "mla_kv_up_proj", d->T, m->nt * m->qk_v, kl, 1);
+    /* q read and written; kv and k_pe read, k and v written */
+    ok = ok && mem(out, "mla_rope_q", d->T * m->nt * m->qkt * ACT * 2);
+    return ok && mem(out, "mla_rope_kv", d->T * (m->nt * (m->qk_v + m->qkt + c->v_dim) + c->qk_rope_dim) * ACT);
+}
+
+/* Fused causal attention with qk heads of qkt and v heads of v_dim: the
+ * s x s products are qkt wide (QK^T) and v_dim wide (PV), half computed;
+ * backward 2.5 x forward as for other heads. */
+static bool mla_core(const sc__tf_config *c, const dims *d, const mla_dims *m, bool bwd, sc__vec *out) {
+    double qk = m->nt * m->qkt, v = m->nt * c->v_dim;
+    double fwd = 2.0 * d->T * d->s_kv * (qk + v) * 0.5;
+    double io = d->T * (2 * qk + 2 * v) * ACT;
+    return bwd ? attn(out, "flash_attn_bwd", 2.5 * fwd, 2 * io) : attn(out, "flash_attn_fwd", fwd, io);
+}
+
+static bool mla_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
+    mla_dims m = mla_of(c, d);
+    double v = m.nt * c->v_dim, kd = (double)c->kv_lora + c->qk_rope_dim;
+    bool ok = fp8_cast(out, c, m.Td * d->h);
+    if (c->q_lora) ok = ok && gemm(out, c, "mla_q_down_proj", m.Td, c->q_lora, d->h, 1);
+    ok = ok && gemm(out, c, "mla_kv_down_proj", m.Td, kd, d->h, 1);
+    if (c->sp && c->tp > 1)
+        ok = ok && coll(out, "mla_k_pos_all_gather", SC_C_ALL_GATHER, SC__COMM_TP, d->T * c->qk_rope_dim * ACT, 0);
+    ok = ok && mla_up_fwd(c, d, &m, out);
+    ok = ok && mla_core(c, d, &m, false, out);
+    ok = ok && fp8_cast(out, c, d->T * v);
+    ok = ok && gemm(out, c, "attn_proj", d->T, d->h, v, 1);
+    return ok && tp_out(c, d, false, out);
+}
+
+static bool mla_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
+    mla_dims m = mla_of(c, d);
+    double v = m.nt * c->v_dim, kd = (double)c->kv_lora + c->qk_rope_dim, ql = c->q_lora, kl = c->kv_lora;
+    bool ok = tp_out(c, d, true, out);
+    ok = ok && fp8_cast(out, c, d->T * d->h);
+    ok = ok && gemm(out, c, "attn_proj_dgrad", d->T, v, d->h, 1);
+    ok = ok && gemm(out, c, "attn_proj_wgrad", v, d->h, d->T, 1);
+    ok = ok && mla_core(c, d, &m, true, out);
+    ok = ok && mem(out, "mla_rope_kv_bwd", d->T * (m.nt * (m.qk_v + m.qkt + c->v_dim) + c->qk_rope_dim) * ACT);
+    ok = ok && mem(out, "mla_rope_q_bwd", d->T * m.nt * m.qkt * ACT * 2);
+    ok = ok && fp8_cast(out, c, d->T * m.nt * m.qk_v);
+    ok = ok && gemm(out, c, "mla_kv_up_proj_dgrad", d->T, kl, m.nt * m.qk_v, 1);
+    ok = ok && gemm(out, c, "mla_kv_up_proj_wgrad", m.nt * m.qk_v, kl, d->T, 1);
+    ok = ok && tp_in_bytes(c, d->T * kl * ACT, true, out);
+    ok = ok && mem(out, "mla_kv_layernorm_bwd", m.Td * kl * ACT * 3);
+    ok = ok && fp8_cast(out, c, d->T * m.nt * m.qkt);
+    if (c->q_lora) {
+        ok = ok && gemm(out, c, "mla_q_up_proj_dgrad", d->T, ql, m.nt * m.qkt, 1);
+        ok = ok && gemm(out, c, "mla_q_up_proj_wgrad", m.nt * m.qkt, ql, d->T, 1);
+        ok = ok && tp_in_bytes(c, d->T * ql * ACT, true, out);
+        ok = ok && mem(out, "mla_q_layernorm_bwd", m.Td * ql * ACT * 3);
+    } else {
+        ok = ok && gemm(out, c, "mla_q_proj_dgrad", d->T, d->h, m.nt * m.qkt, 1);
+        ok = ok && gemm(out, c, "mla_q_proj_wgrad", m.nt * m.qkt, d->h, d->T, 1);
+        ok = ok && tp_in(c, d, true, out);
+    }
+    if (c->sp && c->tp > 1)
+        ok = ok && coll(out, "mla_k_pos_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_TP, d->T * c->qk_rope_dim * ACT, 0);
+    ok = ok && fp8_cast(out, c, m.Td * (kd + ql));
+    ok = ok && gemm(out, c, "mla_kv_down_proj_dgrad", m.Td, d->h, kd, 1);
+    ok = ok && gemm(out, c, "mla_kv_down_proj_wgrad", kd, d->h, m.Td, 1);
+    if (c->q_lora) {
+        ok = ok && gemm(out, c, "mla_q_down_proj_dgrad", m.Td, d->h, ql, 1);
+        ok = ok && gemm(out, c, "mla_q_down_proj_wgrad", ql, d->h, m.Td, 1);
+    }
+    return ok;
+}
+
+/* Parameters of latent attention (no biases: Megatron builds every MLA
+ * linear with bias=False): down projections with their norms, up
+ * projections, output projection; per GPU the down projections and norms
+ * are whole, the rest split by t. */
+static double mla_params_split(const sc__tf_config *c, double t) {
+    double h = c->hidden, n = c->heads, ql = c->q_lora, kl = c->kv_lora;
+    double qkt = (double)c->qk_dim + c->qk_rope_dim;
+    double whole = h * (kl + c->qk_rope_dim) + kl + (ql ? h * ql + ql : 0);
+    double split = (ql ? ql : h) * n * qkt + kl * n * ((double)c->qk_dim + c->v_dim) + n * c->v_dim * h;
+    return whole + split / t;
+}
+
+static bool fsdp_scatter(const sc__tf_config *c, sc__vec *out) {
+    if (!c->fsdp || c->dp * c->cp < 2) return true;
+    return coll(out, "fsdp_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_DP, sc__tf_layer_params(c) / c->tp * 4, 255);
+}
+
 static bool fsdp_gather(const sc__tf_config *c, sc__vec *out) {
     if (!c->fsdp || c->dp * c->cp < 2) return true;
     double bytes = sc__tf_layer_params(c) / c->tp * ACT;
     return coll(out, "fsdp_all_gather", SC_C_ALL_GATHER, SC__COMM_DP, bytes, 1);
 }
 
+/* After the attention: its residual add, the MLP's norm, the MLP and its
+ * residual add (forward); the same in reverse (backward). */
+static bool mlp_block_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
+    bool ok = mem(out, "bias_dropout_add", d->Tn * d->h * (ACT * 3 + 1));
+    ok = ok && mem(out, "layernorm", d->Tn * d->h * ACT * 2);
+    ok = ok && mlp_fwd(c, d, out);
+    return ok && mem(out, "bias_dropout_add", d->Tn * d->h * (ACT * 3 + 1));
+}
+
+static bool mlp_block_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
+    bool ok = mem(out, "bias_dropout_add_bwd", d->Tn * d->h * (ACT * 3 + 1));
+    ok = ok && mlp_bwd(c, d, out);
+    ok = ok && mem(out, "layernorm_bwd", d->Tn * d->h * ACT * 3);
+    return ok && mem(out, "bias_dropout_add_bwd", d->Tn * d->h * (ACT * 3 + 1));
+}
+
 static bool layer_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     double norm = d->Tn * d->h * ACT * 2;
     bool ok = fsdp_gather(c, out);
     ok = ok && mem(out, "layernorm", norm);
+    if (c->mla) {
+        ok = ok && mla_fwd(c, d, out);
+        return ok && mlp_block_fwd(c, d, out);
+    }
     ok = ok && tp_in(c, d, false, out);
     ok = ok && fp8_cast(out, c, d->T * d->h);
     ok = ok && gemm(out, c, "qkv", d->T, (d->q + 2 * d->kvd) / d->t, d->h, 1);
@@ -587,19 +761,18 @@ static bool layer_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     ok = ok && tp_out(c, d, false, out);
     lora_site proj = lora_at(c, d->T, 1, d->q, d->h, true, false);
     ok = ok && lora_fwd(c, &proj, out);
-    ok = ok && mem(out, "bias_dropout_add", d->Tn * d->h * (ACT * 3 + 1));
-    ok = ok && mem(out, "layernorm", norm);
-    ok = ok && mlp_fwd(c, d, out);
-    return ok && mem(out, "bias_dropout_add", d->Tn * d->h * (ACT * 3 + 1));
+    return ok && mlp_block_fwd(c, d, out);
 }
 
 static bool layer_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     double norm = d->Tn * d->h * ACT * 3;
     bool ok = fsdp_gather(c, out);
-    ok = ok && mem(out, "bias_dropout_add_bwd", d->Tn * d->h * (ACT * 3 + 1));
-    ok = ok && mlp_bwd(c, d, out);
-    ok = ok && mem(out, "layernorm_bwd", norm);
-    ok = ok && mem(out, "bias_dropout_add_bwd", d->Tn * d->h * (ACT * 3 + 1));
+    ok = ok && mlp_block_bwd(c, d, out);
+    if (c->mla) {
+        ok = ok && mla_bwd(c, d, out);
+        ok = ok && mem(out, "layernorm_bwd", norm);
+        return ok && fsdp_scatter(c, out);
+    }
     lora_site proj = lora_at(c, d->T, 1, d->q, d->h, true, false);
     ok = ok && lora_bwd(c, &proj, out);
     ok = ok && tp_out(c, d, true, out);
@@ -618,8 +791,23 @@ static bool layer_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     ok = ok && wgrad(out, c, "qkv_wgrad", (d->q + 2 * d->kvd) / d->t, d->h, d->T, 1);
     ok = ok && tp_in(c, d, true, out);
     ok = ok && mem(out, "layernorm_bwd", norm);
-    if (c->fsdp && c->dp * c->cp > 1)
-        ok = ok && coll(out, "fsdp_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_DP, sc__tf_layer_params(c) / c->tp * 4, 255);
+    return ok && fsdp_scatter(c, out);
+}
+
+/* Selective recomputation of the modules chosen (Megatron's
+ * --recompute-modules; its default core_attn): the unfused attention core
+ * (flash attention keeps no s x s tensor to drop), the MLA up projections
+ * with their rope (mla_up_proj), the MLP of a dense layer (mlp). */
+static bool selective(const sc__tf_config *c, const dims *d, sc__vec *out) {
+    uint8_t mods = c->recompute_mods ? c->recompute_mods : SC__RCM_CORE_ATTN;
+    bool ok = true;
+    if ((mods & SC__RCM_CORE_ATTN) && c->attention == SC__ATTN_UNFUSED) ok = attn_core(c, d, false, out);
+    if ((mods & SC__RCM_MLA_UP) && c->mla) {
+        mla_dims m = mla_of(c, d);
+        ok = ok && mla_up_fwd(c, d, &m, out);
+    }
+    if ((mods & SC__RCM_MLP) && !c->experts)
+        ok = ok && tp_in(c, d, false, out) && ffn_fwd(c, d, d->T, d->f / d->t, 1, dense_names, out) && tp_out(c, d, false, out);
     return ok;
 }
 
@@ -630,7 +818,7 @@ bool sc__tf_layer_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
     case SC__PH_BWD: return layer_bwd(c, &d, out);
     case SC__PH_RECOMPUTE:
         if (c->recompute == SC__RC_FULL) return layer_fwd(c, &d, out);
-        if (c->recompute == SC__RC_SELECTIVE && c->attention == SC__ATTN_UNFUSED) return attn_core(c, &d, false, out);
+        if (c->recompute == SC__RC_SELECTIVE) return selective(c, &d, out);
         return true;
     }
     return true;
@@ -674,6 +862,52 @@ bool sc__tf_head_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
     return ok;
 }
 
+/* Megatron-core's MultiTokenPredictionLayer (multi_token_prediction.py)
+ * on the last stage, after the main model's last layer: the embedding of
+ * the inputs shifted by one (the last stage holds a copy of the embedding
+ * for it), RMSNorm of that (enorm) and of the hidden states (hnorm), their
+ * concatenation, eh_proj (column-parallel 2h -> h: the sequence all-gather
+ * of its 2h input, then the all-gather of its h / t output back to h),
+ * one transformer layer of the last layer's kind, and the output head and
+ * loss again (the main model's final norm and output weights). */
+static bool mtp_fwd(const sc__tf_config *c, const sc__tf_config *kc, const dims *d, sc__vec *out) {
+    dims kd = dims_of(kc);
+    bool ok = mem(out, "mtp_embedding", d->Tn * d->h * ACT * 2);
+    ok = ok && mem(out, "mtp_enorm", d->Tn * d->h * ACT * 2) && mem(out, "mtp_hnorm", d->Tn * d->h * ACT * 2);
+    ok = ok && mem(out, "mtp_concat", d->Tn * 2 * d->h * ACT * 2);
+    ok = ok && tp_in_bytes(c, d->T * 2 * d->h * ACT, false, out);
+    ok = ok && fp8_cast(out, c, d->T * 2 * d->h);
+    ok = ok && gemm(out, c, "mtp_eh_proj", d->T, d->h / d->t, 2 * d->h, 1);
+    if (c->tp > 1) ok = ok && coll(out, "mtp_eh_proj_all_gather", SC_C_ALL_GATHER, SC__COMM_TP, d->T * d->h * ACT, 0);
+    ok = ok && layer_fwd(kc, &kd, out);
+    return ok && sc__tf_head_ops(c, SC__PH_FWD, out);
+}
+
+static bool mtp_bwd(const sc__tf_config *c, const sc__tf_config *kc, const dims *d, sc__vec *out) {
+    dims kd = dims_of(kc);
+    bool ok = sc__tf_head_ops(c, SC__PH_BWD, out);
+    ok = ok && sc__tf_layer_ops(kc, SC__PH_RECOMPUTE, out);
+    ok = ok && layer_bwd(kc, &kd, out);
+    /* the backward of the sequence scatter that followed the gather */
+    if (c->tp > 1 && c->sp) ok = ok && coll(out, "mtp_eh_proj_all_gather_bwd", SC_C_ALL_GATHER, SC__COMM_TP, d->Tn * d->h * ACT, 0);
+    ok = ok && fp8_cast(out, c, d->T * d->h / d->t);
+    ok = ok && gemm(out, c, "mtp_eh_proj_dgrad", d->T, 2 * d->h, d->h / d->t, 1);
+    ok = ok && gemm(out, c, "mtp_eh_proj_wgrad", d->h / d->t, 2 * d->h, d->T, 1);
+    ok = ok && tp_in_bytes(c, d->T * 2 * d->h * ACT, true, out);
+    ok = ok && mem(out, "mtp_norms_bwd", d->Tn * d->h * ACT * 3 * 2);
+    return ok && mem(out, "mtp_embedding_bwd", d->Tn * d->h * (ACT + 4) * 2);
+}
+
+bool sc__tf_mtp_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
+    if (!c->mtp_layers || ph == SC__PH_RECOMPUTE) return true;
+    dims d = dims_of(c);
+    sc__tf_config kc;
+    sc__tf_kind_config(c, sc__tf_layer_kind(c, c->layers - 1), &kc);
+    bool ok = true;
+    for (uint32_t i = 0; i < c->mtp_layers && ok; i++) ok = ph == SC__PH_FWD ? mtp_fwd(c, &kc, &d, out) : mtp_bwd(c, &kc, &d, out);
+    return ok;
+}
+
 /* The step's end on this GPU, in Megatron-core's order:
  * - the gradient norm for clipping (optimizer/clip_grads.py,
  *   clip_grad_norm_fp32: apex's multi_tensor_l2norm reads each fp32 main
@@ -682,15 +916,22 @@ bool sc__tf_head_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
  *   not counted);
  * - Adam on fp32 master weights: read master, grad, m, v (16 bytes), write
  *   master, m, v (12) and the 2-byte model copy: 30 bytes a parameter;
+ *   the distributed optimizer's shard is 1 / (dp x cp) of the non-expert
+ *   parameters and 1 / edp of the experts' (distributed/
+ *   distributed_data_parallel.py builds the expert buffers over the
+ *   expert-data-parallel group, and the optimizer shards each buffer over
+ *   its own group);
  * - the zeroing of the fp32 gradient buffer before the next step's first
  *   micro-batch (distributed/param_and_grad_buffer.py: reset() runs
  *   grad_data.zero_() over the whole local buffer, not the shard; with
  *   FSDP the buffer is the shard): 4 bytes written a parameter. On the one
  *   compute stream its place at the step's start or end is the same. */
-bool sc__tf_optimizer_ops(const sc__tf_config *c, double params, sc__vec *out) {
+bool sc__tf_optimizer_ops(const sc__tf_config *c, double params, double expert, sc__vec *out) {
     double shard = (c->dist_opt || c->fsdp) ? (double)c->dp * c->cp : 1;
     double buffer = c->fsdp ? params / ((double)c->dp * c->cp) : params;
-    return mem(out, "grad_norm", params / shard * 4) && mem(out, "adam", params / shard * 30) &&
+    double local = params / shard;
+    if (expert > 0 && c->dist_opt && !c->fsdp) local = (params - expert) / shard + expert / sc__tf_edp(c);
+    return mem(out, "grad_norm", local * 4) && mem(out, "adam", local * 30) &&
            mem(out, "zero_grad_buffer", buffer * 4);
 }
 
@@ -699,6 +940,7 @@ bool sc__tf_optimizer_ops(const sc__tf_config *c, double params, sc__vec *out) {
 /* Parameters of a layer: attention (QKV, projection, biases), MLP (dense,
  * or experts + router), two norms. */
 static double attn_params(const sc__tf_config *c) {
+    if (c->mla) return mla_params_split(c, 1);
     dims d = dims_of(c);
     double h = d.h, q = d.q, kvd = d.kvd;
     return h * (q + 2 * kvd) + (q + 2 * kvd) + q * h + h;
@@ -723,11 +965,54 @@ double sc__tf_model_params(const sc__tf_config *c) {
     double emb = (double)c->vocab * c->hidden;
     uint32_t n[SC__TF_KINDS] = {0};
     count_kinds(c, 0, c->layers, n);
-    return per_kind(c, n, sc__tf_layer_params) + emb * (c->tied ? 1 : 2) + 2.0 * c->hidden;
+    double p = per_kind(c, n, sc__tf_layer_params) + emb * (c->tied ? 1 : 2) + 2.0 * c->hidden;
+    return c->mtp_layers ? p + sc__tf_mtp_params(c) : p;
 }
 
+/* The MTP block: its layer (of the last layer's kind), eh_proj (2h x h)
+ * and three norms (enorm, hnorm, its final norm), each layer of it. */
+static double mtp_one(const sc__tf_config *c, double (*layer)(const sc__tf_config *), double t) {
+    sc__tf_config kc;
+    sc__tf_kind_config(c, sc__tf_layer_kind(c, c->layers - 1), &kc);
+    double h = c->hidden;
+    return layer(&kc) + 2 * h * h / t + 3 * 2 * h;
+}
+
+double sc__tf_mtp_params(const sc__tf_config *c) { return c->mtp_layers * mtp_one(c, sc__tf_layer_params, 1); }
+double sc__tf_mtp_params_gpu(const sc__tf_config *c) { return c->mtp_layers * mtp_one(c, sc__tf_layer_params_gpu, c->tp); }
+
+/* The routed experts' trainable parameters of a layer on one GPU. With
+ * LoRA the experts are frozen and their adapters are reduced with the
+ * rest over the data-parallel group (not the expert-data-parallel one: an
+ * over-count for adapted experts, which no published row has). */
+static double expert_params_gpu(const sc__tf_config *c) {
+    return c->experts && !c->lora_rank ? mlp_params_one(c, c->moe_ffn) * c->experts / c->ep / c->etp : 0;
+}
+
+double sc__tf_layers_expert_params_gpu(const sc__tf_config *c, uint32_t l0, uint32_t l1) {
+    uint32_t n[SC__TF_KINDS] = {0};
+    count_kinds(c, l0, l1, n);
+    return per_kind(c, n, expert_params_gpu);
+}
+
+double sc__tf_mtp_expert_params_gpu(const sc__tf_config *c) {
+    if (!c->mtp_layers) return 0;
+    sc__tf_config kc;
+    sc__tf_kind_config(c, sc__tf_layer_kind(c, c->layers - 1), &kc);
+    return c->mtp_layers * expert_params_gpu(&kc);
+}
+
+double sc__tf_stage_expert_params(const sc__tf_config *c, uint32_t stage) {
+    uint32_t n[SC__TF_KINDS];
+    stage_kinds(c, stage, n);
+    double p = per_kind(c, n, expert_params_gpu);
+    return stage == c->pp - 1 ? p + sc__tf_mtp_expert_params_gpu(c) : p;
+}
+
+double sc__tf_attn_params(const sc__tf_config *c) { return attn_params(c); }
+
 double sc__tf_layer_params_gpu(const sc__tf_config *c) {
-    double per_layer = attn_params(c) / c->tp + 4.0 * c->hidden;
+    double per_layer = (c->mla ? mla_params_split(c, c->tp) : attn_params(c) / c->tp) + 4.0 * c->hidden;
     if (c->experts)
         per_layer += mlp_params_one(c, c->moe_ffn) * c->experts / c->ep / c->etp + (double)c->hidden * c->experts +
                      mlp_params_one(c, c->shared_ffn) / c->tp;
@@ -786,6 +1071,10 @@ double sc__tf_stage_params(const sc__tf_config *c, uint32_t stage) {
     double emb = (double)c->vocab * c->hidden / c->tp;
     if (stage == 0) p += emb;
     if (stage == c->pp - 1 && (!c->tied || c->pp > 1)) p += emb;
+    if (stage == c->pp - 1 && c->mtp_layers) {
+        p += sc__tf_mtp_params_gpu(c);
+        if (c->pp > 1 && !c->tied) p += emb; /* the MTP block's copy of the embedding */
+    }
     return p;
 }
 
@@ -796,6 +1085,20 @@ static double adapter_flops_params(const sc__tf_config *c) {
     return adapter_attn(c) + mlp;
 }
 
+/* Latent attention's forward FLOPs per token, as Megatron-LM's
+ * num_floating_point_operations counts them (training.py, its
+ * multi_latent_attention branch): the q and kv low-rank projections with
+ * their norms, k's rope projection, the output projection, and the core
+ * over the causal half of s x s (q.k over qk + rope, p.v over v). */
+static double mla_flops(const sc__tf_config *c) {
+    double h = c->hidden, n = c->heads, s = c->seq, qkt = (double)c->qk_dim + c->qk_rope_dim;
+    double q = c->q_lora ? (double)c->q_lora * (h + n * qkt + 1) : h * n * qkt;
+    double kv = (double)c->kv_lora * (h + n * ((double)c->qk_dim + c->v_dim) + 1) + h * c->qk_rope_dim;
+    double o = n * c->v_dim * h;
+    double core = s * n * qkt / 2 + s * n * c->v_dim / 2;
+    return 2 * (q + kv + o + core);
+}
+
 /* One layer's forward FLOPs per token (attention over the full s x s,
  * whatever its window: the convention's). */
 static double layer_flops(const sc__tf_config *c) {
@@ -804,6 +1107,7 @@ static double layer_flops(const sc__tf_config *c) {
     /* experts: top-k of the expert FFN, the shared experts' FFN, the router */
     double mlp = c->experts ? 2 * h * (g + 1) * ((double)c->moe_ffn * c->topk + c->shared_ffn) + 2 * h * c->experts
                             : 2 * h * (double)c->ffn * (g + 1);
+    if (c->mla) return mla_flops(c) + mlp;
     return 2 * h * (q + 2 * kvd) + 2 * q * h + 4 * s * q + mlp;
 }
 
@@ -811,10 +1115,31 @@ double sc__tf_model_flops(const sc__tf_config *c) {
     uint32_t n[SC__TF_KINDS] = {0};
     count_kinds(c, 0, c->layers, n);
     double tokens = (double)c->gbs * c->seq;
-    double base = per_kind(c, n, layer_flops) + 2.0 * c->hidden * c->vocab;
-    if (!c->lora_rank) return 3.0 * tokens * base;
+    double f = per_kind(c, n, layer_flops) + 2.0 * c->hidden * c->vocab;
+    if (c->mtp_layers) {
+        /* Megatron counts each MTP layer as one more layer of the last
+         * one's kind, its norms and eh_proj (3h + 2h^2), and its logits */
+        sc__tf_config kc;
+        sc__tf_kind_config(c, sc__tf_layer_kind(c, c->layers - 1), &kc);
+        double h = c->hidden;
+        f += c->mtp_layers * (layer_flops(&kc) + 2 * (3 * h + 2 * h * h) + 2.0 * h * c->vocab);
+    }
+    if (!c->lora_rank) return 3.0 * tokens * f;
     /* an adapter's forward: 2 FLOPs a parameter a token (experts: top-k of them) */
-    return tokens * (2.0 * base + 3.0 * 2.0 * per_kind(c, n, adapter_flops_params));
+    return tokens * (2.0 * f + 3.0 * 2.0 * per_kind(c, n, adapter_flops_params));
+}
+
+/* What latent attention keeps: the compressed q and kv before and after
+ * their norms (the sequence shard), q, k and v after the up projections
+ * and rope (dropped by mla_up_proj recomputation: Megatron's
+ * CheckpointWithoutOutput frees them until the backward), and the core's
+ * output (the output projection's input). */
+static double mla_activations(const sc__tf_config *c, const dims *d) {
+    mla_dims m = mla_of(c, d);
+    double comp = m.Td * ((double)c->q_lora + c->kv_lora + c->qk_rope_dim) * ACT * 2;
+    double qkv = d->T * m.nt * (2 * m.qkt + c->v_dim) * ACT;
+    if (c->recompute == SC__RC_SELECTIVE && (c->recompute_mods & SC__RCM_MLA_UP)) qkv = 0;
+    return comp + qkv + d->T * m.nt * c->v_dim * ACT;
 }
 
 /* Activation bytes one layer keeps for one micro-batch (Korthikanti et al.
@@ -827,10 +1152,11 @@ static double layer_activations(const sc__tf_config *c) {
     if (c->recompute == SC__RC_FULL) return sbh * ACT / split;
     double k = c->experts ? (double)c->topk * c->etp / c->tp : 1;
     double replicated = (4 + 2 + 1 + 2 + 1) * sbh / split; /* norm inputs, QKV and FC1 inputs, dropout masks */
-    double attn = d.T * (d.q + 2 * d.kvd) * ACT / d.t + 2 * sbh / d.t;
+    double attn = c->mla ? mla_activations(c, &d) : d.T * (d.q + 2 * d.kvd) * ACT / d.t + 2 * sbh / d.t;
     double f = c->experts ? (double)c->moe_ffn * d.t / c->etp : d.f;
     double mlp = d.T * k * f * (d.g + 1) * ACT / d.t;
     if (c->experts) mlp += d.T * c->shared_ffn * (d.g + 1) * ACT / d.t;
+    if (c->recompute == SC__RC_SELECTIVE && (c->recompute_mods & SC__RCM_MLP) && !c->experts) mlp = 0;
     double quad = 0;
     if (c->attention == SC__ATTN_UNFUSED && c->recompute == SC__RC_NONE)
         quad = 5.0 * c->heads * d.b * (double)c->seq / c->cp * d.s_kv / d.t;
@@ -862,6 +1188,8 @@ void sc__tf_stage_memory(const sc__tf_config *c, uint32_t stage, sc__tf_memory *
         m->weights = p * 2;
         m->grads = p * 4;
         m->optimizer = p * 12 / (c->dist_opt ? shard : 1);
+        double e = c->dist_opt ? sc__tf_stage_expert_params(c, stage) : 0;
+        if (e > 0) m->optimizer = (p - e) * 12 / shard + e * 12 / sc__tf_edp(c);
     }
     uint32_t M = sc__tf_micro(c), P = c->pp;
     double inflight = P - stage < M ? P - stage : M;
@@ -872,5 +1200,11 @@ void sc__tf_stage_memory(const sc__tf_config *c, uint32_t stage, sc__tf_memory *
     m->activations = per_kind(c, n, layer_activations) * inflight;
     dims d = dims_of(c);
     if (stage == c->pp - 1) m->activations += d.T * c->vocab / d.t * 4; /* fp32 logits */
+    if (stage == c->pp - 1 && c->mtp_layers) {
+        sc__tf_config kc;
+        sc__tf_kind_config(c, sc__tf_layer_kind(c, c->layers - 1), &kc);
+        /* its layer and its logits, for each micro-batch in flight */
+        m->activations += c->mtp_layers * (layer_activations(&kc) * inflight + d.T * c->vocab / d.t * 4);
+    }
     m->total = m->weights + m->grads + m->optimizer + m->activations;
 }

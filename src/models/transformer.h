@@ -19,6 +19,10 @@
 
 typedef enum sc__recompute { SC__RC_NONE = 0, SC__RC_SELECTIVE, SC__RC_FULL } sc__recompute;
 typedef enum sc__attn_impl { SC__ATTN_FLASH = 0, SC__ATTN_UNFUSED } sc__attn_impl;
+/* Megatron's --recompute-modules (selective granularity): core_attn, the
+ * MLA up projections with their rope (mla_up_proj), the MLP of dense
+ * layers (mlp: Megatron-core leaves MoE layers out of it). */
+enum { SC__RCM_CORE_ATTN = 1, SC__RCM_MLA_UP = 2, SC__RCM_MLP = 4 };
 
 typedef struct sc__tf_config {
     char name[48];
@@ -42,6 +46,16 @@ typedef struct sc__tf_config {
     uint8_t tied;             /* the output head shares the embedding */
     uint8_t attention;        /* sc__attn_impl */
     uint8_t rope;             /* rotary position embedding applied to q and k */
+    /* multi-head latent attention (Megatron-core's MLASelfAttention, DeepSeek-V2/V3):
+       q and kv each through a low-rank down projection, its norm and an up
+       projection; heads of qk_dim + qk_rope_dim for q and k, v_dim for v */
+    uint8_t mla;
+    uint32_t q_lora, kv_lora;  /* ranks of the down projections (q_lora 0: q projected
+                                  directly from the hidden state) */
+    uint32_t qk_dim, qk_rope_dim, v_dim; /* per head: q/k without and with rope, v */
+    uint32_t mtp_layers;      /* multi-token prediction layers on the last stage
+                                 (Megatron's --mtp-num-layers) */
+    uint8_t recompute_mods;   /* with selective recompute, sc__tf_rcm bits; 0: core_attn */
     /* parallelism */
     uint32_t tp, pp, vp, dp, cp, ep;
     uint32_t pp_first, pp_last; /* layers of the first / last stage (Megatron's
@@ -75,7 +89,10 @@ bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy);
  * `stage`: pp_first on the first stage, pp_last on the last, the rest
  * split evenly over the others; with pp_embedding, (layers + 2) / (pp vp)
  * each, one fewer in the first chunk of the first stage and in the last
- * chunk of the last stage. sc__tf_stage_layers sums a stage's chunks. */
+ * chunk of the last stage. The MTP layers count as layers of the last
+ * chunk there (Megatron-Bridge's layouts end "...|mL"): (layers + mtp + 2)
+ * / (pp vp) each, the last chunk 1 + mtp fewer. sc__tf_stage_layers sums a
+ * stage's chunks. */
 uint32_t sc__tf_chunk_layers(const sc__tf_config *c, uint32_t stage, uint32_t chunk);
 uint32_t sc__tf_stage_layers(const sc__tf_config *c, uint32_t stage);
 
@@ -101,7 +118,12 @@ void sc__tf_kind_config(const sc__tf_config *c, uint8_t k, sc__tf_config *out);
 uint32_t sc__tf_chunk_first_layer(const sc__tf_config *c, uint32_t g);
 
 /* The communicators a collective runs in. */
-typedef enum sc__tf_comm { SC__COMM_TP = 0, SC__COMM_CP, SC__COMM_EP, SC__COMM_DP, SC__COMM_PP, SC__COMM_COUNT } sc__tf_comm;
+typedef enum sc__tf_comm { SC__COMM_TP = 0, SC__COMM_CP, SC__COMM_EP, SC__COMM_DP, SC__COMM_PP, SC__COMM_EDP, SC__COMM_COUNT } sc__tf_comm;
+/* The expert-data-parallel group that reduces the experts' gradients
+ * (Megatron's expert_data_parallel group): tp x dp x cp / (ep x etp). */
+static inline uint32_t sc__tf_edp(const sc__tf_config *c) {
+    return (uint32_t)((uint64_t)c->tp * c->dp * c->cp / ((uint64_t)c->ep * c->etp));
+}
 
 /* One step of a layer's program: a kernel, or a collective (coll is an
  * sc__coll_type, 0xff for a kernel). side: the collective runs on a side
@@ -127,8 +149,14 @@ bool sc__tf_layer_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out);
 bool sc__tf_embed_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out);
 /* The output head and loss, on the last stage. */
 bool sc__tf_head_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out);
-/* The optimizer step of a stage holding `params` parameters on this GPU. */
-bool sc__tf_optimizer_ops(const sc__tf_config *c, double params, sc__vec *out);
+/* The optimizer step of a stage holding `params` parameters on this GPU,
+ * `expert` of them in the experts (sharded over the expert-data-parallel
+ * group by the distributed optimizer, the others over dp x cp). */
+bool sc__tf_optimizer_ops(const sc__tf_config *c, double params, double expert, sc__vec *out);
+/* The multi-token prediction block on the last stage (embedding, the two
+ * norms, the 2h -> h projection, one transformer layer of the last
+ * layer's kind, the output head and loss again), c->mtp_layers times. */
+bool sc__tf_mtp_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out);
 
 /* Parameters: one layer's (all of them, before any split), the embedding's,
  * the whole model's, and those one GPU of stage s holds (after TP, EP and
@@ -140,6 +168,17 @@ double sc__tf_stage_params(const sc__tf_config *c, uint32_t stage);
 double sc__tf_layer_params_gpu(const sc__tf_config *c);
 /* Parameters on one GPU of layers [l0, l1) (model order), by their kinds. */
 double sc__tf_layers_params_gpu(const sc__tf_config *c, uint32_t l0, uint32_t l1);
+/* The routed experts' share of those (their own gradient buffer, reduced
+ * over the expert-data-parallel group), and of a stage's. */
+double sc__tf_layers_expert_params_gpu(const sc__tf_config *c, uint32_t l0, uint32_t l1);
+double sc__tf_stage_expert_params(const sc__tf_config *c, uint32_t stage);
+/* One layer's attention parameters (all, before any split). */
+double sc__tf_attn_params(const sc__tf_config *c);
+/* The MTP block's parameters: all of them, and on one GPU of the last
+ * stage (its layer after TP and EP; the embedding copy not counted). */
+double sc__tf_mtp_params(const sc__tf_config *c);
+double sc__tf_mtp_params_gpu(const sc__tf_config *c);
+double sc__tf_mtp_expert_params_gpu(const sc__tf_config *c);
 
 /* Trainable parameters: with LoRA only the adapters' (rank r: r x (in + out)
  * a linear layer, split by TP like their base), else every parameter. Of

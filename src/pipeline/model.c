@@ -68,9 +68,10 @@ typedef struct builder {
     uint32_t mark[2];   /* last compute task before the previous / the current layer began */
     double bucket;      /* parameters per data-parallel bucket */
     double grad_acc;    /* gradients (parameters) waiting for their bucket's reduce-scatter */
+    double grad_acc_e;  /* the same of the experts' buffer (expert-data-parallel group) */
     uint32_t tied_first; /* the first stage's tied-embedding all-reduce, SC__NONE */
     prog fwd[SC__TF_KINDS], bwd[SC__TF_KINDS], rec[SC__TF_KINDS]; /* per layer kind present */
-    prog efwd, ebwd, hfwd, hbwd;
+    prog efwd, ebwd, hfwd, hbwd, mfwd, mbwd;
     uint32_t names[64];
     bool oom;
 } builder;
@@ -174,7 +175,8 @@ static void emit(builder *b, const sc__tf_op *op, int64_t ns) {
     bool is_coll = op->coll != SC__TF_KERNEL;
     if (is_coll && b->comm_ranks[op->comm] < 2) return;
     bool side = is_coll && op->side;
-    int pr = !side ? PR_COMP : op->comm != SC__COMM_DP ? PR_SIDE : op->coll == SC_C_ALL_GATHER && b->c->fsdp ? PR_AG : PR_DP;
+    bool dpc = op->comm == SC__COMM_DP || op->comm == SC__COMM_EDP;
+    int pr = !side ? PR_COMP : !dpc ? PR_SIDE : op->coll == SC_C_ALL_GATHER && b->c->fsdp ? PR_AG : PR_DP;
     uint32_t t = add_task(b, pr, is_coll ? SC_T_COLL : SC_T_KERNEL, ns, op->name);
     edge(b, launch, t, SC_E_LAUNCH);
     if (is_coll) solo_group(b, t, op->coll, op->bytes, op->comm, ns);
@@ -240,9 +242,21 @@ static uint32_t p2p(builder *b, uint32_t micro, uint32_t gchunk, int dir, bool s
     return t;
 }
 
-static void dp_coll(builder *b, const char *name, uint8_t type, double bytes, bool side) {
-    sc__tf_op op = {.name = name, .coll = type, .comm = SC__COMM_DP, .side = side ? 255 : 0, .bytes = (int64_t)bytes};
+static void comm_coll(builder *b, uint8_t comm, const char *name, uint8_t type, double bytes, bool side) {
+    sc__tf_op op = {.name = name, .coll = type, .comm = comm, .side = side ? 255 : 0, .bytes = (int64_t)bytes};
     emit(b, &op, op_ns(b, &op));
+}
+
+static void dp_coll(builder *b, const char *name, uint8_t type, double bytes, bool side) {
+    comm_coll(b, SC__COMM_DP, name, type, bytes, side);
+}
+
+/* A collective of the experts' buffer: over the expert-data-parallel
+ * group (Megatron-core's DDP builds the expert parameters' buffers and
+ * their buckets apart and reduces them over expert_data_parallel_group);
+ * none where that group is one GPU. */
+static void edp_coll(builder *b, const char *name, uint8_t type, double bytes, bool side) {
+    if (bytes > 0 && b->comm_ranks[SC__COMM_EDP] > 1) comm_coll(b, SC__COMM_EDP, name, type, bytes, side);
 }
 
 /* Data-parallel buckets (Megatron-core's DistributedDataParallelConfig.
@@ -273,34 +287,64 @@ static uint32_t bucket_layers(const builder *b) {
  * (none when LoRA freezes them). */
 static double emb_params(const sc__tf_config *c) { return c->lora_rank ? 0 : (double)c->vocab * c->hidden / c->tp; }
 static bool has_head(const builder *b, uint32_t s) { return s == b->P - 1 && (!b->c->tied || b->P > 1); }
+/* The MTP block's parameters on a GPU of the last stage, with its copy of
+ * the embedding where the first stage holds the model's; the experts'
+ * share of them. */
+static double mtp_params(const builder *b) {
+    const sc__tf_config *c = b->c;
+    if (!c->mtp_layers || c->lora_rank) return 0; /* LoRA: frozen */
+    return sc__tf_mtp_params_gpu(c) + (b->P > 1 && !c->tied ? emb_params(c) : 0);
+}
+static double mtp_expert_params(const builder *b) { return sc__tf_mtp_expert_params_gpu(b->c); }
 
 /* Bytes of the parameter all-gather of the bucket of chunk k on stage s
  * that starts at layer l0: its layers, the embedding in the stage's first
  * bucket, the head in its last, 2 bytes a parameter. */
-static double bucket_gather_bytes(const builder *b, uint32_t s, uint32_t k, uint32_t l0) {
+static double bucket_gather_bytes(const builder *b, uint32_t s, uint32_t k, uint32_t l0, double *expert) {
     uint32_t L = b->Lc[(size_t)k * b->P + s], bl = bucket_layers(b);
     uint32_t n = L - l0 < bl ? L - l0 : bl;
     uint32_t first = b->L0[(size_t)k * b->P + s] + l0;
     double p = sc__tf_layers_trainable_gpu(b->c, first, first + n);
+    double e = sc__tf_layers_expert_params_gpu(b->c, first, first + n);
     if (l0 == 0 && s == 0 && k == 0) p += emb_params(b->c);
     if (l0 + n >= L && k == b->V - 1 && has_head(b, s)) p += emb_params(b->c);
-    return p * 2;
+    if (l0 + n >= L && k == b->V - 1 && s == b->P - 1) {
+        p += mtp_params(b);
+        e += mtp_expert_params(b);
+    }
+    *expert = e * 2;
+    return (p - e) * 2;
 }
 
-static uint32_t side_gather(builder *b, double bytes);
+static uint32_t side_gather(builder *b, double bytes, double expert);
 
-static void grad_flush(builder *b) {
+static void grad_flush_e(builder *b) {
+    if (b->grad_acc_e <= 0) return;
+    edp_coll(b, b->c->dist_opt ? "edp_grad_reduce_scatter" : "edp_grad_all_reduce",
+             b->c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE, b->grad_acc_e * 4, true);
+    b->grad_acc_e = 0;
+}
+
+static void grad_flush_dense(builder *b) {
     if (b->grad_acc <= 0) return;
     dp_coll(b, b->c->dist_opt ? "dp_grad_reduce_scatter" : "dp_grad_all_reduce",
             b->c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE, b->grad_acc * 4, true);
     b->grad_acc = 0;
 }
 
-/* Gradients of `params` parameters are ready: their bucket is reduced
- * once full (fp32 main grads, 4 bytes a parameter). */
-static void grad_ready(builder *b, double params) {
-    b->grad_acc += params;
-    if (b->grad_acc >= b->bucket) grad_flush(b);
+static void grad_flush(builder *b) {
+    grad_flush_e(b);
+    grad_flush_dense(b);
+}
+
+/* Gradients of `params` parameters are ready, `expert` of them the
+ * experts': each buffer's bucket is reduced once full (fp32 main grads, 4
+ * bytes a parameter). */
+static void grad_ready(builder *b, double params, double expert) {
+    b->grad_acc += params - expert;
+    b->grad_acc_e += expert;
+    if (b->grad_acc_e >= b->bucket) grad_flush_e(b);
+    if (b->grad_acc >= b->bucket) grad_flush_dense(b);
 }
 
 static void unit_fwd(builder *b, uint32_t s, const sc__pp_unit *u) {
@@ -314,10 +358,14 @@ static void unit_fwd(builder *b, uint32_t s, const sc__pp_unit *u) {
             /* Megatron's forward pre-hook: wait for this bucket, then
              * dispatch the next one's all-gather. */
             if (l > 0) b->gates[1] = b->gather[u->chunk];
-            if (l + bl < b->Lc[g]) b->gather[u->chunk] = side_gather(b, bucket_gather_bytes(b, s, u->chunk, l + bl));
+            if (l + bl < b->Lc[g]) {
+                double e, p = bucket_gather_bytes(b, s, u->chunk, l + bl, &e);
+                b->gather[u->chunk] = side_gather(b, p, e);
+            }
         }
         run_layer(b, &b->fwd[b->kind[b->L0[g] + l]]);
     }
+    if (g == last) run_prog(b, &b->mfwd);
     if (g == last) run_prog(b, &b->hfwd);
     if (g < last) edge(b, b->last_comp, p2p(b, u->micro, g + 1, 0, true), SC_E_CROSS_STREAM);
 }
@@ -331,21 +379,26 @@ static void unit(builder *b, uint32_t s, const sc__pp_unit *u) {
     bool grads = b->c->overlap_grad && !b->c->fsdp && b->comm_ranks[SC__COMM_DP] > 1 && u->micro == b->M - 1;
     if (g < last) b->gates[0] = p2p(b, u->micro, g + 1, 1, false);
     if (g == last) run_prog(b, &b->hbwd);
-    if (g == last && grads && has_head(b, s)) grad_ready(b, emb_params(b->c));
+    if (g == last && grads && has_head(b, s)) grad_ready(b, emb_params(b->c), 0);
+    if (g == last) run_prog(b, &b->mbwd);
+    if (g == last && grads && b->c->mtp_layers) grad_ready(b, mtp_params(b), mtp_expert_params(b));
     for (uint32_t l = 0; l < b->Lc[g] && !b->oom; l++) {
         uint32_t layer = b->L0[g] + l;
         run_layer(b, &b->rec[b->kind[layer]]);
         run_prog(b, &b->bwd[b->kind[layer]]);
-        if (grads) grad_ready(b, sc__tf_layers_trainable_gpu(b->c, layer, layer + 1));
+        if (grads)
+            grad_ready(b, sc__tf_layers_trainable_gpu(b->c, layer, layer + 1), sc__tf_layers_expert_params_gpu(b->c, layer, layer + 1));
     }
     if (g == 0) run_prog(b, &b->ebwd);
-    if (g == 0 && grads) grad_ready(b, emb_params(b->c));
+    if (g == 0 && grads) grad_ready(b, emb_params(b->c), 0);
     if (grads) grad_flush(b); /* a chunk's buffer ends with its last bucket */
     if (g > 0) edge(b, b->last_comp, p2p(b, u->micro, g, 1, true), SC_E_CROSS_STREAM);
 }
 
 /* With tied embeddings over several stages, the first stage's embedding
- * and the last stage's output head are two copies of one weight: their
+ * and the last stage's output head are two copies of one weight (with
+ * MTP, the first stage's embedding and the MTP block's copy on the last:
+ * Megatron's _allreduce_word_embedding_grads takes both cases): their
  * gradients are all-reduced between the two stages (Megatron's
  * _allreduce_embedding_grads, fp32 main grads) before the optimizer, on
  * the compute stream. */
@@ -380,13 +433,22 @@ static void tied_allreduce(builder *b) {
 /* A collective over the whole data-parallel communicator. */
 static void dp_coll_now(builder *b, const char *name, uint8_t type, double bytes) { dp_coll(b, name, type, bytes, false); }
 
-static uint32_t side_gather(builder *b, double bytes) {
+static uint32_t gather_on(builder *b, uint8_t comm, const char *name, double bytes) {
     uint32_t launch = add_task(b, PR_CPU, SC_T_LAUNCH, (int64_t)llround(b->c->host_us * 1e3), "cudaLaunchKernel");
-    sc__tf_op op = {.name = "dp_param_all_gather", .coll = SC_C_ALL_GATHER, .comm = SC__COMM_DP, .bytes = (int64_t)bytes};
+    sc__tf_op op = {.name = name, .coll = SC_C_ALL_GATHER, .comm = comm, .bytes = (int64_t)bytes};
     int64_t ns = op_ns(b, &op);
     uint32_t t = add_task(b, PR_DP, SC_T_COLL, ns, op.name);
     edge(b, launch, t, SC_E_LAUNCH);
-    solo_group(b, t, SC_C_ALL_GATHER, op.bytes, SC__COMM_DP, ns);
+    solo_group(b, t, SC_C_ALL_GATHER, op.bytes, comm, ns);
+    return t;
+}
+
+/* A bucket's parameter all-gather: the non-expert part over dp x cp,
+ * then the experts' over their group, one after the other on the DP
+ * stream (the later one's end is the bucket's). */
+static uint32_t side_gather(builder *b, double bytes, double expert) {
+    uint32_t t = gather_on(b, SC__COMM_DP, "dp_param_all_gather", bytes);
+    if (expert > 0 && b->comm_ranks[SC__COMM_EDP] > 1) t = gather_on(b, SC__COMM_EDP, "edp_param_all_gather", expert);
     return t;
 }
 
@@ -406,23 +468,29 @@ static void stage(builder *b, uint32_t s, sc__pp_kind kind, sc__pp_unit *units) 
     }
     b->last_comp = b->first_task = b->gates[0] = b->gates[1] = b->mark[0] = b->mark[1] = SC__NONE;
     b->pend.len = b->opt_join.len = 0;
-    b->grad_acc = 0;
+    b->grad_acc = b->grad_acc_e = 0;
     bool dp = b->comm_ranks[SC__COMM_DP] > 1 && !c->fsdp;
-    double params = sc__tf_stage_trainable(c, s);
-    for (uint32_t k = 0; k < b->V; k++)
-        b->gather[k] = dp && c->dist_opt && c->overlap_param ? side_gather(b, bucket_gather_bytes(b, s, k, 0)) : SC__NONE;
+    double params = sc__tf_stage_trainable(c, s), expert = sc__tf_stage_expert_params(c, s);
+    for (uint32_t k = 0; k < b->V; k++) {
+        double e, bytes = dp && c->dist_opt && c->overlap_param ? bucket_gather_bytes(b, s, k, 0, &e) : 0;
+        b->gather[k] = dp && c->dist_opt && c->overlap_param ? side_gather(b, bytes, e) : SC__NONE;
+    }
     size_t n = sc__pp_schedule(kind, b->P, b->M, b->V, s, units);
     for (size_t i = 0; i < n && !b->oom; i++) unit(b, s, &units[i]);
-    if (dp && !c->overlap_grad)
+    if (dp && !c->overlap_grad) {
         dp_coll_now(b, c->dist_opt ? "dp_grad_reduce_scatter" : "dp_grad_all_reduce",
-                    c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE, params * 4);
-    if (c->tied && !c->lora_rank && b->P > 1 && (s == 0 || s == b->P - 1)) tied_allreduce(b); /* LoRA: frozen */
+                    c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE, (params - expert) * 4);
+        edp_coll(b, c->dist_opt ? "edp_grad_reduce_scatter" : "edp_grad_all_reduce",
+                 c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE, expert * 4, false);
+    }
+    /* LoRA: the embedding and its copies are frozen */
+    if ((c->tied || c->mtp_layers) && !c->lora_rank && b->P > 1 && (s == 0 || s == b->P - 1)) tied_allreduce(b);
     const pending *p = b->pend.data;
     for (size_t i = 0; i < b->pend.len; i++)
         if (!SC__VEC_APPEND(&b->opt_join, &p[i].task)) b->oom = true;
     sc__vec optv;
     sc__vec_init(&optv, sizeof(sc__tf_op));
-    if (!sc__tf_optimizer_ops(c, params, &optv)) b->oom = true;
+    if (!sc__tf_optimizer_ops(c, params, expert, &optv)) b->oom = true;
     const sc__tf_op *oo = optv.data;
     for (size_t i = 0; i < optv.len && !b->oom; i++) {
         uint32_t before = (uint32_t)b->g->tasks.len;
@@ -431,7 +499,10 @@ static void stage(builder *b, uint32_t s, sc__pp_kind kind, sc__pp_unit *units) 
         for (size_t k = 0; i == 0 && k < b->opt_join.len; k++) edge(b, j[k], before + 1, SC_E_CROSS_STREAM);
     }
     sc__vec_free(&optv);
-    if (dp && c->dist_opt && !c->overlap_param) dp_coll_now(b, "dp_param_all_gather", SC_C_ALL_GATHER, params * 2);
+    if (dp && c->dist_opt && !c->overlap_param) {
+        dp_coll_now(b, "dp_param_all_gather", SC_C_ALL_GATHER, (params - expert) * 2);
+        edp_coll(b, "edp_param_all_gather", SC_C_ALL_GATHER, expert * 2, false);
+    }
     sc__rank *r = (sc__rank *)b->g->ranks.data + rank;
     r->ntasks = (uint32_t)(b->g->tasks.len - r->first_task);
     r->step_first_task = b->first_task;
@@ -458,11 +529,13 @@ static sc_status build(const sc__tf_config *c, const sc__kernel_timer *timer, co
     memset(&b, 0, sizeof b);
     b.c = c;
     b.timer = timer;
+    /* the expert-data-parallel group: Megatron's expert rank generator
+     * orders tp-ep-dp, so its members are etp x ep GPUs apart */
     uint64_t strides[SC__COMM_COUNT] = {1, c->tp, (uint64_t)c->tp * c->cp, (uint64_t)c->tp * c->cp,
-                                        (uint64_t)c->tp * c->cp * c->dp};
-    uint32_t ranks[SC__COMM_COUNT] = {c->tp, c->cp, c->ep, c->dp * c->cp, 2};
+                                        (uint64_t)c->tp * c->cp * c->dp, (uint64_t)c->etp * c->ep};
+    uint32_t ranks[SC__COMM_COUNT] = {c->tp, c->cp, c->ep, c->dp * c->cp, 2, sc__tf_edp(c)};
     static const char *const labels[SC__COMM_COUNT] = {"tensor parallel", "context parallel", "expert parallel",
-                                                       "data parallel", "pipeline"};
+                                                       "data parallel", "pipeline", "expert data parallel"};
     sc_status st = SC_OK;
     for (int k = 0; k < SC__COMM_COUNT && st == SC_OK; k++) {
         if (k == SC__COMM_DP) strides[k] = (uint64_t)c->tp; /* dp x cp: cp is inside dp's stride */
@@ -515,10 +588,11 @@ static sc_status build(const sc__tf_config *c, const sc__kernel_timer *timer, co
         ok = (b.comm_label[k] = sc__intern_put(&b.g->strings, labels[k], strlen(labels[k]))) != SC__NONE;
     if (ok) memset(b.p2p, 0xff, np2p * sizeof *b.p2p);
     ok = ok && layer_progs(&b) && prog_make(&b, &b.efwd, sc__tf_embed_ops, SC__PH_FWD) && prog_make(&b, &b.ebwd, sc__tf_embed_ops, SC__PH_BWD) &&
-         prog_make(&b, &b.hfwd, sc__tf_head_ops, SC__PH_FWD) && prog_make(&b, &b.hbwd, sc__tf_head_ops, SC__PH_BWD);
+         prog_make(&b, &b.hfwd, sc__tf_head_ops, SC__PH_FWD) && prog_make(&b, &b.hbwd, sc__tf_head_ops, SC__PH_BWD) &&
+         prog_make(&b, &b.mfwd, sc__tf_mtp_ops, SC__PH_FWD) && prog_make(&b, &b.mbwd, sc__tf_mtp_ops, SC__PH_BWD);
     for (uint32_t s = 0; ok && s < b.P && !b.oom; s++) stage(&b, s, kind, units);
     ok = ok && !b.oom;
-    prog *progs[] = {&b.efwd, &b.ebwd, &b.hfwd, &b.hbwd};
+    prog *progs[] = {&b.efwd, &b.ebwd, &b.hfwd, &b.hbwd, &b.mfwd, &b.mbwd};
     for (size_t k = 0; k < sizeof progs / sizeof *progs; k++) prog_free(progs[k]);
     for (size_t k = 0; k < SC__TF_KINDS; k++) {
         prog_free(&b.fwd[k]);

@@ -315,7 +315,7 @@ static uint64_t modelled_launches(uint32_t layers, uint32_t tp) {
         if (sc__tf_head_ops(&c, (sc__tf_phase)ph, &v)) n += v.len;
     }
     v.len = 0;
-    if (sc__tf_optimizer_ops(&c, 1e6, &v)) n += v.len;
+    if (sc__tf_optimizer_ops(&c, 1e6, 0, &v)) n += v.len;
     sc__vec_free(&v);
     return n;
 }

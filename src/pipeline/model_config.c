@@ -60,6 +60,16 @@ static const struct preset {
                      "gated=true rope=true experts=128 topk=4 moe-ffn=2880 window=128 window-skip=2"},
     {"gpt-oss-20b", "layers=24 hidden=2880 ffn=2880 heads=64 kv-heads=8 head-dim=64 vocab=201088 seq=4096 "
                     "gated=true rope=true experts=32 topk=4 moe-ffn=2880 window=128 window-skip=2"},
+    /* DeepSeek-V3 (the Hugging Face config.json of deepseek-ai/DeepSeek-V3:
+     * 61 layers, hidden 7168, 128 heads, the first 3 dense with ffn 18432
+     * (first_k_dense_replace), the others 256 routed experts of 2048, top 8,
+     * one shared expert of 2048, latent attention q_lora_rank 1536,
+     * kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64,
+     * v_head_dim 128, vocab 129280, untied, num_nextn_predict_layers 1).
+     * seq is the one the Megatron-Bridge table measured. */
+    {"deepseek-v3", "layers=61 hidden=7168 ffn=18432 heads=128 vocab=129280 seq=4096 gated=true rope=true "
+                    "experts=256 topk=8 moe-ffn=2048 shared-ffn=2048 dense-layers=3 multi-latent-attention=true "
+                    "q-lora-rank=1536 kv-lora-rank=512 qk-head-dim=128 qk-pos-emb-head-dim=64 v-head-dim=128 mtp-layers=1"},
 };
 #define NPRESETS (sizeof presets / sizeof *presets)
 
@@ -99,7 +109,7 @@ sc_status sc_model_config_calibrate(sc_model_config *c, const char *const *paths
     return st;
 }
 
-typedef enum { K_U32, K_BOOL, K_NUM, K_DTYPE, K_RECOMPUTE, K_ATTN, K_GPU, K_NAME, K_RECORD } kkind;
+typedef enum { K_U32, K_BOOL, K_NUM, K_DTYPE, K_RECOMPUTE, K_ATTN, K_GPU, K_NAME, K_RECORD, K_RCMODS } kkind;
 #define U(f) offsetof(sc__tf_config, f)
 static const struct key {
     const char *name;
@@ -125,6 +135,10 @@ static const struct key {
     {"etp", K_U32, U(etp), 1}, {"dense-layers", K_U32, U(dense_layers), 0}, {"window", K_U32, U(window), 0},
     {"window-skip", K_U32, U(window_skip), 0},
     {"lora-rank", K_U32, U(lora_rank), 0},
+    {"multi-latent-attention", K_BOOL, U(mla), 0}, {"q-lora-rank", K_U32, U(q_lora), 0},
+    {"kv-lora-rank", K_U32, U(kv_lora), 1}, {"qk-head-dim", K_U32, U(qk_dim), 1},
+    {"qk-pos-emb-head-dim", K_U32, U(qk_rope_dim), 1}, {"v-head-dim", K_U32, U(v_dim), 1},
+    {"mtp-layers", K_U32, U(mtp_layers), 0}, {"recompute-modules", K_RCMODS, U(recompute_mods), 0},
     /* The names of the config.json recorded beside a trace
      * (scripts/record_gpu_traces.py): aliases, and what the recording
      * noted about itself (read, not used: the model derives them). */
@@ -150,6 +164,24 @@ static int choice(const char *v, const char *const *names) {
     for (int i = 0; names[i]; i++)
         if (strcmp(v, names[i]) == 0) return i;
     return -1;
+}
+
+/* Megatron's --recompute-modules as a comma list of the modules modelled
+ * (transformer.h): core_attn, mla_up_proj, mlp. */
+static bool rc_modules(const char *v, uint8_t *out) {
+    static const char *const names[] = {"core_attn", "mla_up_proj", "mlp"};
+    uint8_t bits = 0;
+    while (*v) {
+        size_t n = strcspn(v, ",");
+        size_t i = 0;
+        while (i < 3 && (strlen(names[i]) != n || strncmp(v, names[i], n) != 0)) i++;
+        if (i == 3) return false;
+        bits |= (uint8_t)(1u << i);
+        v += n + (v[n] == ',');
+    }
+    if (!bits) return false;
+    *out = bits;
+    return true;
 }
 
 static sc_status set_one(sc__tf_config *c, const struct key *k, const char *v, sc_error *err) {
@@ -197,6 +229,9 @@ static sc_status set_one(sc__tf_config *c, const struct key *k, const char *v, s
     case K_ATTN:
         if ((i = choice(v, attns)) < 0) break;
         *(uint8_t *)p = (uint8_t)i;
+        return SC_OK;
+    case K_RCMODS:
+        if (!rc_modules(v, (uint8_t *)p)) break;
         return SC_OK;
     case K_GPU:
     case K_NAME:

@@ -9,6 +9,30 @@
 
 static double gb(double bytes) { return bytes * 1e-9; }
 
+/* Megatron's names of the selectively recomputed modules, comma-separated. */
+static const char *recompute_mods(uint8_t bits, char *buf, size_t n) {
+    static const char *const names[] = {"core_attn", "mla_up_proj", "mlp"};
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < 3; i++)
+        if (bits & (1u << i)) len += (size_t)snprintf(buf + len, len < n ? n - len : 0, "%s%s", len ? "," : "", names[i]);
+    return buf;
+}
+
+/* The fields of latent attention, MTP and the recomputed modules, only
+ * where set (the JSON of other models stays as it was). */
+static void config_json_extra(const sc__tf_config *c, FILE *out) {
+    if (c->mla)
+        fprintf(out, ",\"multi_latent_attention\":true,\"q_lora_rank\":%u,\"kv_lora_rank\":%u,\"qk_head_dim\":%u,"
+                     "\"qk_pos_emb_head_dim\":%u,\"v_head_dim\":%u",
+                c->q_lora, c->kv_lora, c->qk_dim, c->qk_rope_dim, c->v_dim);
+    if (c->mtp_layers) fprintf(out, ",\"mtp_layers\":%u", c->mtp_layers);
+    if (c->recompute_mods) {
+        char mods[64];
+        fprintf(out, ",\"recompute_modules\":\"%s\"", recompute_mods(c->recompute_mods, mods, sizeof mods));
+    }
+}
+
 static void config_json(const sc__tf_config *c, FILE *out) {
     fprintf(out,
             "\"config\":{\"name\":\"%s\",\"layers\":%u,\"hidden\":%u,\"ffn\":%u,\"heads\":%u,\"kv_heads\":%u,\"vocab\":%u,"
@@ -24,6 +48,7 @@ static void config_json(const sc__tf_config *c, FILE *out) {
             c->gpu, sc__tf_gpus(c), c->gpus_per_node, c->host_us);
     /* only when set, so that the JSON of a model without adapters is unchanged */
     if (c->lora_rank) fprintf(out, ",\"lora_rank\":%u", c->lora_rank);
+    config_json_extra(c, out);
     fputc('}', out);
 }
 
@@ -98,11 +123,19 @@ static void write_text(const sc_model *m, FILE *out) {
     if (c->window && c->window_skip) fprintf(out, ", window %u (every %u%s layer full)", c->window, c->window_skip,
                                              c->window_skip == 2 ? "nd" : c->window_skip == 3 ? "rd" : "th");
     else if (c->window) fprintf(out, ", window %u", c->window);
+    if (c->mla)
+        fprintf(out, ", latent attention (q rank %u, kv rank %u, qk %u+%u, v %u)", c->q_lora, c->kv_lora, c->qk_dim,
+                c->qk_rope_dim, c->v_dim);
+    if (c->mtp_layers) fprintf(out, ", %u MTP layer%s", c->mtp_layers, c->mtp_layers > 1 ? "s" : "");
     fprintf(out, "\njob: %u x %s, tp %u%s pp %u vp %u cp %u dp %u ep %u%s%s, mbs %u gbs %u (%u micro-batches), recompute %s\n",
             sc__tf_gpus(c), c->gpu, c->tp, c->sp ? "+sp" : "", c->pp, c->vp, c->cp, c->dp, c->ep,
             c->fsdp ? ", fsdp" : c->dist_opt ? ", distributed optimizer" : "",
             c->overlap_grad || c->overlap_param || c->tp_overlap ? ", overlap" : "", c->mbs, c->gbs, sc__tf_micro(c),
             sc__tf_recompute_name(c->recompute));
+    if (c->recompute == SC__RC_SELECTIVE && c->recompute_mods) {
+        char mods[64];
+        fprintf(out, "  (recompute modules: %s)\n", recompute_mods(c->recompute_mods, mods, sizeof mods));
+    }
     fprintf(out, "step: %.3f s   %.0f tokens/s/GPU   %.1f model TFLOP/s/GPU   MFU %.1f%%   bubble %.1f%%\n",
             (double)s->step_ns * 1e-9, s->tokens_per_s_per_gpu, s->model_tflops_per_gpu, 100 * s->mfu, 100 * s->bubble);
     fprintf(out, "  (MFU: Megatron's model FLOPs, %s with full s x s attention and no recomputation, over %.1f TFLOP/s dense bf16)\n",
