@@ -17,12 +17,6 @@
 
 #include "../graph/graph.h"
 
-static const char *const class_names[SC__KC_COUNT] = {
-    "gemm", "attention", "elementwise", "norm", "softmax", "optimizer",
-    "copy", "memset",    "reduction",   "other", "collective"};
-
-const char *sc__kclass_name(uint8_t cls) { return cls < SC__KC_COUNT ? class_names[cls] : "?"; }
-
 /* Case-insensitive substring test. */
 static bool has(const char *s, const char *key) { return sc__contains_ci(s, key); }
 
@@ -466,50 +460,16 @@ int64_t sc__kshape_min_dim(const sc__kshape *k) {
 
 /* ------------------------------------------------------------ the model */
 
-/* Measured ceilings per GPU: the best GEMM rate over the dense peak, and
- * the best of STREAM-like copy bandwidths over the HBM peak.
- * A100 SXM: shared/data/published/gemm_mamf_h100_class.csv, BF16 MAMF
- * 271.2 of 312 TFLOP/s; shared/data/hardware/azure_nd_a100_v4_results.md,
- * HBM copy 1.61 to dot 1.75 TB/s of 2.039 (the 80GB part; 1.70 triad).
- * H100 SXM: the csv's BF16 MAMF 794.5 of 989; azure_nd_h100_v5_results.md
- * 2.90 (copy) to 3.18 (dot) TB/s of 3.35 (2.97 triad). H200: the csv
- * ("H200 is the same" compute); azure_nd_h200_v5_results.md, 4.15 TB/s
- * triad of 4.8.
- * GH200: the csv's 828.6 of 989. Others: no measurement here, so the
- * H100's shares, said by ceiling_source. */
-static const struct ceiling {
-    const char *profile; /* sc__hw_profile.name prefix */
-    double gemm, hbm;
-    const char *source;
-} ceilings[] = {
-    {"A100", 271.2 / 312, 1.70 / 2.039, "measured: MAMF (ml-engineering) and Azure ND A100 v4 STREAM triad"},
-    {"H100", 794.5 / 989, 2.97 / 3.35, "measured: MAMF (ml-engineering) and Azure ND H100 v5 STREAM triad"},
-    {"H200", 794.5 / 989, 4.15 / 4.8, "measured: MAMF (ml-engineering, H100 compute) and Azure ND H200 v5 STREAM triad"},
-    {"GH200", 828.6 / 989, 2.97 / 3.35, "measured: MAMF (ml-engineering); HBM share assumed as H100's"},
-};
-
 void sc__kcost_defaults(const sc__hw_profile *p, sc__kcost_model *m) {
     memset(m, 0, sizeof *m);
     snprintf(m->gpu, sizeof m->gpu, "%s", p->name);
-    m->peak_tflops[SC__DT_FP16] = p->fp16_tflops;
-    m->peak_tflops[SC__DT_BF16] = p->bf16_tflops > 0 ? p->bf16_tflops : p->fp16_tflops;
-    /* fp32 GEMMs: PyTorch's default (no TF32) runs them on the FP32 units */
-    m->peak_tflops[SC__DT_FP32] = p->fp32_tflops;
-    m->peak_tflops[SC__DT_FP64] = p->fp64_tflops;
-    m->peak_tflops[SC__DT_FP8] = p->fp8_tflops > 0 ? p->fp8_tflops : p->fp16_tflops;
-    m->peak_tflops[SC__DT_INT] = p->fp16_tflops;
-    m->peak_tflops[SC__DT_UNKNOWN] = p->fp16_tflops;
-    m->hbm_GBps = p->hbm_GBps;
-    m->gemm_ceiling = 794.5 / 989;
-    m->hbm_ceiling = 2.97 / 3.35;
-    m->ceiling_source = "assumed: the H100's measured shares (no measurement for this GPU here)";
-    for (size_t i = 0; i < sizeof ceilings / sizeof *ceilings; i++) {
-        if (!sc__starts_with(p->name, ceilings[i].profile)) continue;
-        m->gemm_ceiling = ceilings[i].gemm;
-        m->hbm_ceiling = ceilings[i].hbm;
-        m->ceiling_source = ceilings[i].source;
-        break;
-    }
+    sc__gpu_ceilings g;
+    sc__gpu_ceilings_of(p, &g);
+    memcpy(m->peak_tflops, g.peak_tflops, sizeof m->peak_tflops);
+    m->hbm_GBps = g.hbm_GBps;
+    m->gemm_ceiling = g.gemm_share;
+    m->hbm_ceiling = g.hbm_share;
+    m->ceiling_source = g.source;
     for (int c = 0; c < SC__KC_COUNT; c++) {
         bool compute = c == SC__KC_GEMM || c == SC__KC_ATTENTION;
         /* a GEMM tile is 128 wide: a thin operand of 128 runs at half rate */

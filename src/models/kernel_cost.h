@@ -26,25 +26,7 @@
 #define SC_KERNEL_COST_H
 
 #include "../trace/trace.h"
-#include "hardware.h"
-
-typedef enum sc__kclass {
-    SC__KC_GEMM = 0,
-    SC__KC_ATTENTION,   /* fused attention (flash, SDPA memory-efficient / cuDNN) */
-    SC__KC_ELEMENTWISE, /* pointwise, fused pointwise (Triton), fills */
-    SC__KC_NORM,        /* layer / RMS / group / batch norm */
-    SC__KC_SOFTMAX,
-    SC__KC_OPTIMIZER,   /* Adam & co., multi-tensor apply, foreach ops */
-    SC__KC_COPY,        /* memcpy, copies, casts, gathers, concatenation */
-    SC__KC_MEMSET,
-    SC__KC_REDUCTION,   /* sums, maxima, norms of a tensor, split-K reductions */
-    SC__KC_OTHER,
-    SC__KC_COLLECTIVE,  /* NCCL/RCCL: the communication model's (comm.h), not timed here */
-    SC__KC_COUNT
-} sc__kclass;
-
-/* "gemm", "attention", ... */
-const char *sc__kclass_name(uint8_t cls);
+#include "kernel_types.h"
 
 /* How an operator's tensors say what its kernel computes. */
 typedef enum sc__kform {
@@ -61,12 +43,6 @@ typedef enum sc__kform {
     SC__KF_BYTES,    /* a copy or fill of known bytes (the GPU event's "bytes") */
     SC__KF_COUNT
 } sc__kform;
-
-/* Data types that pick a peak rate. */
-typedef enum sc__kdtype {
-    SC__DT_UNKNOWN = 0, SC__DT_FP16, SC__DT_BF16, SC__DT_FP32, SC__DT_FP64, SC__DT_FP8, SC__DT_INT,
-    SC__DT_COUNT
-} sc__kdtype;
 
 #define SC__KS_TENSORS 4
 #define SC__KS_DIMS 4
@@ -125,6 +101,7 @@ typedef struct sc__kclass_params {
     uint64_t fitted; /* traced kernels the fit used; 0: the profile's defaults */
 } sc__kclass_params;
 
+/* Its rates and ceilings are the profile's sc__gpu_ceilings (kernel_types.h). */
 typedef struct sc__kcost_model {
     char gpu[64];
     double peak_tflops[SC__DT_COUNT]; /* dense rate per dtype (0: none) */

@@ -6,8 +6,10 @@
  *   memory     bytes / (HBM bandwidth x hbm_eff)
  *
  * each at least min_us, and a GEMM or attention kernel never faster than
- * its bytes allow. Every constant is a hardware measurement, not a fit to
- * training step times:
+ * its bytes allow. The peaks per dtype, the HBM bandwidth and the GPU's
+ * family are the profile's, derived once for this and the trace-driven
+ * kernel cost model (sc__gpu_ceilings_of, kernel_types.c). Every constant
+ * below is a hardware measurement, not a fit to training step times:
  *
  *   gemm_eff   H100 bf16: 805.8 TFLOP/s, the best product of the lead's
  *              sweep (tests/data/h100-gpt/gemm_hbm_sweep.csv, 8192x2048x
@@ -51,16 +53,13 @@
 #define HBM_EFF 0.90
 #define MIN_US 2.0
 
-static bool family(const sc__hw_profile *p, const char *prefix) { return strncmp(p->name, prefix, strlen(prefix)) == 0; }
-
 void sc__roofline_init(sc__roofline *r, const sc__hw_profile *p) {
     memset(r, 0, sizeof *r);
-    r->peak_tflops[SC__DT_BF16] = p->bf16_tflops > 0 ? p->bf16_tflops : p->fp16_tflops;
-    r->peak_tflops[SC__DT_FP16] = p->fp16_tflops;
-    r->peak_tflops[SC__DT_FP8] = p->fp8_tflops > 0 ? p->fp8_tflops : r->peak_tflops[SC__DT_BF16];
-    r->peak_tflops[SC__DT_FP32] = p->fp32_tflops;
-    bool ampere = family(p, "a100") || family(p, "A100");
-    bool hopper = family(p, "h100") || family(p, "H100") || family(p, "h200") || family(p, "H200");
+    sc__gpu_ceilings g;
+    sc__gpu_ceilings_of(p, &g);
+    memcpy(r->peak_tflops, g.peak_tflops, sizeof r->peak_tflops);
+    bool ampere = g.family == SC__GPU_A100;
+    bool hopper = g.family == SC__GPU_H100 || g.family == SC__GPU_H200; /* GH200: no sustained measurement */
     double e16 = ampere ? 0.822 : 0.814;
     r->gemm_eff[SC__DT_BF16] = r->gemm_eff[SC__DT_FP16] = e16 * (hopper ? SUSTAINED_16 : 1);
     r->gemm_eff[SC__DT_FP8] = p->fp8_tflops > 0 ? 0.698 * (hopper ? SUSTAINED_FP8 : 1) : r->gemm_eff[SC__DT_BF16];
@@ -68,7 +67,7 @@ void sc__roofline_init(sc__roofline *r, const sc__hw_profile *p) {
     r->gemm_k0 = SHAPE_K0;
     r->gemm_d0 = SHAPE_D0;
     r->attn_eff = ampere ? 0.575 : 0.331;
-    r->hbm_GBps = p->hbm_GBps;
+    r->hbm_GBps = g.hbm_GBps;
     r->hbm_eff = HBM_EFF;
     r->min_us = MIN_US;
     r->gemm_from = r->attn_from = r->hbm_from = "profile";
@@ -83,13 +82,13 @@ double sc__roofline_time_us(const void *ctx, const sc__kernel_shape *k) {
     const sc__roofline *r = ctx;
     double mem_us = k->bytes > 0 ? k->bytes / (r->hbm_GBps * r->hbm_eff * 1e3) : 0;
     double us = mem_us;
-    uint8_t dt = k->dtype < SC__DT_COUNT ? k->dtype : SC__DT_BF16;
-    if (k->cls == SC__K_GEMM) {
+    uint8_t dt = k->dtype != SC__DT_UNKNOWN && k->dtype < SC__DT_COUNT ? k->dtype : SC__DT_BF16;
+    if (k->cls == SC__KC_GEMM) {
         double flops = k->flops > 0 ? k->flops : 2.0 * (k->batch ? k->batch : 1) * (double)k->m * (double)k->n * (double)k->k;
         double rate = r->peak_tflops[dt] * r->gemm_eff[dt] * sc__roofline_gemm_shape(r, k->m, k->n, k->k);
         double c = rate > 0 ? flops / (rate * 1e6) : 0;
         if (c > us) us = c;
-    } else if (k->cls == SC__K_ATTN) {
+    } else if (k->cls == SC__KC_ATTENTION) {
         double rate = r->peak_tflops[SC__DT_BF16] * r->attn_eff;
         double c = rate > 0 ? k->flops / (rate * 1e6) : 0;
         if (c > us) us = c;

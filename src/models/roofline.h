@@ -9,21 +9,15 @@
 #ifndef SC_ROOFLINE_H
 #define SC_ROOFLINE_H
 
-#include "hardware.h"
+#include "kernel_types.h"
 
-typedef enum sc__kclass {
-    SC__K_GEMM = 0, /* a (batched) matrix product: 2 * batch * m * n * k FLOPs */
-    SC__K_ATTN,     /* a fused (flash) attention kernel: its FLOPs given */
-    SC__K_MEM,      /* memory-bound work (norms, activations, softmax, copies, the optimizer) */
-    SC__K_COUNT
-} sc__kclass;
-
-typedef enum sc__dtype { SC__DT_BF16 = 0, SC__DT_FP16, SC__DT_FP8, SC__DT_FP32, SC__DT_COUNT } sc__dtype;
-
-/* A kernel as the timer sees it. */
+/* A kernel as the timer sees it: class and dtype in the words of
+ * kernel_types.h. The roofline times SC__KC_GEMM by its FLOPs,
+ * SC__KC_ATTENTION by its FLOPs at the bf16 rate, every other class as
+ * memory-bound work by its bytes. */
 typedef struct sc__kernel_shape {
     uint8_t cls;    /* sc__kclass */
-    uint8_t dtype;  /* sc__dtype of the math (GEMM, attention) */
+    uint8_t dtype;  /* sc__kdtype of the math (GEMM, attention); SC__DT_UNKNOWN: bf16 */
     uint32_t batch; /* batched products (GEMM), 1 otherwise */
     uint64_t m, n, k;
     double flops;   /* FLOPs performed */
@@ -37,11 +31,12 @@ typedef struct sc__kernel_timer {
     const void *ctx;
 } sc__kernel_timer;
 
-/* The default implementation's parameters, each with its source in
- * roofline.c. */
+/* The default implementation's parameters: the peaks and bandwidth are
+ * the profile's sc__gpu_ceilings (kernel_types.c), the efficiencies each
+ * with its source in roofline.c. */
 typedef struct sc__roofline {
     double peak_tflops[SC__DT_COUNT]; /* dense tensor peaks (fp32: the non-tensor rate) */
-    double gemm_eff[SC__DT_COUNT];    /* best large-GEMM throughput / peak */
+    double gemm_eff[SC__DT_COUNT];    /* best large-GEMM throughput / peak (bf16, fp16, fp8, fp32) */
     double gemm_k0, gemm_d0;          /* shape: x k/(k+k0) x min(m,n)/(min(m,n)+d0) */
     double attn_eff;                  /* fused attention FLOP/s / bf16 peak */
     double hbm_GBps, hbm_eff;         /* achieved = hbm_GBps x hbm_eff */

@@ -37,11 +37,6 @@ const char *sc__tf_recompute_name(uint8_t r) {
     return r == SC__RC_FULL ? "full" : r == SC__RC_SELECTIVE ? "selective" : "none";
 }
 
-const char *sc__dtype_name(uint8_t d) {
-    static const char *const n[] = {"bf16", "fp16", "fp8", "fp32"};
-    return d < SC__DT_COUNT ? n[d] : "?";
-}
-
 static bool fail(char *why, size_t n, const char *fmt, uint64_t a, uint64_t b) {
     snprintf(why, n, fmt, (unsigned long long)a, (unsigned long long)b);
     return false;
@@ -257,7 +252,7 @@ static bool push(sc__vec *out, const sc__tf_op *op) { return SC__VEC_APPEND(out,
 
 static bool gemm_dt(sc__vec *out, uint8_t dtype, const char *name, double m, double n, double k, double batch) {
     sc__tf_op op = {.name = name, .coll = SC__TF_KERNEL};
-    op.k = (sc__kernel_shape){.cls = SC__K_GEMM, .dtype = dtype, .batch = (uint32_t)batch,
+    op.k = (sc__kernel_shape){.cls = SC__KC_GEMM, .dtype = dtype, .batch = (uint32_t)batch,
                               .m = (uint64_t)m, .n = (uint64_t)n, .k = (uint64_t)k,
                               .flops = 2.0 * batch * m * n * k,
                               .bytes = batch * (m * k + k * n + m * n) * (dtype == SC__DT_FP8 ? 1 : ACT)};
@@ -275,7 +270,7 @@ static bool wgrad(sc__vec *out, const sc__tf_config *c, const char *name, double
 
 static bool mem(sc__vec *out, const char *name, double bytes) {
     sc__tf_op op = {.name = name, .coll = SC__TF_KERNEL};
-    op.k = (sc__kernel_shape){.cls = SC__K_MEM, .batch = 1, .bytes = bytes};
+    op.k = (sc__kernel_shape){.cls = SC__KC_ELEMENTWISE, .batch = 1, .bytes = bytes};
     return push(out, &op);
 }
 
@@ -295,7 +290,7 @@ static bool fp8_cast(sc__vec *out, const sc__tf_config *c, double elems) {
 
 static bool attn(sc__vec *out, const char *name, double flops, double bytes) {
     sc__tf_op op = {.name = name, .coll = SC__TF_KERNEL};
-    op.k = (sc__kernel_shape){.cls = SC__K_ATTN, .dtype = SC__DT_BF16, .batch = 1, .flops = flops, .bytes = bytes};
+    op.k = (sc__kernel_shape){.cls = SC__KC_ATTENTION, .dtype = SC__DT_BF16, .batch = 1, .flops = flops, .bytes = bytes};
     return push(out, &op);
 }
 

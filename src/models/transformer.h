@@ -41,7 +41,7 @@ typedef struct sc__tf_config {
     uint32_t lora_rank;       /* LoRA: adapters of this rank on every linear_qkv, linear_proj,
                                  linear_fc1 and linear_fc2 (Megatron-Bridge's default target
                                  modules), the base weights frozen; 0: all weights train */
-    uint8_t dtype;            /* sc__dtype of the GEMMs: bf16, fp16, fp8 */
+    uint8_t dtype;            /* sc__kdtype of the GEMMs: bf16, fp16, fp8 */
     uint8_t gated;            /* gated MLP (SwiGLU: two up projections) */
     uint8_t tied;             /* the output head shares the embedding */
     uint8_t attention;        /* sc__attn_impl */
@@ -205,6 +205,5 @@ typedef struct sc__tf_memory {
 void sc__tf_stage_memory(const sc__tf_config *c, uint32_t stage, sc__tf_memory *m);
 
 const char *sc__tf_recompute_name(uint8_t r);
-const char *sc__dtype_name(uint8_t d);
 
 #endif /* SC_TRANSFORMER_H */

@@ -188,6 +188,7 @@ static sc_status set_one(sc__tf_config *c, const struct key *k, const char *v, s
     char *p = (char *)c + k->off;
     static const char *const bools[] = {"false", "true", "0", "1", "no", "yes", NULL};
     static const char *const dtypes[] = {"bf16", "fp16", "fp8", NULL};
+    static const uint8_t dtype_ids[] = {SC__DT_BF16, SC__DT_FP16, SC__DT_FP8};
     static const char *const rcs[] = {"none", "selective", "full", NULL};
     static const char *const attns[] = {"flash", "unfused", NULL};
     int i;
@@ -217,7 +218,7 @@ static sc_status set_one(sc__tf_config *c, const struct key *k, const char *v, s
         char w[16];
         snprintf(w, sizeof w, "%.*s", (int)strcspn(v, " "), v);
         if ((i = choice(strcmp(v + strlen(w), " autocast") == 0 ? w : v, dtypes)) < 0) break;
-        *(uint8_t *)p = (uint8_t)i;
+        *(uint8_t *)p = dtype_ids[i];
         return SC_OK;
     }
     case K_RECORD:
