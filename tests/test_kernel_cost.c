@@ -5,11 +5,13 @@
  * `stepcast kernels` on the Megatron set (GEMM median error at most 5%
  * after calibration, the model's dimensions read off the shapes), and
  * the shape edits of predict against Korthikanti et al.'s measured layer
- * of the 22B model.
+ * of the 22B model; and that it and the roofline of `stepcast model`
+ * share one vocabulary and one set of GPU peaks (kernel_types.h).
  */
 #include "testutil.h"
 
 #include "models/kernel_cost.h"
+#include "models/roofline.h"
 #include "models/shape_edit.h"
 #include "pipeline/replay.h"
 
@@ -139,6 +141,65 @@ static void test_no_trace(void **state) {
     assert_true(fabs((t2 - t1) - (1e9 - 1e6) / (m.hbm_GBps * m.hbm_ceiling)) < 1); /* bytes over the measured bandwidth */
     sc__kshape coll = sc__kshape_bytes(SC__KC_COLLECTIVE, 1e6);
     assert_true(sc__kcost_time_ns(&m, &coll) < 0); /* the communication model's */
+}
+
+/* The roofline and the cost model read one GPU alike: the same peak per
+ * dtype and HBM bandwidth for every built-in profile, the same family;
+ * the roofline takes the shared classes and dtypes (an unknown dtype is
+ * bf16, every class but GEMM and attention is timed by its bytes). */
+static void test_one_vocabulary(void **state) {
+    (void)state;
+    for (size_t i = 0; i < sc__hw_count(); i++) {
+        const sc__hw_profile *p = sc__hw_at(i);
+        sc__roofline r;
+        sc__kcost_model m;
+        sc__gpu_ceilings g;
+        sc__roofline_init(&r, p);
+        sc__kcost_defaults(p, &m);
+        sc__gpu_ceilings_of(p, &g);
+        for (int d = 0; d < SC__DT_COUNT; d++) {
+            assert_true(r.peak_tflops[d] == m.peak_tflops[d]);
+            assert_true(m.peak_tflops[d] == g.peak_tflops[d]);
+        }
+        assert_true(r.peak_tflops[SC__DT_BF16] > 0 && r.hbm_GBps == m.hbm_GBps && r.hbm_GBps == p->hbm_GBps);
+        assert_true(m.gemm_ceiling == g.gemm_share && m.hbm_ceiling == g.hbm_share);
+    }
+    sc__gpu_ceilings a100, h100, gh200, b200;
+    sc__gpu_ceilings_of(sc__hw_find("a100-80gb"), &a100);
+    sc__gpu_ceilings_of(sc__hw_find("h100"), &h100);
+    sc__gpu_ceilings_of(sc__hw_find("gh200"), &gh200);
+    sc__gpu_ceilings_of(sc__hw_find("b200"), &b200);
+    assert_int_equal(a100.family, SC__GPU_A100);
+    assert_int_equal(h100.family, SC__GPU_H100);
+    assert_int_equal(gh200.family, SC__GPU_GH200);
+    assert_int_equal(b200.family, SC__GPU_OTHER);
+    assert_true(b200.gemm_share == h100.gemm_share && b200.hbm_share == h100.hbm_share);
+    assert_non_null(strstr(b200.source, "assumed"));
+    assert_non_null(strstr(h100.source, "measured"));
+    assert_true(a100.peak_tflops[SC__DT_FP8] == 312); /* no fp8 path: the fp16 rate */
+
+    sc__roofline r;
+    sc__roofline_init(&r, sc__hw_find("h100"));
+    sc__kernel_shape k = {.cls = SC__KC_GEMM, .dtype = SC__DT_UNKNOWN, .batch = 1, .m = 8192, .n = 8192, .k = 8192};
+    double t_unknown = sc__roofline_time_us(&r, &k);
+    k.dtype = SC__DT_BF16;
+    assert_true(t_unknown == sc__roofline_time_us(&r, &k));
+    k.dtype = SC__DT_FP8;
+    assert_true(sc__roofline_time_us(&r, &k) < 0.75 * t_unknown);
+    sc__kernel_shape e = {.cls = SC__KC_ELEMENTWISE, .batch = 1, .flops = 1e12, .bytes = 1e9};
+    double t_mem = sc__roofline_time_us(&r, &e);
+    assert_true(fabs(t_mem - 1e9 / (r.hbm_GBps * r.hbm_eff * 1e3)) < 1e-9);
+    e.cls = SC__KC_NORM;
+    assert_true(sc__roofline_time_us(&r, &e) == t_mem);
+    e.cls = SC__KC_ATTENTION;
+    assert_true(sc__roofline_time_us(&r, &e) > t_mem); /* its FLOPs count */
+
+    assert_string_equal(sc__dtype_name(SC__DT_BF16), "bf16");
+    assert_string_equal(sc__dtype_name(SC__DT_FP16), "fp16");
+    assert_string_equal(sc__dtype_name(SC__DT_FP8), "fp8");
+    assert_string_equal(sc__dtype_name(SC__DT_UNKNOWN), "?");
+    assert_string_equal(sc__dtype_name(SC__DT_COUNT), "?");
+    assert_string_equal(sc__kclass_name(SC__KC_ATTENTION), "attention");
 }
 
 /* Kernels timed by known parameters are fitted back to them: the fit can
@@ -411,6 +472,7 @@ int main(void) {
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_no_trace),
+        cmocka_unit_test(test_one_vocabulary),
         cmocka_unit_test(test_fit_recovers),
         cmocka_unit_test(test_shape_edit_roles),
         cmocka_unit_test(test_shape_edit_tp),
