@@ -5,9 +5,9 @@
  * H100 weak-scaling table, and the NeMo 24.07 / Megatron-Bridge DGX-H100
  * tables. Each row is printed (measured, predicted, error); each must be
  * within its bar, and the mean |error| over the dense rows at most 8%; the
- * Qwen3 mixture-of-experts rows are held at their errors. Rows the model
- * cannot describe (sliding-window attention, latent attention, Mamba
- * layers, LoRA) are printed as not modelled, with why. The assumptions each table leaves open are written
+ * Qwen3 mixture-of-experts rows and the Nemotron 3 Nano hybrid rows are
+ * held at their errors. Rows the model cannot describe (sliding-window
+ * attention, latent attention, LoRA) are printed as not modelled, with why. The assumptions each table leaves open are written
  * beside its rows and in the README's model section.
  */
 #include "testutil.h"
@@ -184,12 +184,34 @@ static const row moe_rows[] = {
     {"Bridge 25.09 Qwen3-235B drop", 27.216, 20, Q235("2048")},
 };
 
+/* Megatron-Bridge Nemotron 3 Nano rows (a Megatron-core hybrid: 23
+ * Mamba-2, 23 MoE, 6 attention layers; preset nemotron-3-nano): fp8, the
+ * table's TP 1 PP 1 EP 8, DP the rest (16), mbs 1, GBS 1024, seq 8192, as
+ * scripts/performance/configs/nemotronh/nemotron_3_nano_workload_base_
+ * configs.py's H100 FP8-CS variant with the table's TP. Assumed where the
+ * recipe (recipes/nemotronh/nemotron_3_nano.py) is silent or not modelled:
+ * no recomputation (its recompute_granularity None), its flex (DeepEP)
+ * dispatcher as the all-to-all, balanced routing, etp 1, every overlap on
+ * (its comm_overlap and ddp settings), the unfused cross-entropy of the
+ * other rows (the recipe fuses it), gradients reduced in fp32 (the perf
+ * script reduces them in bf16), every layer's GEMMs in fp8 (the provider's
+ * first_last_layers_bf16 keeps the first and last in bf16). The four rows
+ * share one configuration; each is held at its present error rounded up
+ * plus 2 points (README, "Every published row", says what is thought
+ * missing). */
+#define NANO {FP8, "preset", "nemotron-3-nano", "tp", "1", "pp", "1", "ep", "8", "dp", "16", "mbs", "1", "gbs", "1024", NULL}
+static const row hybrid_rows[] = {
+    {"Bridge 26.06 Nemotron3 Nano", 35.62, 39, NANO},
+    {"Bridge 26.04.01 Nemotron3 Nano", 36.571, 41, NANO},
+    {"Bridge 26.04 Nemotron3 Nano", 36.14, 40, NANO},
+    {"Bridge 26.02.01 Nemotron3 Nano", 35.211, 39, NANO},
+};
+
 /* Rows the model cannot describe, printed with why. */
 static const char *const not_modelled[] = {
     "Bridge LoRA LLAMA3_70B: frozen base weights (no weight gradients, adapters only) are not modelled",
     "Bridge GPT OSS 120B (4 rows): sliding-window attention on half the layers, attention sinks",
     "Bridge DeepSeekV3: multi-head latent attention, dense first layers, multi-token prediction",
-    "Bridge Nemotron_3_Nano (5 rows): Mamba-2 layers",
 };
 
 static void test_published_every_row(void **state) {
@@ -207,6 +229,11 @@ static void test_published_every_row(void **state) {
     assert_true(mmiss <= 6);
     printf("  mixture of experts: mean |error| %.1f%% over %zu rows, %zu over 15%%; all rows: %.1f%% over %zu\n",
            msum / (double)nm, nm, mmiss, (sum + msum) / (double)(n + nm), n + nm);
+    size_t nh = 0, hmiss = 0;
+    double hsum = run_rows("H100: Megatron-Bridge hybrid Mamba-2 / MoE (fp8)", hybrid_rows, sizeof hybrid_rows / sizeof *hybrid_rows, &nh, &hmiss);
+    printf("  hybrid: mean |error| %.1f%% over %zu rows, %zu over 15%%\n", hsum / (double)nh, nh, hmiss);
+    /* Today 37.2% over the 4 rows, all under-predicted: held there. */
+    assert_true(hsum / (double)nh <= 38.0);
     for (size_t i = 0; i < sizeof not_modelled / sizeof *not_modelled; i++) printf("  not modelled: %s\n", not_modelled[i]);
     printf("  mean |error| %.1f%% over %zu rows, %zu over 15%%\n", sum / (double)n, n, misses);
     /* The bar is 8%; the 54 rows are at 7.5% today (README). */

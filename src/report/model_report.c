@@ -15,13 +15,41 @@ static void config_json(const sc__tf_config *c, FILE *out) {
             "\"seq\":%u,\"dtype\":\"%s\",\"experts\":%u,\"topk\":%u,\"dense_layers\":%u,\"window\":%u,\"window_skip\":%u,\"gated\":%s,\"rope\":%s,\"attention\":\"%s\",\"tp\":%u,\"sp\":%s,"
             "\"pp\":%u,\"pp_first_layers\":%u,\"pp_last_layers\":%u,\"pp_embedding\":%s,\"vp\":%u,\"dp\":%u,\"cp\":%u,\"ep\":%u,\"fsdp\":%s,\"distributed_optimizer\":%s,\"mbs\":%u,\"gbs\":%u,"
             "\"micro_batches\":%u,\"recompute\":\"%s\",\"overlap_grad_reduce\":%s,\"overlap_param_gather\":%s,"
-            "\"tp_comm_overlap\":%s,\"gpu\":\"%s\",\"gpus\":%u,\"gpus_per_node\":%u,\"host_us\":%.3f}",
+            "\"tp_comm_overlap\":%s,\"gpu\":\"%s\",\"gpus\":%u,\"gpus_per_node\":%u,\"host_us\":%.3f",
             c->name, c->layers, c->hidden, c->ffn, c->heads, c->kv_heads, c->vocab, c->seq, sc__dtype_name(c->dtype),
             c->experts, c->topk, c->dense_layers, c->window, c->window_skip, c->gated ? "true" : "false", c->rope ? "true" : "false", c->attention ? "unfused" : "flash", c->tp,
             c->sp ? "true" : "false", c->pp, sc__tf_stage_layers(c, 0), sc__tf_stage_layers(c, c->pp - 1), c->pp_embedding ? "true" : "false", c->vp, c->dp, c->cp, c->ep, c->fsdp ? "true" : "false",
             c->dist_opt ? "true" : "false", c->mbs, c->gbs, sc__tf_micro(c), sc__tf_recompute_name(c->recompute),
             c->overlap_grad ? "true" : "false", c->overlap_param ? "true" : "false", c->tp_overlap ? "true" : "false",
             c->gpu, sc__tf_gpus(c), c->gpus_per_node, c->host_us);
+    if (c->hybrid[0])
+        fprintf(out, ",\"hybrid_pattern\":\"%s\",\"mamba_heads\":%u,\"mamba_head_dim\":%u,\"mamba_state\":%u,\"mamba_groups\":%u,\"mamba_chunk\":%u",
+                c->hybrid, c->mamba_heads, c->mamba_head_dim, c->mamba_state, c->mamba_groups, c->mamba_chunk);
+    fputc('}', out);
+}
+
+/* The FLOP convention the MFU follows: the Megatron papers' for a
+ * transformer, training.py's hybrid branch for a hybrid. */
+static const char *mfu_convention(const sc__tf_config *c) {
+    return c->hybrid[0] ? "Megatron's hybrid_flops: 3 x forward FLOPs, causal attention, no recomputation"
+                        : "Megatron: 3 x forward FLOPs, full s x s attention, no recomputation";
+}
+
+/* "23 Mamba-2, 6 attention, 23 MoE" */
+static void hybrid_text(const sc__tf_config *c, FILE *out) {
+    static const char syms[] = "M*-E";
+    static const char *const names[] = {"Mamba-2", "attention", "MLP", "MoE"};
+    fprintf(out, ", hybrid %s (", c->hybrid);
+    const char *sep = "";
+    for (int i = 0; i < 4; i++) {
+        unsigned n = 0;
+        for (const char *p = c->hybrid; *p; p++) n += *p == syms[i];
+        if (!n) continue;
+        fprintf(out, "%s%u %s", sep, n, names[i]);
+        sep = ", ";
+    }
+    fprintf(out, "; Mamba-2 %u heads x %u, state %u, %u groups, chunk %u)", c->mamba_heads, c->mamba_head_dim, c->mamba_state,
+            c->mamba_groups, c->mamba_chunk);
 }
 
 static void write_json(const sc_model *m, FILE *out) {
@@ -30,9 +58,9 @@ static void write_json(const sc_model *m, FILE *out) {
     config_json(&m->c, out);
     fprintf(out,
             ",\"step_s\":%.6f,\"tokens_per_s_per_gpu\":%.2f,\"model_tflops_per_gpu\":%.2f,\"mfu\":%.4f,"
-            "\"mfu_convention\":\"Megatron: 3 x forward FLOPs, full s x s attention, no recomputation, over the dense bf16 peak\","
+            "\"mfu_convention\":\"%s, over the dense bf16 peak\","
             "\"bubble\":%.4f,\"memory_gb\":%.3f,\"gpu_memory_gb\":%.1f,\"fits\":%s,\"tasks\":%llu,",
-            (double)s->step_ns * 1e-9, s->tokens_per_s_per_gpu, s->model_tflops_per_gpu, s->mfu, s->bubble, s->memory_gb,
+            (double)s->step_ns * 1e-9, s->tokens_per_s_per_gpu, s->model_tflops_per_gpu, s->mfu, mfu_convention(&m->c), s->bubble, s->memory_gb,
             s->gpu_memory_gb, s->fits ? "true" : "false", (unsigned long long)s->tasks);
     fprintf(out, "\"parameters\":{\"gemm_efficiency\":\"%s\",\"attention_efficiency\":\"%s\",\"hbm\":\"%s\",\"host_per_launch\":\"%s\","
                  "\"dispatch_gap\":\"%s\",\"communication\":\"%s\"},",
@@ -94,6 +122,7 @@ static void write_text(const sc_model *m, FILE *out) {
     if (c->window && c->window_skip) fprintf(out, ", window %u (every %u%s layer full)", c->window, c->window_skip,
                                              c->window_skip == 2 ? "nd" : c->window_skip == 3 ? "rd" : "th");
     else if (c->window) fprintf(out, ", window %u", c->window);
+    if (c->hybrid[0]) hybrid_text(c, out);
     fprintf(out, "\njob: %u x %s, tp %u%s pp %u vp %u cp %u dp %u ep %u%s%s, mbs %u gbs %u (%u micro-batches), recompute %s\n",
             sc__tf_gpus(c), c->gpu, c->tp, c->sp ? "+sp" : "", c->pp, c->vp, c->cp, c->dp, c->ep,
             c->fsdp ? ", fsdp" : c->dist_opt ? ", distributed optimizer" : "",
@@ -101,8 +130,8 @@ static void write_text(const sc_model *m, FILE *out) {
             sc__tf_recompute_name(c->recompute));
     fprintf(out, "step: %.3f s   %.0f tokens/s/GPU   %.1f model TFLOP/s/GPU   MFU %.1f%%   bubble %.1f%%\n",
             (double)s->step_ns * 1e-9, s->tokens_per_s_per_gpu, s->model_tflops_per_gpu, 100 * s->mfu, 100 * s->bubble);
-    fprintf(out, "  (MFU: Megatron's model FLOPs, 3 x forward with full s x s attention and no recomputation, over %.1f TFLOP/s dense bf16)\n",
-            m->roof.peak_tflops[SC__DT_BF16]);
+    fprintf(out, "  (MFU: Megatron's model FLOPs, 3 x forward with %s and no recomputation, over %.1f TFLOP/s dense bf16)\n",
+            c->hybrid[0] ? "its hybrid branch (causal attention)" : "full s x s attention", m->roof.peak_tflops[SC__DT_BF16]);
     fprintf(out, "memory: %.1f GB of %.0f GB on the fullest GPU%s\n", s->memory_gb, s->gpu_memory_gb,
             s->fits ? "" : "   WARNING: does not fit in the GPU's memory");
     fprintf(out, "parameters: GEMM efficiency %s, attention %s, HBM %s, host %.2f us per launch (%s)\n", m->roof.gemm_from,
