@@ -157,12 +157,17 @@ static void test_moe(void **state) {
  * 1-based window_attn_skip_freq), a windowed flash kernel's FLOPs (w -
  * w^2/2s keys a query), parameters summed over the kinds, a window as long
  * as the sequence changing nothing, and what is refused. */
-static double flash_fwd_flops(const sc__tf_config *c, uint8_t kind) {
+/* The forward ops of layers of kind `kind` of c, into v (the caller frees it). */
+static void kind_fwd_ops(const sc__tf_config *c, uint8_t kind, sc__vec *v) {
     sc__tf_config kc;
     sc__tf_kind_config(c, kind, &kc);
+    sc__vec_init(v, sizeof(sc__tf_op));
+    assert_true(sc__tf_layer_ops(&kc, SC__PH_FWD, v));
+}
+
+static double flash_fwd_flops(const sc__tf_config *c, uint8_t kind) {
     sc__vec v;
-    sc__vec_init(&v, sizeof(sc__tf_op));
-    assert_true(sc__tf_layer_ops(&kc, SC__PH_FWD, &v));
+    kind_fwd_ops(c, kind, &v);
     double f = -1;
     const sc__tf_op *op = v.data;
     for (size_t i = 0; i < v.len; i++)
@@ -262,11 +267,8 @@ static void test_hybrid_pattern(void **state) {
 
 /* The ops of one kind's forward: whether it has op `name`. */
 static bool kind_has(const sc__tf_config *c, uint8_t kind, const char *name) {
-    sc__tf_config kc;
-    sc__tf_kind_config(c, kind, &kc);
     sc__vec v;
-    sc__vec_init(&v, sizeof(sc__tf_op));
-    assert_true(sc__tf_layer_ops(&kc, SC__PH_FWD, &v));
+    kind_fwd_ops(c, kind, &v);
     bool found = false;
     const sc__tf_op *op = v.data;
     for (size_t i = 0; i < v.len; i++) found |= !strcmp(op[i].name, name);
@@ -319,11 +321,8 @@ static void test_hybrid_kinds(void **state) {
  * by tp 2, in_proj's GEMM width, and the model FLOPs of "M*" through a
  * whole run. */
 static double ssd_flops(const sc__tf_config *c) {
-    sc__tf_config kc;
-    sc__tf_kind_config(c, SC__TFK_MAMBA | SC__TFK_NO_MLP, &kc);
     sc__vec v;
-    sc__vec_init(&v, sizeof(sc__tf_op));
-    assert_true(sc__tf_layer_ops(&kc, SC__PH_FWD, &v));
+    kind_fwd_ops(c, SC__TFK_MAMBA | SC__TFK_NO_MLP, &v);
     double f = 0;
     const sc__tf_op *op = v.data;
     for (size_t i = 0; i < v.len; i++) {

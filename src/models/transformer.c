@@ -851,9 +851,8 @@ double sc__tf_model_params(const sc__tf_config *c) {
 
 double sc__tf_layer_params_gpu(const sc__tf_config *c) {
     double per_layer = ((c->block & SC__TFK_NO_MIXER) ? 0 : mixer_params(c) / c->tp) + norm_params(c);
-    if (c->block & SC__TFK_NO_MLP)
-        ;
-    else if (c->experts)
+    if (c->block & SC__TFK_NO_MLP) return per_layer;
+    if (c->experts)
         per_layer += mlp_params_one(c, c->moe_ffn) * c->experts / c->ep / c->etp + (double)c->hidden * c->experts +
                      mlp_params_one(c, c->shared_ffn) / c->tp;
     else
