@@ -263,6 +263,7 @@ static void test_hybrid_pattern(void **state) {
     expect_bad((const char *[]){HYB_BASE, "hybrid-pattern", "M*M-", "mamba-chunk", "100", NULL}, "not divisible by mamba-chunk 100");
     expect_bad((const char *[]){HYB_BASE, "hybrid-pattern", "M*ME", "experts", "4", "dense-layers", "1", NULL},
                "with a hybrid pattern");
+    expect_bad((const char *[]){HYB_BASE, "hybrid-pattern", "M*M-", "cp", "2", NULL}, "cp 2 with Mamba layers is not modelled");
 }
 
 /* The ops of one kind's forward: whether it has op `name`. */

@@ -122,6 +122,8 @@ static bool hybrid_resolve(sc__tf_config *c, char *why, size_t nwhy) {
     if (c->mamba_heads % c->tp) return fail(why, nwhy, "mamba-heads %llu are not divisible by tp %llu", c->mamba_heads, c->tp);
     if (c->mamba_groups % c->tp) return fail(why, nwhy, "mamba-groups %llu are not divisible by tp %llu", c->mamba_groups, c->tp);
     if (c->seq % c->mamba_chunk) return fail(why, nwhy, "seq %llu is not divisible by mamba-chunk %llu", c->seq, c->mamba_chunk);
+    /* MambaContextParallel's all-to-alls (heads for sequence) are not in the model */
+    if (c->cp > 1) return fail(why, nwhy, "cp %llu with Mamba layers is not modelled (Megatron splits their heads over cp by all-to-all)", c->cp, 0);
     return true;
 }
 
