@@ -35,6 +35,7 @@ static const sc_cli_command commands[] = {
      "stepcast model [--json] [--chrome FILE [--force]] [--config FILE] [--preset NAME] [--sweep] [--layers N] [--hidden N] "
      "[--ffn N] [--heads N] [--kv-heads N] [--vocab N] [--seq N] [--dtype bf16|fp16|fp8] [--experts N] [--topk N] "
      "[--moe-ffn N] [--shared-ffn N] [--etp N] [--dense-layers N] [--head-dim N] [--window N] [--window-skip N] [--lora-rank N] "
+     "[--hybrid-pattern STR] [--mamba-heads N] [--mamba-head-dim N] [--mamba-state N] [--mamba-groups N] [--mamba-chunk N] "
      "[--tp N] [--sp true|false] [--pp N] [--vp N] [--dp N] [--cp N] [--ep N] [--fsdp true|false] [--mbs N] [--gbs N] "
      "[--recompute none|selective|full] [--gpu NAME] [--nodes N] [--gpus-per-node N] [--net-gbps X] [--gated B] "
      "[--tied B] [--rope B] [--attention flash|unfused] [--distributed-optimizer B] [--overlap-grad-reduce B] "

@@ -4,7 +4,8 @@
  * bucketed overlap of the parameter all-gather, layers of different kinds
  * (dense among experts, sliding windows), LoRA (frozen base, adapters),
  * the GPT-OSS presets' sizes, latent attention and MTP (DeepSeek-V3), the
- * expert-data-parallel group of the experts' gradients, bad
+ * expert-data-parallel group of the experts' gradients, hybrid patterns
+ * (their parsing, kinds and the Mamba-2 counts), bad
  * configurations (one clear line), --config and --preset giving identical
  * output and the sweep (the published step times the model is judged on
  * are in test_model_published.c).
@@ -145,6 +146,14 @@ static double flash_fwd_flops(const sc__tf_config *c, uint8_t kind) {
     return named_ops(&kc, SC__PH_FWD, "flash_attn_fwd", NULL);
 }
 
+/* The forward ops of layers of kind `kind` of c, into v (the caller frees it). */
+static void kind_fwd_ops(const sc__tf_config *c, uint8_t kind, sc__vec *v) {
+    sc__tf_config kc;
+    sc__tf_kind_config(c, kind, &kc);
+    sc__vec_init(v, sizeof(sc__tf_op));
+    assert_true(sc__tf_layer_ops(&kc, SC__PH_FWD, v));
+}
+
 static void test_layer_kinds(void **state) {
     (void)state;
     sc__tf_config c;
@@ -182,6 +191,154 @@ static void test_layer_kinds(void **state) {
     sc_test_model_bad((const char *[]){MOE_BASE, "window-skip", "2", NULL}, "needs a window");
     sc_test_model_bad((const char *[]){MOE_BASE, "dense-layers", "1", NULL}, "need experts");
     sc_test_model_bad((const char *[]){MOE_BASE, "experts", "8", "dense-layers", "4", NULL}, "must leave some");
+}
+
+static char *report(sc_model_config *c);
+/* Hybrid patterns (Megatron's hybrid_override_pattern): a character not
+ * one of M * - E refused at once with one line naming it and its layer,
+ * the pattern's length taken as the layers, and what resolve refuses. */
+static void expect_bad_pattern(const char *pattern, const char *words) {
+    sc_model_config *c = sc_test_model_cfg((const char *[]){NULL});
+    sc_error err;
+    assert_int_equal(sc_model_config_set(c, "hybrid-pattern", pattern, &err), SC_E_USAGE);
+    assert_non_null(strstr(err.message, words));
+    assert_null(strchr(err.message, '\n'));
+    sc_model_config_free(c);
+}
+
+#define HYB_BASE "hidden", "256", "heads", "4", "vocab", "1000", "seq", "1024"
+static void test_hybrid_pattern(void **state) {
+    (void)state;
+    expect_bad_pattern("MEx*", "'x' (layer 3) is not one of Megatron's symbols M (Mamba-2), * (attention), - (MLP), E (MoE)");
+    expect_bad_pattern("M M", "' ' (layer 2)");
+    expect_bad_pattern("M/M", "'/' (layer 2)"); /* multi-token prediction's separator: not modelled */
+    expect_bad_pattern("", "hybrid-pattern of 0 layers");
+    char longp[300];
+    memset(longp, 'M', 299);
+    longp[299] = '\0';
+    expect_bad_pattern(longp, "hybrid-pattern of 299 layers");
+    sc_model_config *c = sc_test_model_cfg((const char *[]){"hybrid-pattern", "M*-E", NULL});
+    sc_model_config_free(c);
+    /* the layers are the pattern's length */
+    sc__tf_config t;
+    sc__tf_defaults(&t);
+    t.hidden = 256, t.heads = 4, t.vocab = 1000, t.seq = 1024;
+    snprintf(t.hybrid, sizeof t.hybrid, "M*M-");
+    char why[256];
+    assert_true(sc__tf_resolve(&t, why, sizeof why));
+    assert_int_equal(t.layers, 4);
+    /* Megatron's defaults: d_inner = 2 hidden in heads of 64, state 128, 8 groups, chunk 128 */
+    assert_int_equal(t.mamba_heads, 8);
+    assert_int_equal(t.mamba_head_dim, 64);
+    assert_int_equal(t.mamba_state, 128);
+    assert_int_equal(t.mamba_groups, 8);
+    assert_int_equal(t.mamba_chunk, 128);
+    sc_test_model_bad((const char *[]){HYB_BASE, "hybrid-pattern", "M*M-", "layers", "6", NULL}, "layers 6, but the hybrid pattern has 4");
+    sc_test_model_bad((const char *[]){HYB_BASE, "hybrid-pattern", "M*ME", NULL}, "MoE layers ('E') but no experts");
+    sc_test_model_bad((const char *[]){HYB_BASE, "hybrid-pattern", "M*M-", "mamba-heads", "6", "mamba-groups", "4", NULL},
+               "mamba-heads 6 are not divisible by mamba-groups 4");
+    sc_test_model_bad((const char *[]){HYB_BASE, "hybrid-pattern", "M*M-", "mamba-groups", "2", "tp", "4", NULL},
+               "mamba-groups 2 are not divisible by tp 4");
+    sc_test_model_bad((const char *[]){HYB_BASE, "hybrid-pattern", "M*M-", "mamba-chunk", "100", NULL}, "not divisible by mamba-chunk 100");
+    sc_test_model_bad((const char *[]){HYB_BASE, "hybrid-pattern", "M*ME", "experts", "4", "dense-layers", "1", NULL},
+               "with a hybrid pattern");
+    sc_test_model_bad((const char *[]){HYB_BASE, "hybrid-pattern", "M*M-", "cp", "2", NULL}, "cp 2 with Mamba layers is not modelled");
+}
+
+/* The ops of one kind's forward: whether it has op `name`. */
+static bool kind_has(const sc__tf_config *c, uint8_t kind, const char *name) {
+    sc__vec v;
+    kind_fwd_ops(c, kind, &v);
+    bool found = false;
+    const sc__tf_op *op = v.data;
+    for (size_t i = 0; i < v.len; i++) found |= !strcmp(op[i].name, name);
+    sc__vec_free(&v);
+    return found;
+}
+
+/* A hybrid's kinds: each character's blocks, a '-' layer dense among
+ * experts, windows on attention layers only; each kind's program holds its
+ * blocks' kernels and no other's; and a pattern of attention and MLP
+ * layers is the transformer of half as many layers, kernel for kernel. */
+static void test_hybrid_kinds(void **state) {
+    (void)state;
+    sc__tf_config c;
+    sc__tf_defaults(&c);
+    c.hidden = 256, c.heads = 4, c.vocab = 1000, c.seq = 1024, c.experts = 4, c.topk = 2;
+    snprintf(c.hybrid, sizeof c.hybrid, "M*-E");
+    char why[256];
+    assert_true(sc__tf_resolve(&c, why, sizeof why));
+    assert_int_equal(sc__tf_layer_kind(&c, 0), SC__TFK_MAMBA | SC__TFK_NO_MLP);
+    assert_int_equal(sc__tf_layer_kind(&c, 1), SC__TFK_NO_MLP);
+    assert_int_equal(sc__tf_layer_kind(&c, 2), SC__TFK_NO_MIXER | SC__TFK_DENSE);
+    assert_int_equal(sc__tf_layer_kind(&c, 3), SC__TFK_NO_MIXER);
+    assert_int_equal(sc__tf_hybrid_kind('-', false), SC__TFK_NO_MIXER);
+    assert_int_equal(sc__tf_hybrid_kind('?', false), 0xff);
+    c.window = 128;
+    assert_int_equal(sc__tf_layer_kind(&c, 0), SC__TFK_MAMBA | SC__TFK_NO_MLP);
+    assert_int_equal(sc__tf_layer_kind(&c, 1), SC__TFK_NO_MLP | SC__TFK_WINDOW);
+    assert_int_equal(sc__tf_layer_kind(&c, 3), SC__TFK_NO_MIXER);
+    c.window = 0;
+    uint8_t M = SC__TFK_MAMBA | SC__TFK_NO_MLP, A = SC__TFK_NO_MLP, D = SC__TFK_NO_MIXER | SC__TFK_DENSE, E = SC__TFK_NO_MIXER;
+    assert_true(kind_has(&c, M, "mamba_in_proj") && kind_has(&c, M, "ssd_chunk_scan") && kind_has(&c, M, "mamba_out_proj"));
+    assert_true(!kind_has(&c, M, "qkv") && !kind_has(&c, M, "moe_router") && !kind_has(&c, M, "mlp_fc1"));
+    assert_true(kind_has(&c, A, "qkv") && !kind_has(&c, A, "mamba_in_proj") && !kind_has(&c, A, "moe_router"));
+    assert_true(kind_has(&c, D, "mlp_fc1") && !kind_has(&c, D, "qkv") && !kind_has(&c, D, "moe_router"));
+    assert_true(kind_has(&c, E, "moe_router") && !kind_has(&c, E, "qkv") && !kind_has(&c, E, "mlp_fc1"));
+    /* "*-*-" runs what 2 attention + MLP layers run */
+    double tf = sc_test_model_step((const char *[]){HYB_BASE, "layers", "2", NULL}, NULL);
+    double hy = sc_test_model_step((const char *[]){HYB_BASE, "hybrid-pattern", "*-*-", NULL}, NULL);
+    assert_true(tf == hy);
+    assert_true(sc_test_model_step((const char *[]){HYB_BASE, "hybrid-pattern", "M-M-", NULL}, NULL) != hy);
+}
+
+/* A Mamba-2 layer's counts on a small mixer (hidden 256, 8 heads of 64,
+ * state 16, 2 groups, chunk 128), by hand: parameters (in_proj 256 x
+ * (2 x 512 + 2 x 32 + 8), conv1d (512 + 64) x (4 + 1), dt_bias, A_log, D,
+ * the norm's 512, out_proj 512 x 256), the same split by tp beside the
+ * layer's norm, Megatron's mamba_layer_flops a token (d_in = 2 hidden),
+ * the SSD kernels' products a token (2 x 2 H P N + 2 G Q N + H P Q) halved
+ * by tp 2, in_proj's GEMM width, and the model FLOPs of "M*" through a
+ * whole run. */
+static double ssd_flops(const sc__tf_config *c) {
+    sc__vec v;
+    kind_fwd_ops(c, SC__TFK_MAMBA | SC__TFK_NO_MLP, &v);
+    double f = 0;
+    const sc__tf_op *op = v.data;
+    for (size_t i = 0; i < v.len; i++) {
+        if (!strncmp(op[i].name, "ssd_", 4)) f += op[i].k.flops;
+        if (!strcmp(op[i].name, "mamba_in_proj")) assert_int_equal(op[i].k.n, (2 * 512 + 2 * 32 + 8) / c->tp);
+    }
+    sc__vec_free(&v);
+    return f;
+}
+
+static void test_mamba_counts(void **state) {
+    (void)state;
+    sc__tf_config c;
+    sc__tf_defaults(&c);
+    c.hidden = 256, c.heads = 4, c.vocab = 1000, c.seq = 1024;
+    c.mamba_heads = 8, c.mamba_head_dim = 64, c.mamba_state = 16, c.mamba_groups = 2;
+    snprintf(c.hybrid, sizeof c.hybrid, "M*");
+    char why[256];
+    assert_true(sc__tf_resolve(&c, why, sizeof why));
+    double mixer = 256.0 * 1096 + 576 * 5 + 24 + 512 + 512 * 256;
+    assert_true(sc__tf_mamba_params(&c) == mixer);
+    sc__tf_config kc;
+    sc__tf_kind_config(&c, SC__TFK_MAMBA | SC__TFK_NO_MLP, &kc);
+    assert_true(sc__tf_layer_params(&kc) == mixer + 2 * 256);
+    assert_true(sc__tf_mamba_flops(&c) == 2.0 * 256 * (1024 + 64 + 8) + 7.0 * 512 * 16 + 2.0 * 512 * 256);
+    double per_token = 4.0 * 8 * 64 * 16 + 2.0 * 2 * 128 * 16 + 8.0 * 64 * 128;
+    assert_true(ssd_flops(&c) == 1024 * per_token);
+    c.tp = 2;
+    sc__tf_kind_config(&c, SC__TFK_MAMBA | SC__TFK_NO_MLP, &kc);
+    assert_true(sc__tf_layer_params_gpu(&kc) == mixer / 2 + 2 * 256);
+    assert_true(ssd_flops(&c) == 1024 * per_token / 2);
+    /* M then *: 3 x (mamba + attention 4 q (h + h kv/a + s/2) + 2 h V) a token */
+    double want = 3 * (sc__tf_mamba_flops(&c) + 4.0 * 256 * (256 + 256 + 512) + 2.0 * 256 * 1000);
+    double got = flops_per_token((const char *[]){HYB_BASE, "hybrid-pattern", "M*", "mamba-heads", "8", "mamba-state", "16",
+                                                  "mamba-groups", "2", NULL});
+    assert_true(fabs(got - want) < 1e-6 * want);
 }
 
 static char *report(sc_model_config *c);
@@ -544,6 +701,7 @@ int main(void) {
         cmocka_unit_test(test_sweep),            cmocka_unit_test(test_moe), cmocka_unit_test(test_layer_kinds),
         cmocka_unit_test(test_lora_ops),         cmocka_unit_test(test_lora_model), cmocka_unit_test(test_gpt_oss_presets),
         cmocka_unit_test(test_mla),              cmocka_unit_test(test_expert_data_parallel),
+        cmocka_unit_test(test_hybrid_pattern), cmocka_unit_test(test_hybrid_kinds), cmocka_unit_test(test_mamba_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

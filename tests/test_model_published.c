@@ -5,9 +5,10 @@
  * H100 weak-scaling table, and the NeMo 24.07 / Megatron-Bridge DGX-H100
  * tables. Each row is printed (measured, predicted, error); each must be
  * within its bar, and the mean |error| over the dense rows at most 8%; the
- * Qwen3 mixture-of-experts, GPT-OSS, LoRA and DeepSeek-V3 rows are held
- * at their errors. Rows the model cannot describe (Mamba layers) are
- * printed as not modelled, with why. The assumptions each table leaves open are written
+ * Qwen3 mixture-of-experts, GPT-OSS, LoRA, DeepSeek-V3 and Nemotron 3
+ * Nano hybrid rows are held at their errors. Rows the model cannot
+ * describe: none today (each row of ../shared/data/published with a
+ * measured step of a whole configuration is here). The assumptions each table leaves open are written
  * beside its rows and in the README's model section.
  */
 #include "testutil.h"
@@ -221,9 +222,27 @@ static const row dsv3_rows[] = {
       "overlap-param-gather", "false", "tp-comm-overlap", "false", NULL}},
 };
 
-/* Rows the model cannot describe, printed with why. */
-static const char *const not_modelled[] = {
-    "Bridge Nemotron_3_Nano (5 rows): Mamba-2 layers",
+/* Megatron-Bridge Nemotron 3 Nano rows (a Megatron-core hybrid: 23
+ * Mamba-2, 23 MoE, 6 attention layers; preset nemotron-3-nano): fp8, the
+ * table's TP 1 PP 1 EP 8, DP the rest (16), mbs 1, GBS 1024, seq 8192, as
+ * scripts/performance/configs/nemotronh/nemotron_3_nano_workload_base_
+ * configs.py's H100 FP8-CS variant with the table's TP. Assumed where the
+ * recipe (recipes/nemotronh/nemotron_3_nano.py) is silent or not modelled:
+ * no recomputation (its recompute_granularity None), its flex (DeepEP)
+ * dispatcher as the all-to-all, balanced routing, etp 1, every overlap on
+ * (its comm_overlap and ddp settings), the unfused cross-entropy of the
+ * other rows (the recipe fuses it), gradients reduced in fp32 (the perf
+ * script reduces them in bf16), every layer's GEMMs in fp8 (the provider's
+ * first_last_layers_bf16 keeps the first and last in bf16). The four rows
+ * share one configuration; each is held at its present error rounded up
+ * plus 2 points (README, "Every published row", says what is thought
+ * missing). */
+#define NANO {FP8, "preset", "nemotron-3-nano", "tp", "1", "pp", "1", "ep", "8", "dp", "16", "mbs", "1", "gbs", "1024", NULL}
+static const row hybrid_rows[] = {
+    {"Bridge 26.06 Nemotron3 Nano", 35.62, 39, NANO},
+    {"Bridge 26.04.01 Nemotron3 Nano", 36.571, 41, NANO},
+    {"Bridge 26.04 Nemotron3 Nano", 36.14, 40, NANO},
+    {"Bridge 26.02.01 Nemotron3 Nano", 35.211, 39, NANO},
 };
 
 static void test_published_every_row(void **state) {
@@ -247,7 +266,11 @@ static void test_published_every_row(void **state) {
     printf("  GPT-OSS and LoRA: mean |error| %.1f%% over %zu rows, %zu over 15%%\n", osum / (double)no, no, omiss);
     size_t nd = 0, dmiss = 0;
     run_rows("H100: Megatron-Bridge DeepSeek-V3 (fp8 assumed)", dsv3_rows, sizeof dsv3_rows / sizeof *dsv3_rows, &nd, &dmiss);
-    for (size_t i = 0; i < sizeof not_modelled / sizeof *not_modelled; i++) printf("  not modelled: %s\n", not_modelled[i]);
+    size_t nh = 0, hmiss = 0;
+    double hsum = run_rows("H100: Megatron-Bridge hybrid Mamba-2 / MoE (fp8)", hybrid_rows, sizeof hybrid_rows / sizeof *hybrid_rows, &nh, &hmiss);
+    printf("  hybrid: mean |error| %.1f%% over %zu rows, %zu over 15%%\n", hsum / (double)nh, nh, hmiss);
+    /* Today 37.2% over the 4 rows, all under-predicted: held there. */
+    assert_true(hsum / (double)nh <= 38.0);
     printf("  mean |error| %.1f%% over %zu rows, %zu over 15%%\n", sum / (double)n, n, misses);
     /* The bar is 8%; the 54 rows are at 7.5% today (README). */
     assert_true(sum / (double)n <= 8.0);

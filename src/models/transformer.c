@@ -108,11 +108,45 @@ uint32_t sc__tf_stage_layers(const sc__tf_config *c, uint32_t stage) {
     return n;
 }
 
+/* The hybrid pattern and the Mamba-2 mixer: layers from the pattern,
+ * Megatron's defaults (TransformerConfig: mamba_state_dim 128,
+ * mamba_head_dim 64, mamba_num_groups 8, mamba_num_heads None: d_inner =
+ * expand x hidden, MambaMixer's expand 2 and chunk_size 128) and
+ * MambaMixer's asserts (heads and groups divisible by tp, heads by
+ * groups). */
+static bool hybrid_resolve(sc__tf_config *c, char *why, size_t nwhy) {
+    size_t n = strlen(c->hybrid);
+    if (c->layers && c->layers != n) return fail(why, nwhy, "layers %llu, but the hybrid pattern has %llu", c->layers, n);
+    if (!c->mamba_head_dim) c->mamba_head_dim = 64;
+    if (!c->mamba_state) c->mamba_state = 128;
+    if (!c->mamba_groups) c->mamba_groups = 8;
+    if (!c->mamba_chunk) c->mamba_chunk = 128;
+    if (!c->mamba_heads && c->hidden) c->mamba_heads = 2 * c->hidden / c->mamba_head_dim;
+    if (strchr(c->hybrid, 'E') && !c->experts) return fail(why, nwhy, "the hybrid pattern has MoE layers ('E') but no experts (%llu)", 0, 0);
+    if (c->dense_layers) return fail(why, nwhy, "dense-layers %llu with a hybrid pattern (its '-' layers are the dense ones)", c->dense_layers, 0);
+    /* LoRA's adapters, latent attention and MTP in a hybrid are not modelled */
+    if (c->lora_rank || c->mla || c->mtp_layers)
+        return fail(why, nwhy, "a hybrid pattern with lora-rank (%llu), multi-latent-attention or mtp-layers (%llu) is not modelled",
+                    c->lora_rank, c->mtp_layers);
+    if (!strchr(c->hybrid, 'M')) return true;
+    if (!c->mamba_heads) return fail(why, nwhy, "mamba-heads %llu (hidden %llu)", c->mamba_heads, c->hidden);
+    if (c->mamba_heads % c->mamba_groups)
+        return fail(why, nwhy, "mamba-heads %llu are not divisible by mamba-groups %llu", c->mamba_heads, c->mamba_groups);
+    if (c->mamba_heads % c->tp) return fail(why, nwhy, "mamba-heads %llu are not divisible by tp %llu", c->mamba_heads, c->tp);
+    if (c->mamba_groups % c->tp) return fail(why, nwhy, "mamba-groups %llu are not divisible by tp %llu", c->mamba_groups, c->tp);
+    if (c->seq % c->mamba_chunk) return fail(why, nwhy, "seq %llu is not divisible by mamba-chunk %llu", c->seq, c->mamba_chunk);
+    /* MambaContextParallel's all-to-alls (heads for sequence) are not in the model */
+    if (c->cp > 1) return fail(why, nwhy, "cp %llu with Mamba layers is not modelled (Megatron splits their heads over cp by all-to-all)", c->cp, 0);
+    return true;
+}
+
 bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
+    if (c->hybrid[0] && !c->layers) c->layers = (uint32_t)strlen(c->hybrid);
     if (!c->layers || !c->hidden || !c->heads || !c->seq || !c->vocab) {
         snprintf(why, nwhy, "the model is not described: give --preset, or --layers, --hidden, --heads, --seq and --vocab");
         return false;
     }
+    if (c->hybrid[0] && !hybrid_resolve(c, why, nwhy)) return false;
     if (!c->ffn) c->ffn = 4 * c->hidden;
     if (!c->kv_heads) c->kv_heads = c->heads;
     if (c->experts && !c->topk) c->topk = 1;
@@ -178,10 +212,22 @@ bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
 /* Megatron-core's is_layer_window_attention: layer numbers are 1-based and
  * those divisible by window_attn_skip_freq attend to all (GPT-OSS: 2, the
  * even ones); a window as long as the sequence is no window. */
+uint8_t sc__tf_hybrid_kind(char sym, bool experts) {
+    switch (sym) {
+    case 'M': return SC__TFK_MAMBA | SC__TFK_NO_MLP;
+    case '*': return SC__TFK_NO_MLP;
+    case '-': return SC__TFK_NO_MIXER | (experts ? SC__TFK_DENSE : 0);
+    case 'E': return SC__TFK_NO_MIXER;
+    default: return 0xff;
+    }
+}
+
 uint8_t sc__tf_layer_kind(const sc__tf_config *c, uint32_t layer) {
     uint8_t k = 0;
+    if (c->hybrid[0]) k = sc__tf_hybrid_kind(c->hybrid[layer], c->experts != 0);
     if (c->experts && layer < c->dense_layers) k |= SC__TFK_DENSE;
-    if (c->window && c->window < c->seq && !(c->window_skip && (layer + 1) % c->window_skip == 0)) k |= SC__TFK_WINDOW;
+    bool attends = !(k & (SC__TFK_MAMBA | SC__TFK_NO_MIXER));
+    if (attends && c->window && c->window < c->seq && !(c->window_skip && (layer + 1) % c->window_skip == 0)) k |= SC__TFK_WINDOW;
     return k;
 }
 
@@ -190,6 +236,7 @@ void sc__tf_kind_config(const sc__tf_config *c, uint8_t k, sc__tf_config *out) {
     if (k & SC__TFK_DENSE) out->experts = out->topk = out->shared_ffn = 0;
     out->window = (k & SC__TFK_WINDOW) ? c->window : 0;
     out->dense_layers = out->window_skip = 0;
+    out->block = k & (SC__TFK_MAMBA | SC__TFK_NO_MLP | SC__TFK_NO_MIXER);
 }
 
 uint32_t sc__tf_chunk_first_layer(const sc__tf_config *c, uint32_t g) {
@@ -718,31 +765,154 @@ static bool fsdp_gather(const sc__tf_config *c, sc__vec *out) {
     return coll(out, "fsdp_all_gather", SC_C_ALL_GATHER, SC__COMM_DP, bytes, 1);
 }
 
-/* After the attention: its residual add, the MLP's norm, the MLP and its
- * residual add (forward); the same in reverse (backward). */
-static bool mlp_block_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
-    bool ok = mem(out, "bias_dropout_add", d->Tn * d->h * (ACT * 3 + 1));
-    ok = ok && mem(out, "layernorm", d->Tn * d->h * ACT * 2);
-    ok = ok && mlp_fwd(c, d, out);
-    return ok && mem(out, "bias_dropout_add", d->Tn * d->h * (ACT * 3 + 1));
+/* ------------------------------------------------------------ Mamba-2 */
+
+/* The Mamba-2 mixer on one GPU as Megatron-core's MambaMixer trains it
+ * (ssm/mamba_mixer.py, use_mamba_mem_eff_path: mamba_ssm's
+ * mamba_split_conv1d_scan_combined). Tensor parallelism splits heads and
+ * groups by t (in_proj column-, out_proj row-parallel). Per token on this
+ * GPU: X = d_inner / t elements of x (and of z, y, dy), BC = groups x
+ * state / t of B (and of C), Hd = heads / t of dt (and dA), S = (heads /
+ * t) x head_dim x state / chunk of chunk states, CB = groups / t x chunk
+ * of the chunks' C^T B; n_in = 2 d_inner + 2 groups state + heads
+ * outputs of in_proj (z, x, B, C, dt), conv = d_inner + 2 groups state
+ * channels of the causal conv1d. */
+typedef struct mamba_dims {
+    double X, BC, Hd, S, CB, n_in, conv;
+    double hp, P, N, Q, G; /* heads and groups on this GPU, head dim, state, chunk */
+} mamba_dims;
+
+static mamba_dims mamba_of(const sc__tf_config *c) {
+    mamba_dims m;
+    double t = c->tp;
+    m.P = c->mamba_head_dim;
+    m.N = c->mamba_state;
+    m.Q = c->mamba_chunk;
+    m.hp = c->mamba_heads / t;
+    m.G = c->mamba_groups / t;
+    m.X = m.hp * m.P;
+    m.BC = m.G * m.N;
+    m.Hd = m.hp;
+    m.S = m.hp * m.P * m.N / m.Q;
+    m.CB = m.G * m.Q;
+    m.n_in = 2 * m.X + 2 * m.BC + m.Hd;
+    m.conv = m.X + 2 * m.BC;
+    return m;
 }
 
-static bool mlp_block_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
-    bool ok = mem(out, "bias_dropout_add_bwd", d->Tn * d->h * (ACT * 3 + 1));
-    ok = ok && mlp_bwd(c, d, out);
-    ok = ok && mem(out, "layernorm_bwd", d->Tn * d->h * ACT * 3);
-    return ok && mem(out, "bias_dropout_add_bwd", d->Tn * d->h * (ACT * 3 + 1));
+/* One kernel of the chunked SSD scan (mamba_ssm ops/triton/ssd_*.py):
+ * its tensor-core FLOPs and the bytes it reads and writes, per token of
+ * this GPU. The Triton kernels tile their products through shared memory
+ * (tl.dot), like flash attention: timed as attention-class work, at the
+ * flash-attention efficiency measured on H100 (roofline.c) or by its
+ * bytes, whichever is longer. With Nemotron-H's sizes the bytes decide
+ * (the chunk states, written in fp32 and passed on in bf16, weigh most):
+ * the scan is memory-bound. A kernel without products is memory work. */
+static bool ssd(sc__vec *out, const char *name, double T, double flops, double bytes) {
+    return flops > 0 ? attn(out, name, T * flops, T * bytes) : mem(out, name, T * bytes);
 }
 
-static bool layer_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
-    double norm = d->Tn * d->h * ACT * 2;
-    bool ok = fsdp_gather(c, out);
-    ok = ok && mem(out, "layernorm", norm);
-    if (c->mla) {
-        ok = ok && mla_fwd(c, d, out);
-        return ok && mlp_block_fwd(c, d, out);
-    }
-    ok = ok && tp_in(c, d, false, out);
+/* FLOPs per token of the SSD's products (Dao & Gu 2024, sec. 6; the
+ * kernels of ssd_combined.py): the chunks' states B^T x and the output
+ * from them C h, 2 heads head_dim state each; the intra-chunk scores C^T B
+ * per group, 2 chunk state; the scores times x, causal within the chunk
+ * (the kernel stops at the diagonal block): chunk head_dim per head. */
+#define SSD_STATE(m) (2 * (m)->hp * (m)->P * (m)->N)
+#define SSD_CB(m) (2 * (m)->G * (m)->Q * (m)->N)
+#define SSD_SCORES_X(m) ((m)->hp * (m)->P * (m)->Q)
+
+/* The forward of _mamba_chunk_scan_combined_fwd: dt's softplus and the
+ * decays' cumulative sums (fp32), the chunk states (fp32), their passing
+ * from chunk to chunk (written in bf16) and C^T B (fp32); the backward
+ * runs these again. */
+static bool ssd_states(sc__vec *out, const mamba_dims *m, double T) {
+    bool ok = ssd(out, "ssd_chunk_cumsum", T, 0, m->Hd * (2 + 4 + 4));
+    ok = ok && ssd(out, "ssd_chunk_state", T, SSD_STATE(m), 2 * m->BC + 2 * m->X + 8 * m->Hd + 4 * m->S);
+    ok = ok && ssd(out, "ssd_state_passing", T, 0, m->S * (4 + 2));
+    return ok && ssd(out, "ssd_bmm_chunk", T, SSD_CB(m), 4 * m->BC + 4 * m->CB);
+}
+
+/* Then the output (y and its gating by silu(z), both kept): reads C^T B,
+ * x, C, the states, dt and the decays, z. */
+static bool ssd_fwd(sc__vec *out, const mamba_dims *m, double T) {
+    return ssd_states(out, m, T) && ssd(out, "ssd_chunk_scan", T, SSD_SCORES_X(m) + SSD_STATE(m),
+                                        4 * m->CB + 2 * m->X + 2 * m->BC + 2 * m->S + 8 * m->Hd + 3 * 2 * m->X);
+}
+
+/* _mamba_chunk_scan_combined_bwd: the forward's cumsum, C^T B, states and
+ * their passing again, then the gate's gradient, the states' gradients
+ * and their passing back, dx (with ddt), dB, dC, d(C^T B) and its two
+ * products back to B and C, the decays' gradients from the scores and
+ * from the states, and the cumsum's backward. */
+static bool ssd_bwd(sc__vec *out, const mamba_dims *m, double T) {
+    bool ok = ssd_states(out, m, T);
+    ok = ok && ssd(out, "ssd_chunk_scan_bwd_dz", T, 0, 6 * 2 * m->X);
+    ok = ok && ssd(out, "ssd_chunk_scan_bwd_dstates", T, SSD_STATE(m), 2 * m->BC + 4 * m->Hd + 2 * m->X + 4 * m->S);
+    ok = ok && ssd(out, "ssd_state_passing_bwd", T, 0, m->S * (4 + 2 + 4));
+    ok = ok && ssd(out, "ssd_chunk_scan_chunk_state_bwd_dx", T, SSD_SCORES_X(m) + SSD_STATE(m),
+                   2 * m->X + 2 * m->BC + 4 * m->CB + 2 * m->X + 4 * m->S + 8 * m->Hd + 2 * m->X + 4 * m->Hd);
+    ok = ok && ssd(out, "ssd_chunk_state_bwd_db", T, SSD_STATE(m), 2 * m->X + 4 * m->S + 8 * m->Hd + 2 * m->BC + 4 * m->Hd);
+    ok = ok && ssd(out, "ssd_chunk_scan_bwd_dc", T, SSD_STATE(m), 2 * m->S + 2 * m->X + 4 * m->Hd + 4 * m->BC + 4 * m->Hd);
+    ok = ok && ssd(out, "ssd_chunk_scan_bwd_dcb", T, SSD_SCORES_X(m), 4 * m->X + 8 * m->Hd + 4 * m->CB);
+    ok = ok && ssd(out, "ssd_bmm_chunk_bwd_db", T, SSD_CB(m), 6 * m->BC + 4 * m->CB);
+    ok = ok && ssd(out, "ssd_bmm_chunk_bwd_dc", T, SSD_CB(m), 6 * m->BC + 4 * m->CB);
+    ok = ok && ssd(out, "ssd_chunk_scan_bwd_ddacs", T, SSD_SCORES_X(m), 4 * m->X + 8 * m->Hd + 4 * m->CB + 4 * m->Hd);
+    ok = ok && ssd(out, "ssd_chunk_state_bwd_ddacs", T, SSD_STATE(m), 2 * m->BC + 2 * m->X + 8 * m->Hd + 4 * m->S + 4 * m->Hd);
+    return ok && ssd(out, "ssd_chunk_cumsum_bwd", T, 0, 16 * m->Hd);
+}
+
+/* The mixer between its norm and its residual add, forward: in_proj (one
+ * GEMM to z, x, B, C, dt), the causal depthwise conv1d with SiLU over x, B,
+ * C (causal_conv1d_fwd: read and written once, d_conv 4 taps from
+ * registers), the SSD scan, the gated RMSNorm over y (Triton, per group;
+ * read and written once), out_proj. With mbs > 1 the "l b d -> b l d"
+ * rearranges before and after the scan copy zxBCdt and y (with one
+ * sequence a micro-batch they are views). */
+static bool mamba_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
+    mamba_dims m = mamba_of(c);
+    double T = d->T;
+    bool ok = tp_in(c, d, false, out);
+    ok = ok && fp8_cast(out, c, T * d->h);
+    ok = ok && gemm(out, c, "mamba_in_proj", T, m.n_in, d->h, 1);
+    if (c->mbs > 1) ok = ok && mem(out, "mamba_transpose", T * m.n_in * ACT * 2);
+    ok = ok && mem(out, "mamba_conv1d", T * m.conv * ACT * 2);
+    ok = ok && ssd_fwd(out, &m, T);
+    if (c->mbs > 1) ok = ok && mem(out, "mamba_transpose", T * m.X * ACT * 2);
+    ok = ok && mem(out, "mamba_gated_rmsnorm", T * m.X * ACT * 2);
+    ok = ok && fp8_cast(out, c, T * m.X);
+    ok = ok && gemm(out, c, "mamba_out_proj", T, d->h, m.X, 1);
+    return ok && tp_out(c, d, false, out);
+}
+
+/* Backward (MambaSplitConv1dScanCombinedFn.backward): out_proj's
+ * gradients, the norm's, the conv1d again (its output is not kept), the
+ * SSD's backward, the conv1d's (input and output gradient read, input
+ * gradient written), in_proj's gradients. */
+static bool mamba_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
+    mamba_dims m = mamba_of(c);
+    double T = d->T;
+    bool ok = tp_out(c, d, true, out);
+    ok = ok && fp8_cast(out, c, T * d->h);
+    ok = ok && gemm(out, c, "mamba_out_proj_dgrad", T, m.X, d->h, 1);
+    ok = ok && wgrad(out, c, "mamba_out_proj_wgrad", m.X, d->h, T, 1);
+    ok = ok && mem(out, "mamba_gated_rmsnorm_bwd", T * m.X * ACT * 3);
+    if (c->mbs > 1) ok = ok && mem(out, "mamba_transpose_bwd", T * m.X * ACT * 2);
+    ok = ok && mem(out, "mamba_conv1d", T * m.conv * ACT * 2);
+    ok = ok && ssd_bwd(out, &m, T);
+    ok = ok && mem(out, "mamba_conv1d_bwd", T * m.conv * ACT * 3);
+    if (c->mbs > 1) ok = ok && mem(out, "mamba_transpose_bwd", T * m.n_in * ACT * 2);
+    ok = ok && fp8_cast(out, c, T * m.n_in);
+    ok = ok && gemm(out, c, "mamba_in_proj_dgrad", T, d->h, m.n_in, 1);
+    ok = ok && wgrad(out, c, "mamba_in_proj_wgrad", m.n_in, d->h, T, 1);
+    return ok && tp_in(c, d, true, out);
+}
+
+/* The attention block between its norm and its residual add: tensor-
+ * parallel entry, QKV, the core, the projection, tensor-parallel exit, with
+ * their LoRA adapters; or latent attention. */
+static bool attn_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
+    if (c->mla) return mla_fwd(c, d, out);
+    bool ok = tp_in(c, d, false, out);
     ok = ok && fp8_cast(out, c, d->T * d->h);
     ok = ok && gemm(out, c, "qkv", d->T, (d->q + 2 * d->kvd) / d->t, d->h, 1);
     lora_site qkv = lora_at(c, d->T, 1, d->h, d->q + 2 * d->kvd, false, false);
@@ -755,21 +925,13 @@ static bool layer_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     ok = ok && gemm(out, c, "attn_proj", d->T, d->h, d->q / d->t, 1);
     ok = ok && tp_out(c, d, false, out);
     lora_site proj = lora_at(c, d->T, 1, d->q, d->h, true, false);
-    ok = ok && lora_fwd(c, &proj, out);
-    return ok && mlp_block_fwd(c, d, out);
+    return ok && lora_fwd(c, &proj, out);
 }
 
-static bool layer_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
-    double norm = d->Tn * d->h * ACT * 3;
-    bool ok = fsdp_gather(c, out);
-    ok = ok && mlp_block_bwd(c, d, out);
-    if (c->mla) {
-        ok = ok && mla_bwd(c, d, out);
-        ok = ok && mem(out, "layernorm_bwd", norm);
-        return ok && fsdp_scatter(c, out);
-    }
+static bool attn_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
+    if (c->mla) return mla_bwd(c, d, out);
     lora_site proj = lora_at(c, d->T, 1, d->q, d->h, true, false);
-    ok = ok && lora_bwd(c, &proj, out);
+    bool ok = lora_bwd(c, &proj, out);
     ok = ok && tp_out(c, d, true, out);
     ok = ok && fp8_cast(out, c, d->T * d->h);
     ok = ok && gemm(out, c, "attn_proj_dgrad", d->T, d->q / d->t, d->h, 1);
@@ -784,9 +946,7 @@ static bool layer_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     ok = ok && fp8_cast(out, c, d->T * (d->q + 2 * d->kvd) / d->t);
     ok = ok && gemm(out, c, "qkv_dgrad", d->T, d->h, (d->q + 2 * d->kvd) / d->t, 1);
     ok = ok && wgrad(out, c, "qkv_wgrad", (d->q + 2 * d->kvd) / d->t, d->h, d->T, 1);
-    ok = ok && tp_in(c, d, true, out);
-    ok = ok && mem(out, "layernorm_bwd", norm);
-    return ok && fsdp_scatter(c, out);
+    return ok && tp_in(c, d, true, out);
 }
 
 /* Selective recomputation of the modules chosen (Megatron's
@@ -795,14 +955,50 @@ static bool layer_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
  * with their rope (mla_up_proj), the MLP of a dense layer (mlp). */
 static bool selective(const sc__tf_config *c, const dims *d, sc__vec *out) {
     uint8_t mods = c->recompute_mods ? c->recompute_mods : SC__RCM_CORE_ATTN;
-    bool ok = true;
-    if ((mods & SC__RCM_CORE_ATTN) && c->attention == SC__ATTN_UNFUSED) ok = attn_core(c, d, false, out);
-    if ((mods & SC__RCM_MLA_UP) && c->mla) {
+    bool attention = !(c->block & (SC__TFK_MAMBA | SC__TFK_NO_MIXER)), ok = true; /* a hybrid's layer may lack it */
+    if ((mods & SC__RCM_CORE_ATTN) && c->attention == SC__ATTN_UNFUSED && attention) ok = attn_core(c, d, false, out);
+    if ((mods & SC__RCM_MLA_UP) && c->mla && attention) {
         mla_dims m = mla_of(c, d);
         ok = ok && mla_up_fwd(c, d, &m, out);
     }
-    if ((mods & SC__RCM_MLP) && !c->experts)
+    if ((mods & SC__RCM_MLP) && !c->experts && !(c->block & SC__TFK_NO_MLP))
         ok = ok && tp_in(c, d, false, out) && ffn_fwd(c, d, d->T, d->f / d->t, 1, dense_names, out) && tp_out(c, d, false, out);
+    return ok;
+}
+
+/* A layer: its mixer block (norm, attention or Mamba-2, residual add) and
+ * its MLP block (norm, MLP or experts, residual add), either absent in a
+ * hybrid's layers (c->block). */
+static bool layer_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
+    double norm = d->Tn * d->h * ACT * 2;
+    bool ok = fsdp_gather(c, out);
+    if (!(c->block & SC__TFK_NO_MIXER)) {
+        ok = ok && mem(out, "layernorm", norm);
+        ok = ok && ((c->block & SC__TFK_MAMBA) ? mamba_fwd(c, d, out) : attn_fwd(c, d, out));
+        ok = ok && mem(out, "bias_dropout_add", d->Tn * d->h * (ACT * 3 + 1));
+    }
+    if (!(c->block & SC__TFK_NO_MLP)) {
+        ok = ok && mem(out, "layernorm", norm);
+        ok = ok && mlp_fwd(c, d, out);
+        ok = ok && mem(out, "bias_dropout_add", d->Tn * d->h * (ACT * 3 + 1));
+    }
+    return ok;
+}
+
+static bool layer_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
+    double norm = d->Tn * d->h * ACT * 3;
+    bool ok = fsdp_gather(c, out);
+    if (!(c->block & SC__TFK_NO_MLP)) {
+        ok = ok && mem(out, "bias_dropout_add_bwd", d->Tn * d->h * (ACT * 3 + 1));
+        ok = ok && mlp_bwd(c, d, out);
+        ok = ok && mem(out, "layernorm_bwd", norm);
+    }
+    if (!(c->block & SC__TFK_NO_MIXER)) {
+        ok = ok && mem(out, "bias_dropout_add_bwd", d->Tn * d->h * (ACT * 3 + 1));
+        ok = ok && ((c->block & SC__TFK_MAMBA) ? mamba_bwd(c, d, out) : attn_bwd(c, d, out));
+        ok = ok && mem(out, "layernorm_bwd", norm);
+    }
+    ok = ok && fsdp_scatter(c, out);
     return ok;
 }
 
@@ -951,9 +1147,40 @@ static double moe_params(const sc__tf_config *c) {
     return mlp_params_one(c, c->moe_ffn) * c->experts + (double)c->hidden * c->experts;
 }
 
+/* MambaMixer's parameters: in_proj (hidden x n_in, no bias), the
+ * depthwise conv1d's weight (d_conv = 4 taps, MambaMixer's default) and
+ * bias over x, B and C, dt_bias, A_log and D (one a head), the gated
+ * norm's weight (d_inner), out_proj (d_inner x hidden, no bias). */
+#define MAMBA_CONV 4.0
+double sc__tf_mamba_params(const sc__tf_config *c) {
+    double h = c->hidden, di = (double)c->mamba_heads * c->mamba_head_dim, gn = (double)c->mamba_groups * c->mamba_state;
+    double H = c->mamba_heads, conv = di + 2 * gn;
+    return h * (2 * di + 2 * gn + H) + conv * (MAMBA_CONV + 1) + 3 * H + di + di * h;
+}
+
+/* training.py's mamba_layer_flops for one token: in_proj, the scan
+ * ("7 d_in state", its own estimate) and out_proj, with d_in = 2 hidden
+ * as Megatron writes it (whatever heads x head_dim is). */
+double sc__tf_mamba_flops(const sc__tf_config *c) {
+    double h = c->hidden, d_in = 2 * h, N = c->mamba_state;
+    return 2 * h * (2 * d_in + 2.0 * c->mamba_groups * N + c->mamba_heads) + 7 * d_in * N + 2 * d_in * h;
+}
+
+static double mixer_params(const sc__tf_config *c) {
+    return (c->block & SC__TFK_MAMBA) ? sc__tf_mamba_params(c) : attn_params(c);
+}
+
+/* Norms of a layer: one a block (weight and bias). */
+static double norm_params(const sc__tf_config *c) {
+    double blocks = 2 - !!(c->block & SC__TFK_NO_MIXER) - !!(c->block & SC__TFK_NO_MLP);
+    return 2.0 * c->hidden * blocks;
+}
+
 double sc__tf_layer_params(const sc__tf_config *c) {
     double mlp = c->experts ? moe_params(c) + mlp_params_one(c, c->shared_ffn) : mlp_params_one(c, c->ffn);
-    return attn_params(c) + mlp + 4.0 * c->hidden;
+    if (c->block & SC__TFK_NO_MLP) mlp = 0;
+    double mixer = (c->block & SC__TFK_NO_MIXER) ? 0 : mixer_params(c);
+    return mixer + mlp + norm_params(c);
 }
 
 double sc__tf_model_params(const sc__tf_config *c) {
@@ -1007,7 +1234,9 @@ double sc__tf_stage_expert_params(const sc__tf_config *c, uint32_t stage) {
 double sc__tf_attn_params(const sc__tf_config *c) { return attn_params(c); }
 
 double sc__tf_layer_params_gpu(const sc__tf_config *c) {
-    double per_layer = (c->mla ? mla_params_split(c, c->tp) : attn_params(c) / c->tp) + 4.0 * c->hidden;
+    double mixer = c->mla ? mla_params_split(c, c->tp) : mixer_params(c) / c->tp;
+    double per_layer = ((c->block & SC__TFK_NO_MIXER) ? 0 : mixer) + norm_params(c);
+    if (c->block & SC__TFK_NO_MLP) return per_layer;
     if (c->experts)
         per_layer += mlp_params_one(c, c->moe_ffn) * c->experts / c->ep / c->etp + (double)c->hidden * c->experts +
                      mlp_params_one(c, c->shared_ffn) / c->tp;
@@ -1106,11 +1335,25 @@ static double layer_flops(const sc__tf_config *c) {
     return 2 * h * (q + 2 * kvd) + 2 * q * h + 4 * s * q + mlp;
 }
 
+/* A hybrid's layer as training.py's hybrid_flops counts it, per token:
+ * attention 4 h p (h + h g / a + s / 2) (p = q / h, g the KV groups: the
+ * projections and the causal core), an MLP 4 f h (x 3/2 gated), MoE the
+ * top-k experts' and the shared experts' FFNs (no router), Mamba
+ * mamba_layer_flops. */
+static double hybrid_layer_flops(const sc__tf_config *c) {
+    dims d = dims_of(c);
+    double h = c->hidden, s = c->seq, g = c->gated ? 2 : 1, f = 0;
+    double mixer = (c->block & SC__TFK_MAMBA) ? sc__tf_mamba_flops(c) : 4 * d.q * (h + h * c->kv_heads / c->heads + s / 2);
+    if (c->block & SC__TFK_NO_MIXER) mixer = 0;
+    if (!(c->block & SC__TFK_NO_MLP)) f = c->experts ? (double)c->moe_ffn * c->topk + c->shared_ffn : c->ffn;
+    return mixer + 2 * h * f * (g + 1);
+}
+
 double sc__tf_model_flops(const sc__tf_config *c) {
     uint32_t n[SC__TF_KINDS] = {0};
     count_kinds(c, 0, c->layers, n);
     double tokens = (double)c->gbs * c->seq;
-    double f = per_kind(c, n, layer_flops) + 2.0 * c->hidden * c->vocab;
+    double f = per_kind(c, n, c->hybrid[0] ? hybrid_layer_flops : layer_flops) + 2.0 * c->hidden * c->vocab;
     if (c->mtp_layers) {
         /* Megatron counts each MTP layer as one more layer of the last
          * one's kind, its norms and eh_proj (3h + 2h^2), and its logits */
@@ -1141,10 +1384,38 @@ static double mla_activations(const sc__tf_config *c, const dims *d) {
  * sec. 4, generalised to GQA, any FFN and gated MLPs): 34 s b h + 5 a s^2 b
  * for MHA with f = 4 h, divided by t where tensor (and sequence)
  * parallelism splits it. */
+/* A hybrid's layer, by its blocks: each keeps its norm's and its GEMM's
+ * inputs and its residual dropout mask (5 s b h, split by t with sp), the
+ * attention block its QKV and core output as above, the MLP block its
+ * FFN's; a Mamba-2 mixer what mamba_split_conv1d_scan_combined saves
+ * (in_proj's output zxBCdt; the conv output is recomputed) and the gated
+ * output y and the norm's output (out_proj's input), d_inner each. */
+static double hybrid_activations(const sc__tf_config *c) {
+    dims d = dims_of(c);
+    double sbh = d.T * d.h, split = c->sp ? d.t : 1, sum = 0;
+    if (!(c->block & SC__TFK_NO_MIXER)) {
+        sum += 5 * sbh / split;
+        if (c->block & SC__TFK_MAMBA) {
+            mamba_dims m = mamba_of(c);
+            sum += d.T * (m.n_in + 2 * m.X) * ACT;
+        } else {
+            sum += d.T * (d.q + 2 * d.kvd) * ACT / d.t + 2 * sbh / d.t;
+        }
+    }
+    if (!(c->block & SC__TFK_NO_MLP)) {
+        double k = c->experts ? (double)c->topk * c->etp / c->tp : 1;
+        double f = c->experts ? (double)c->moe_ffn * d.t / c->etp : d.f;
+        sum += 5 * sbh / split + d.T * k * f * (d.g + 1) * ACT / d.t;
+        if (c->experts) sum += d.T * c->shared_ffn * (d.g + 1) * ACT / d.t;
+    }
+    return sum;
+}
+
 static double layer_activations(const sc__tf_config *c) {
     dims d = dims_of(c);
     double sbh = d.T * d.h, split = c->sp ? d.t : 1;
     if (c->recompute == SC__RC_FULL) return sbh * ACT / split;
+    if (c->block) return hybrid_activations(c);
     double k = c->experts ? (double)c->topk * c->etp / c->tp : 1;
     double replicated = (4 + 2 + 1 + 2 + 1) * sbh / split; /* norm inputs, QKV and FC1 inputs, dropout masks */
     double attn = c->mla ? mla_activations(c, &d) : d.T * (d.q + 2 * d.kvd) * ACT / d.t + 2 * sbh / d.t;

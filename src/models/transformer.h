@@ -56,6 +56,18 @@ typedef struct sc__tf_config {
     uint32_t mtp_layers;      /* multi-token prediction layers on the last stage
                                  (Megatron's --mtp-num-layers) */
     uint8_t recompute_mods;   /* with selective recompute, sc__tf_rcm bits; 0: core_attn */
+    /* Megatron-core's hybrid model (MambaModel): one character a layer, its
+     * hybrid_override_pattern ('M' Mamba-2, '*' attention, '-' MLP, 'E'
+     * MoE; ssm/mamba_hybrid_layer_allocation.py); "": every layer is
+     * attention + MLP. Layers = its length. */
+    char hybrid[256];
+    /* The Mamba-2 mixer (TransformerConfig's mamba_*; 0: Megatron's
+     * defaults, filled by sc__tf_resolve): heads (of head_dim each: d_inner
+     * = heads x head_dim), state size, groups of B and C, and the SSD
+     * chunk (MambaMixer's chunk_size). */
+    uint32_t mamba_heads, mamba_head_dim, mamba_state, mamba_groups, mamba_chunk;
+    uint8_t block;            /* a kind's blocks (SC__TFK_MAMBA | NO_MLP | NO_MIXER),
+                                 set by sc__tf_kind_config; 0 in the model's config */
     /* parallelism */
     uint32_t tp, pp, vp, dp, cp, ep;
     uint32_t pp_first, pp_last; /* layers of the first / last stage (Megatron's
@@ -107,8 +119,15 @@ static inline uint32_t sc__tf_gpus(const sc__tf_config *c) { return c->tp * c->p
 enum {
     SC__TFK_DENSE = 1,  /* a dense MLP of ffn where the model has experts */
     SC__TFK_WINDOW = 2, /* attention over the sliding window */
-    SC__TF_KINDS = 4
+    SC__TFK_MAMBA = 4,  /* the mixer is a Mamba-2 layer, not attention */
+    SC__TFK_NO_MLP = 8, /* no MLP block (a hybrid's 'M' and '*' layers) */
+    SC__TFK_NO_MIXER = 16, /* no attention/mixer block (a hybrid's '-' and 'E' layers) */
+    SC__TF_KINDS = 32
 };
+/* The kind bits of a hybrid pattern's character (0xff: not one of
+ * Megatron's symbols); experts: the model has experts (a '-' layer is
+ * then a dense MLP among them). */
+uint8_t sc__tf_hybrid_kind(char sym, bool experts);
 /* The kind of transformer layer `layer` (0 .. layers-1, model order). */
 uint8_t sc__tf_layer_kind(const sc__tf_config *c, uint32_t layer);
 /* c as a homogeneous model of layers of kind k (the layer ops, parameter,
@@ -194,8 +213,18 @@ double sc__tf_layer_adapter_params(const sc__tf_config *c);
  * gradients, 2 x forward, and the adapters 3 x theirs): 3 x tokens x [L x (2 h (q + 2 kv) + 2 h^2 + 4 s h +
  * 2 h f (g + 1) x topk) + 2 h V], q = h, kv = kv_heads x h / heads,
  * g = 2 for a gated MLP else 1; for MHA with f = 4 h this is
- * 72 B s L h^2 (1 + s / (6 h) + V / (12 h L)) (Korthikanti eq. 7). */
+ * 72 B s L h^2 (1 + s / (6 h) + V / (12 h L)) (Korthikanti eq. 7).
+ * A hybrid model follows Megatron's hybrid branch instead (training.py's
+ * hybrid_flops): per layer type, attention causal (s / 2), no router. */
 double sc__tf_model_flops(const sc__tf_config *c);
+
+/* One Mamba-2 layer (the mixer, its norm) as Megatron-core counts it:
+ * parameters (in_proj, conv1d weight and bias, dt_bias, A_log, D, the
+ * gated norm's weight, out_proj) and the forward FLOPs per token of
+ * training/training.py's mamba_layer_flops (hybrid branch of
+ * num_floating_point_operations). */
+double sc__tf_mamba_params(const sc__tf_config *c);
+double sc__tf_mamba_flops(const sc__tf_config *c);
 
 /* Memory of one GPU of stage s, bytes. */
 typedef struct sc__tf_memory {

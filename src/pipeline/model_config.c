@@ -70,6 +70,18 @@ static const struct preset {
     {"deepseek-v3", "layers=61 hidden=7168 ffn=18432 heads=128 vocab=129280 seq=4096 gated=true rope=true "
                     "experts=256 topk=8 moe-ffn=2048 shared-ffn=2048 dense-layers=3 multi-latent-attention=true "
                     "q-lora-rank=1536 kv-lora-rank=512 qk-head-dim=128 qk-pos-emb-head-dim=64 v-head-dim=128 mtp-layers=1"},
+    /* Nemotron 3 Nano 30B-A3B, a Megatron-core hybrid (Megatron-Bridge's
+     * Nemotron3NanoProvider and Megatron-LM's examples/post_training/
+     * modelopt/conf/nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.sh): 52
+     * layers (23 Mamba-2, 23 MoE, 6 attention), hidden 2688, squared-ReLU
+     * MLPs (not gated), no position embedding, untied output head;
+     * attention 32 heads of 128 with 2 KV groups; Mamba-2 64 heads of 64,
+     * state 128, 8 groups; 128 experts top-6 of 1856 beside a shared
+     * expert of 3712. The vocabulary is the tokenizer's 131072 (the Hugging
+     * Face config.json's vocab_size). seq: the recipe's 8192. */
+    {"nemotron-3-nano", "hybrid-pattern=MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME hidden=2688 ffn=1856 "
+                        "heads=32 kv-heads=2 head-dim=128 vocab=131072 seq=8192 experts=128 topk=6 moe-ffn=1856 "
+                        "shared-ffn=3712 mamba-heads=64 mamba-head-dim=64 mamba-state=128 mamba-groups=8"},
 };
 #define NPRESETS (sizeof presets / sizeof *presets)
 
@@ -109,7 +121,7 @@ sc_status sc_model_config_calibrate(sc_model_config *c, const char *const *paths
     return st;
 }
 
-typedef enum { K_U32, K_BOOL, K_NUM, K_DTYPE, K_RECOMPUTE, K_ATTN, K_GPU, K_NAME, K_RECORD, K_RCMODS } kkind;
+typedef enum { K_U32, K_BOOL, K_NUM, K_DTYPE, K_RECOMPUTE, K_ATTN, K_GPU, K_NAME, K_RECORD, K_RCMODS, K_PATTERN } kkind;
 #define U(f) offsetof(sc__tf_config, f)
 static const struct key {
     const char *name;
@@ -139,6 +151,9 @@ static const struct key {
     {"kv-lora-rank", K_U32, U(kv_lora), 1}, {"qk-head-dim", K_U32, U(qk_dim), 1},
     {"qk-pos-emb-head-dim", K_U32, U(qk_rope_dim), 1}, {"v-head-dim", K_U32, U(v_dim), 1},
     {"mtp-layers", K_U32, U(mtp_layers), 0}, {"recompute-modules", K_RCMODS, U(recompute_mods), 0},
+    {"hybrid-pattern", K_PATTERN, U(hybrid), 0}, {"mamba-heads", K_U32, U(mamba_heads), 1},
+    {"mamba-head-dim", K_U32, U(mamba_head_dim), 1}, {"mamba-state", K_U32, U(mamba_state), 1},
+    {"mamba-groups", K_U32, U(mamba_groups), 1}, {"mamba-chunk", K_U32, U(mamba_chunk), 1},
     /* The names of the config.json recorded beside a trace
      * (scripts/record_gpu_traces.py): aliases, and what the recording
      * noted about itself (read, not used: the model derives them). */
@@ -184,6 +199,22 @@ static bool rc_modules(const char *v, uint8_t *out) {
     return true;
 }
 
+/* A hybrid pattern: Megatron's symbols only (mamba_hybrid_layer_allocation.py),
+ * one a layer, at most 255. */
+static sc_status set_pattern(sc__tf_config *c, const char *v, sc_error *err) {
+    size_t n = strlen(v);
+    if (!n || n >= sizeof c->hybrid)
+        return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "model: hybrid-pattern of %zu layers: give 1 to %zu", n,
+                        sizeof c->hybrid - 1);
+    for (size_t i = 0; i < n; i++)
+        if (sc__tf_hybrid_kind(v[i], false) == 0xff)
+            return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET,
+                            "model: hybrid-pattern: '%c' (layer %zu) is not one of Megatron's symbols M (Mamba-2), * (attention), - (MLP), E (MoE)",
+                            isprint((unsigned char)v[i]) ? v[i] : '?', i + 1);
+    memcpy(c->hybrid, v, n + 1);
+    return SC_OK;
+}
+
 static sc_status set_one(sc__tf_config *c, const struct key *k, const char *v, sc_error *err) {
     char *p = (char *)c + k->off;
     static const char *const bools[] = {"false", "true", "0", "1", "no", "yes", NULL};
@@ -223,6 +254,8 @@ static sc_status set_one(sc__tf_config *c, const struct key *k, const char *v, s
     }
     case K_RECORD:
         return SC_OK;
+    case K_PATTERN:
+        return set_pattern(c, v, err);
     case K_RECOMPUTE:
         if ((i = choice(v, rcs)) < 0) break;
         *(uint8_t *)p = (uint8_t)i;
@@ -256,7 +289,7 @@ sc_status sc_model_config_preset(sc_model_config *c, const char *name, sc_error 
         if (strcmp(presets[i].name, name) != 0) continue;
         const char *f = presets[i].fields;
         while (*f) {
-            char kv[64], *eq;
+            char kv[320], *eq; /* a hybrid pattern: up to 255 */
             size_t n = strcspn(f, " ");
             snprintf(kv, sizeof kv, "%.*s", (int)n, f);
             f += n + (f[n] == ' ');
@@ -278,7 +311,7 @@ static int load_member(void *ctx, sc__jp *jp, sc__jstr key) {
     const char *at = key.s;
     const struct key *k = find_key(key.s, key.n);
     if (!k) return sc__jp_error_at(jp, at, SC_E_FORMAT, "unknown field '%.*s'", (int)(key.n < 64 ? key.n : 64), key.s);
-    char val[64];
+    char val[320]; /* a hybrid pattern: up to 255 */
     sc__jstr v;
     SC__JTRY(sc__jp_peek(jp) == '"' ? sc__jp_string(jp, &v) : sc__jp_raw(jp, &v));
     size_t n = v.n < sizeof val - 1 ? v.n : sizeof val - 1;
@@ -355,7 +388,7 @@ sc_status sc_model_sweep_run(const sc_model_config *base, const char *const *fie
     double t0 = sc__now();
     for (size_t i = 0; i < total; i++) {
         sc_model_config c = *base;
-        char desc[160] = "", val[32];
+        char desc[160] = "", val[256];
         size_t rest = i, used = 0;
         sc_status st = SC_OK;
         for (size_t k = 0; k < n && st == SC_OK; k++) {

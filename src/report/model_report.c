@@ -49,7 +49,36 @@ static void config_json(const sc__tf_config *c, FILE *out) {
     /* only when set, so that the JSON of a model without adapters is unchanged */
     if (c->lora_rank) fprintf(out, ",\"lora_rank\":%u", c->lora_rank);
     config_json_extra(c, out);
+    if (c->hybrid[0])
+        fprintf(out, ",\"hybrid_pattern\":\"%s\",\"mamba_heads\":%u,\"mamba_head_dim\":%u,\"mamba_state\":%u,\"mamba_groups\":%u,\"mamba_chunk\":%u",
+                c->hybrid, c->mamba_heads, c->mamba_head_dim, c->mamba_state, c->mamba_groups, c->mamba_chunk);
     fputc('}', out);
+}
+
+/* The FLOP convention the MFU follows: the Megatron papers' for a
+ * transformer (LoRA: the frozen base's forward and input gradients, the
+ * adapters' three passes), training.py's hybrid branch for a hybrid. */
+static const char *mfu_convention(const sc__tf_config *c) {
+    if (c->hybrid[0]) return "Megatron's hybrid_flops: 3 x forward FLOPs, causal attention, no recomputation";
+    if (c->lora_rank) return "Megatron: 2 x forward FLOPs of the frozen base + 3 x the adapters', full s x s attention, no recomputation";
+    return "Megatron: 3 x forward FLOPs, full s x s attention, no recomputation";
+}
+
+/* "23 Mamba-2, 6 attention, 23 MoE" */
+static void hybrid_text(const sc__tf_config *c, FILE *out) {
+    static const char syms[] = "M*-E";
+    static const char *const names[] = {"Mamba-2", "attention", "MLP", "MoE"};
+    fprintf(out, ", hybrid %s (", c->hybrid);
+    const char *sep = "";
+    for (int i = 0; i < 4; i++) {
+        unsigned n = 0;
+        for (const char *p = c->hybrid; *p; p++) n += *p == syms[i];
+        if (!n) continue;
+        fprintf(out, "%s%u %s", sep, n, names[i]);
+        sep = ", ";
+    }
+    fprintf(out, "; Mamba-2 %u heads x %u, state %u, %u groups, chunk %u)", c->mamba_heads, c->mamba_head_dim, c->mamba_state,
+            c->mamba_groups, c->mamba_chunk);
 }
 
 static void write_json(const sc_model *m, FILE *out) {
@@ -58,9 +87,9 @@ static void write_json(const sc_model *m, FILE *out) {
     config_json(&m->c, out);
     fprintf(out,
             ",\"step_s\":%.6f,\"tokens_per_s_per_gpu\":%.2f,\"model_tflops_per_gpu\":%.2f,\"mfu\":%.4f,"
-            "\"mfu_convention\":\"Megatron: 3 x forward FLOPs, full s x s attention, no recomputation, over the dense bf16 peak\","
+            "\"mfu_convention\":\"%s, over the dense bf16 peak\","
             "\"bubble\":%.4f,\"memory_gb\":%.3f,\"gpu_memory_gb\":%.1f,\"fits\":%s,\"tasks\":%llu,",
-            (double)s->step_ns * 1e-9, s->tokens_per_s_per_gpu, s->model_tflops_per_gpu, s->mfu, s->bubble, s->memory_gb,
+            (double)s->step_ns * 1e-9, s->tokens_per_s_per_gpu, s->model_tflops_per_gpu, s->mfu, mfu_convention(&m->c), s->bubble, s->memory_gb,
             s->gpu_memory_gb, s->fits ? "true" : "false", (unsigned long long)s->tasks);
     fprintf(out, "\"parameters\":{\"gemm_efficiency\":\"%s\",\"attention_efficiency\":\"%s\",\"hbm\":\"%s\",\"host_per_launch\":\"%s\","
                  "\"dispatch_gap\":\"%s\",\"communication\":\"%s\"},",
@@ -127,6 +156,7 @@ static void write_text(const sc_model *m, FILE *out) {
         fprintf(out, ", latent attention (q rank %u, kv rank %u, qk %u+%u, v %u)", c->q_lora, c->kv_lora, c->qk_dim,
                 c->qk_rope_dim, c->v_dim);
     if (c->mtp_layers) fprintf(out, ", %u MTP layer%s", c->mtp_layers, c->mtp_layers > 1 ? "s" : "");
+    if (c->hybrid[0]) hybrid_text(c, out);
     fprintf(out, "\njob: %u x %s, tp %u%s pp %u vp %u cp %u dp %u ep %u%s%s, mbs %u gbs %u (%u micro-batches), recompute %s\n",
             sc__tf_gpus(c), c->gpu, c->tp, c->sp ? "+sp" : "", c->pp, c->vp, c->cp, c->dp, c->ep,
             c->fsdp ? ", fsdp" : c->dist_opt ? ", distributed optimizer" : "",
@@ -138,8 +168,11 @@ static void write_text(const sc_model *m, FILE *out) {
     }
     fprintf(out, "step: %.3f s   %.0f tokens/s/GPU   %.1f model TFLOP/s/GPU   MFU %.1f%%   bubble %.1f%%\n",
             (double)s->step_ns * 1e-9, s->tokens_per_s_per_gpu, s->model_tflops_per_gpu, 100 * s->mfu, 100 * s->bubble);
-    fprintf(out, "  (MFU: Megatron's model FLOPs, %s with full s x s attention and no recomputation, over %.1f TFLOP/s dense bf16)\n",
-            c->lora_rank ? "2 x forward of the frozen base + 3 x the adapters'" : "3 x forward", m->roof.peak_tflops[SC__DT_BF16]);
+    fprintf(out, "  (MFU: Megatron's model FLOPs, %s and no recomputation, over %.1f TFLOP/s dense bf16)\n",
+            c->hybrid[0]    ? "3 x forward with its hybrid branch (causal attention)"
+            : c->lora_rank ? "2 x forward of the frozen base + 3 x the adapters' with full s x s attention"
+                           : "3 x forward with full s x s attention",
+            m->roof.peak_tflops[SC__DT_BF16]);
     fprintf(out, "memory: %.1f GB of %.0f GB on the fullest GPU%s\n", s->memory_gb, s->gpu_memory_gb,
             s->fits ? "" : "   WARNING: does not fit in the GPU's memory");
     fprintf(out, "parameters: GEMM efficiency %s, attention %s, HBM %s, host %.2f us per launch (%s)\n", m->roof.gemm_from,
