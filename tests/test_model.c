@@ -86,6 +86,8 @@ static void test_bad_configs(void **state) {
     sc_error err;
     assert_int_equal(sc_model_config_preset(c, "gpt-9", &err), SC_E_USAGE);
     assert_non_null(strstr(err.message, "unknown preset"));
+    assert_non_null(strstr(err.message, "presets: gpt3-175b, ")); /* the names, not a pointer elsewhere */
+    assert_non_null(strstr(err.message, "nemotron-3-nano"));
     assert_int_equal(sc_model_config_set(c, "tp", "x", &err), SC_E_USAGE);
     sc_model_config_free(c);
 }

@@ -301,7 +301,10 @@ sc_status sc_model_config_preset(sc_model_config *c, const char *name, sc_error 
         snprintf(c->c.name, sizeof c->c.name, "%s", name);
         return SC_OK;
     }
-    return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "model: unknown preset '%.60s' (stepcast help model lists them)", name);
+    char known[400] = "";
+    for (size_t i = 0, n = 0; i < NPRESETS && n < sizeof known; i++)
+        n += (size_t)snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "", presets[i].name);
+    return sc__fail(err, SC_E_USAGE, NULL, SC_NO_OFFSET, "model: unknown preset '%.60s' (presets: %s)", name, known);
 }
 
 /* ------------------------------------------------------------ JSON files */
