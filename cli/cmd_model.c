@@ -78,7 +78,8 @@ int sc_cmd_model(int argc, char **argv) {
     size_t ns = 0;
     for (size_t i = 0; i < NFIELDS && st == SC_OK; i++) {
         if (!values[i]) continue;
-        if (sweep && strchr(values[i], ',')) {
+        /* --recompute-modules is itself a comma list (one setting, not swept) */
+        if (sweep && strchr(values[i], ',') && strcmp(fields[i], "recompute-modules") != 0) {
             skeys[ns] = fields[i];
             slists[ns++] = values[i];
             continue;

@@ -282,6 +282,20 @@ static void same_output(const char *const *a, const char *const *b) {
     sc_test_outcome_free(&y);
 }
 
+/* `model --sweep` sweeps comma lists, but --recompute-modules is itself
+ * one (it used to be split into one row a module, the combination never
+ * run). */
+static void test_model_sweep_modules(void **state) {
+    (void)state;
+    const char *args[] = {"model", "--preset", "llama3-8b", "--nodes", "1", "--gbs", "16", "--recompute", "selective",
+                          "--recompute-modules", "core_attn,mlp", "--sweep", "--tp", "1,2", "--json", NULL};
+    sc_test_outcome o = sc_test_cli(args);
+    assert_int_equal(o.code, 0);
+    assert_non_null(strstr(o.out, "\"tried\":2,"));
+    assert_null(strstr(o.out, "recompute-modules="));
+    sc_test_outcome_free(&o);
+}
+
 static void test_option_spellings(void **state) {
     (void)state;
     static const char *const cmds[] = {"graph", "replay"};
@@ -523,7 +537,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_2gb_string_exit_1),
         cmocka_unit_test(test_usage_errors_exit_2),
         cmocka_unit_test(test_jobs_any_command),
-        cmocka_unit_test(test_option_spellings),
+        cmocka_unit_test(test_option_spellings), cmocka_unit_test(test_model_sweep_modules),
         cmocka_unit_test(test_max_memory_covers_the_job),
         cmocka_unit_test(test_replay_timings),
         cmocka_unit_test(test_comm_command),

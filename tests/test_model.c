@@ -646,6 +646,66 @@ static void test_expert_data_parallel(void **state) {
 #undef EDP_BASE
 }
 
+/* What a review of the merged model families found, each held here: the
+ * experts' reduction where dp x cp is one GPU but their group is not,
+ * FSDP gathering and scattering the embedding and head as well as the
+ * layers, a hybrid layer's unfused scores and recomputed MLP in memory, a
+ * quoted name in the JSON, and settings that used to be accepted and then
+ * ignored or mis-modelled, now refused in one line. */
+static void test_review_findings(void **state) {
+    (void)state;
+#define EDP1 MOE_BASE, "experts", "8", "topk", "2", "tp", "8", "sp", "true", "etp", "1", "ep", "2", "dp", "1", "gbs", "4"
+    assert_true(chrome_has((const char *[]){EDP1, NULL}, "edp_grad_reduce_scatter"));
+    assert_true(chrome_has((const char *[]){EDP1, "overlap-grad-reduce", "true", "overlap-param-gather", "true", NULL},
+                           "edp_param_all_gather"));
+    assert_false(chrome_has((const char *[]){EDP1, NULL}, "\"dp_grad"));
+#undef EDP1
+    sc__tf_config c;
+    sc__tf_defaults(&c);
+    c.layers = 2, c.hidden = 1024, c.heads = 8, c.vocab = 32000, c.seq = 1024, c.dp = 4, c.fsdp = 1;
+    char why[256];
+    assert_true(sc__tf_resolve(&c, why, sizeof why));
+    sc__vec v;
+    sc__vec_init(&v, sizeof(sc__tf_op));
+    assert_true(sc__tf_embed_ops(&c, SC__PH_BWD, &v));
+    assert_true(sc__tf_head_ops(&c, SC__PH_BWD, &v));
+    size_t gathers = 0, scatters = 0;
+    for (size_t i = 0; i < v.len; i++) {
+        const sc__tf_op *op = (const sc__tf_op *)v.data + i;
+        gathers += !strcmp(op->name, "fsdp_all_gather") && op->bytes == 32000 * 1024 * 2;
+        scatters += !strcmp(op->name, "fsdp_reduce_scatter") && op->bytes == 32000 * 1024 * 4;
+    }
+    sc__vec_free(&v);
+    assert_int_equal(gathers, 2);
+    assert_int_equal(scatters, 2);
+    /* a hybrid's '*-' pair keeps what a transformer layer keeps */
+    sc_model_summary hy, tf;
+    sc_test_model_step((const char *[]){MOE_BASE, "hybrid-pattern", "*-*-*-*-", "layers", "8", "attention", "unfused", NULL}, &hy);
+    sc_test_model_step((const char *[]){MOE_BASE, "attention", "unfused", NULL}, &tf);
+    assert_true(fabs(hy.memory_gb - tf.memory_gb) < 1e-9);
+    sc_test_model_step((const char *[]){MOE_BASE, "hybrid-pattern", "*-*-*-*-", "layers", "8", "recompute", "selective",
+                                        "recompute-modules", "mlp", NULL}, &hy);
+    sc_test_model_step((const char *[]){MOE_BASE, "recompute", "selective", "recompute-modules", "mlp", NULL}, &tf);
+    assert_true(fabs(hy.memory_gb - tf.memory_gb) < 1e-9);
+    sc_model_config *q = sc_test_model_cfg((const char *[]){MOE_BASE, "name", "a \"quoted\" model", NULL});
+    char *json = report(q);
+    assert_non_null(strstr(json, "\"name\":\"a \\\"quoted\\\" model\""));
+    free(json);
+    sc_model_config_free(q);
+    sc_test_model_bad((const char *[]){MOE_BASE, "q-lora-rank", "512", NULL}, "need --multi-latent-attention");
+    sc_test_model_bad((const char *[]){MOE_BASE, "mamba-heads", "8", NULL}, "need a hybrid pattern with Mamba-2");
+    sc_test_model_bad((const char *[]){MOE_BASE, "recompute-modules", "mlp", NULL}, "need --recompute selective");
+    sc_test_model_bad((const char *[]){MOE_BASE, "hybrid-pattern", "M-M-", "experts", "8", NULL}, "no MoE layer");
+    sc_test_model_bad((const char *[]){MOE_BASE, "hybrid-pattern", "*-*-", "pp", "2", "vp", "2", "gbs", "4", NULL}, "splits evenly");
+    sc_test_model_bad((const char *[]){MOE_BASE, "attention", "unfused", "window", "128", NULL}, "unfused attention has no");
+    sc_test_model_bad((const char *[]){MOE_BASE, "attention", "unfused", "cp", "2", NULL}, "unfused attention has no");
+    sc_test_model_bad((const char *[]){MOE_BASE, "multi-latent-attention", "true", "window", "128", NULL}, "with multi-latent");
+    sc_test_model_bad((const char *[]){MOE_BASE, "mtp-layers", "1", "lora-rank", "16", NULL}, "with mtp-layers");
+    sc_test_model_bad((const char *[]){MOE_BASE, "mtp-layers", "1", "fsdp", "true", "dp", "2", NULL}, "fsdp with mtp-layers");
+    sc_test_model_bad((const char *[]){MOE_BASE, "experts", "8", "ep", "2", "dp", "2", "fsdp", "true", NULL}, "fsdp with experts");
+    sc_test_model_bad((const char *[]){MOE_BASE, "experts", "8", "ep", "2", "dp", "2", "lora-rank", "8", NULL}, "on experts split");
+}
+
 static void test_config_equals_preset(void **state) {
     (void)state;
     /* in the temporary folder: a clean checkout has no build/ folder when
@@ -703,7 +763,7 @@ int main(void) {
         cmocka_unit_test(test_sweep),            cmocka_unit_test(test_moe), cmocka_unit_test(test_layer_kinds),
         cmocka_unit_test(test_lora_ops),         cmocka_unit_test(test_lora_model), cmocka_unit_test(test_gpt_oss_presets),
         cmocka_unit_test(test_mla),              cmocka_unit_test(test_expert_data_parallel),
-        cmocka_unit_test(test_hybrid_pattern), cmocka_unit_test(test_hybrid_kinds), cmocka_unit_test(test_mamba_counts),
+        cmocka_unit_test(test_review_findings), cmocka_unit_test(test_hybrid_pattern), cmocka_unit_test(test_hybrid_kinds), cmocka_unit_test(test_mamba_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

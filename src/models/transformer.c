@@ -117,18 +117,24 @@ uint32_t sc__tf_stage_layers(const sc__tf_config *c, uint32_t stage) {
 static bool hybrid_resolve(sc__tf_config *c, char *why, size_t nwhy) {
     size_t n = strlen(c->hybrid);
     if (c->layers && c->layers != n) return fail(why, nwhy, "layers %llu, but the hybrid pattern has %llu", c->layers, n);
-    if (!c->mamba_head_dim) c->mamba_head_dim = 64;
-    if (!c->mamba_state) c->mamba_state = 128;
-    if (!c->mamba_groups) c->mamba_groups = 8;
-    if (!c->mamba_chunk) c->mamba_chunk = 128;
-    if (!c->mamba_heads && c->hidden) c->mamba_heads = 2 * c->hidden / c->mamba_head_dim;
     if (strchr(c->hybrid, 'E') && !c->experts) return fail(why, nwhy, "the hybrid pattern has MoE layers ('E') but no experts (%llu)", 0, 0);
+    if (!strchr(c->hybrid, 'E') && c->experts)
+        return fail(why, nwhy, "experts (%llu) but the hybrid pattern has no MoE layer ('E'; %llu layers)", c->experts, n);
+    /* MambaStack splits its layers evenly over the stages, one chunk each */
+    if (c->vp > 1 || c->pp_first || c->pp_last || c->pp_embedding)
+        return fail(why, nwhy, "a hybrid pattern splits evenly over pp stages: vp (%llu), uneven or embedding-aware splits are not modelled (pp %llu)",
+                    c->vp, c->pp);
     if (c->dense_layers) return fail(why, nwhy, "dense-layers %llu with a hybrid pattern (its '-' layers are the dense ones)", c->dense_layers, 0);
     /* LoRA's adapters, latent attention and MTP in a hybrid are not modelled */
     if (c->lora_rank || c->mla || c->mtp_layers)
         return fail(why, nwhy, "a hybrid pattern with lora-rank (%llu), multi-latent-attention or mtp-layers (%llu) is not modelled",
                     c->lora_rank, c->mtp_layers);
-    if (!strchr(c->hybrid, 'M')) return true;
+    if (!strchr(c->hybrid, 'M')) return true; /* no Mamba-2 sizes to fill */
+    if (!c->mamba_head_dim) c->mamba_head_dim = 64;
+    if (!c->mamba_state) c->mamba_state = 128;
+    if (!c->mamba_groups) c->mamba_groups = 8;
+    if (!c->mamba_chunk) c->mamba_chunk = 128;
+    if (!c->mamba_heads && c->hidden) c->mamba_heads = 2 * c->hidden / c->mamba_head_dim;
     if (!c->mamba_heads) return fail(why, nwhy, "mamba-heads %llu (hidden %llu)", c->mamba_heads, c->hidden);
     if (c->mamba_heads % c->mamba_groups)
         return fail(why, nwhy, "mamba-heads %llu are not divisible by mamba-groups %llu", c->mamba_heads, c->mamba_groups);
@@ -144,6 +150,17 @@ bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
     if (c->hybrid[0] && !c->layers) c->layers = (uint32_t)strlen(c->hybrid);
     if (!c->layers || !c->hidden || !c->heads || !c->seq || !c->vocab) {
         snprintf(why, nwhy, "the model is not described: give --preset, or --layers, --hidden, --heads, --seq and --vocab");
+        return false;
+    }
+    if (!c->mla && (c->q_lora || c->kv_lora || c->qk_dim || c->qk_rope_dim || c->v_dim))
+        return fail(why, nwhy, "q-lora-rank, kv-lora-rank, qk-head-dim, qk-pos-emb-head-dim and v-head-dim need "
+                               "--multi-latent-attention true (kv-lora-rank %llu, q-lora-rank %llu)", c->kv_lora, c->q_lora);
+    bool mamba_set = c->mamba_heads || c->mamba_head_dim || c->mamba_state || c->mamba_groups || c->mamba_chunk;
+    if (mamba_set && !strchr(c->hybrid, 'M'))
+        return fail(why, nwhy, "the mamba-* sizes need a hybrid pattern with Mamba-2 layers ('M'; mamba-heads %llu, mamba-state %llu)",
+                    c->mamba_heads, c->mamba_state);
+    if (c->recompute_mods && c->recompute != SC__RC_SELECTIVE) {
+        snprintf(why, nwhy, "recompute-modules need --recompute selective (got --recompute %s)", sc__tf_recompute_name(c->recompute));
         return false;
     }
     if (c->hybrid[0] && !hybrid_resolve(c, why, nwhy)) return false;
@@ -182,6 +199,19 @@ bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
     if (c->window_skip && !c->window) return fail(why, nwhy, "window-skip %llu needs a window (got %llu)", c->window_skip, c->window);
     if (c->lora_rank && c->fsdp) return fail(why, nwhy, "lora-rank %llu with fsdp is not modelled (got fsdp %llu)", c->lora_rank, c->fsdp);
     if (c->lora_rank && c->mla) return fail(why, nwhy, "lora-rank %llu with multi-latent-attention is not modelled (%llu)", c->lora_rank, c->mla);
+    if (c->lora_rank && c->mtp_layers) return fail(why, nwhy, "lora-rank %llu with mtp-layers %llu is not modelled", c->lora_rank, c->mtp_layers);
+    /* LoRA's adapters on experts would be reduced over the expert-data-parallel group */
+    if (c->lora_rank && c->experts && (c->ep > 1 || c->etp < c->tp))
+        return fail(why, nwhy, "lora-rank %llu on experts split by ep (%llu) or etp is not modelled", c->lora_rank, c->ep);
+    /* Megatron-FSDP's expert shards (over the expert-data-parallel group) */
+    if (c->fsdp && c->mtp_layers) return fail(why, nwhy, "fsdp with mtp-layers %llu is not modelled (fsdp %llu)", c->mtp_layers, c->fsdp);
+    if (c->fsdp && c->experts && (c->ep > 1 || c->etp < c->tp))
+        return fail(why, nwhy, "fsdp with experts split by ep (%llu) or etp (%llu) is not modelled", c->ep, c->etp);
+    /* Megatron's DotProductAttention (unfused) asserts no window and no context parallelism */
+    if (c->attention == SC__ATTN_UNFUSED && (c->window || c->cp > 1))
+        return fail(why, nwhy, "unfused attention has no sliding window or context parallelism (window %llu, cp %llu): use flash",
+                    c->window, c->cp);
+    if (c->mla && c->window) return fail(why, nwhy, "a sliding window (%llu) with multi-latent attention is not modelled (window-skip %llu)", c->window, c->window_skip);
     if (!c->gpus_per_node) c->gpus_per_node = 8;
     uint64_t mp = (uint64_t)c->tp * c->pp * c->cp;
     if (c->nodes && !c->dp) {
@@ -754,16 +784,25 @@ static double mla_params_split(const sc__tf_config *c, double t) {
     return whole + split / t;
 }
 
-static bool fsdp_scatter(const sc__tf_config *c, sc__vec *out) {
+/* FSDP: a module's parameters (`params` on this GPU after TP) gathered
+ * before each use, its gradients reduce-scattered after its backward. */
+static bool fsdp_scatter_of(const sc__tf_config *c, double params, sc__vec *out) {
     if (!c->fsdp || c->dp * c->cp < 2) return true;
-    return coll(out, "fsdp_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_DP, sc__tf_layer_params(c) / c->tp * 4, 255);
+    return coll(out, "fsdp_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_DP, params * 4, 255);
 }
 
-static bool fsdp_gather(const sc__tf_config *c, sc__vec *out) {
+static bool fsdp_gather_of(const sc__tf_config *c, double params, sc__vec *out) {
     if (!c->fsdp || c->dp * c->cp < 2) return true;
-    double bytes = sc__tf_layer_params(c) / c->tp * ACT;
-    return coll(out, "fsdp_all_gather", SC_C_ALL_GATHER, SC__COMM_DP, bytes, 1);
+    return coll(out, "fsdp_all_gather", SC_C_ALL_GATHER, SC__COMM_DP, params * ACT, 1);
 }
+
+static bool fsdp_scatter(const sc__tf_config *c, sc__vec *out) { return fsdp_scatter_of(c, sc__tf_layer_params(c) / c->tp, out); }
+static bool fsdp_gather(const sc__tf_config *c, sc__vec *out) { return fsdp_gather_of(c, sc__tf_layer_params(c) / c->tp, out); }
+
+/* The embedding's (and an untied head's) parameters on one GPU. */
+static double vocab_params(const sc__tf_config *c) { return (double)c->vocab * c->hidden / c->tp; }
+/* The head has its own weights unless tied to the embedding on one stage. */
+static bool own_head(const sc__tf_config *c) { return !c->tied || c->pp > 1; }
 
 /* ------------------------------------------------------------ Mamba-2 */
 
@@ -1017,8 +1056,11 @@ bool sc__tf_layer_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
 
 bool sc__tf_embed_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
     dims d = dims_of(c);
-    if (ph == SC__PH_FWD) return mem(out, "embedding", d.Tn * d.h * ACT * 2);
-    if (ph == SC__PH_BWD) return c->lora_rank || mem(out, "embedding_bwd", d.Tn * d.h * (ACT + 4) * 2); /* frozen: none */
+    if (ph == SC__PH_FWD) return fsdp_gather_of(c, vocab_params(c), out) && mem(out, "embedding", d.Tn * d.h * ACT * 2);
+    if (ph == SC__PH_BWD && c->lora_rank) return true; /* frozen: none */
+    if (ph == SC__PH_BWD)
+        return fsdp_gather_of(c, vocab_params(c), out) && mem(out, "embedding_bwd", d.Tn * d.h * (ACT + 4) * 2) &&
+               fsdp_scatter_of(c, vocab_params(c), out);
     return true;
 }
 
@@ -1037,18 +1079,22 @@ bool sc__tf_head_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
     dims d = dims_of(c);
     double V = c->vocab;
     bool ok = true;
+    double own = own_head(c) ? vocab_params(c) : 0;
     if (ph == SC__PH_FWD) {
+        ok = ok && (!own || fsdp_gather_of(c, own, out));
         ok = ok && mem(out, "final_layernorm", d.Tn * d.h * ACT * 2);
         ok = ok && tp_in(c, &d, false, out);
         ok = ok && gemm(out, c, "output_head", d.T, V / d.t, d.h, 1);
         ok = ok && mem(out, "cross_entropy", d.T * V / d.t * CE_FWD_BYTES);
         if (c->tp > 1) ok = ok && coll(out, "tp_loss_all_reduce", SC_C_ALL_REDUCE, SC__COMM_TP, d.T * 4 * 3, 0);
     } else if (ph == SC__PH_BWD) {
+        ok = ok && (!own || fsdp_gather_of(c, own, out));
         ok = ok && mem(out, "cross_entropy_bwd", d.T * V / d.t * CE_BWD_BYTES);
         ok = ok && gemm(out, c, "output_head_dgrad", d.T, d.h, V / d.t, 1);
         ok = ok && wgrad(out, c, "output_head_wgrad", V / d.t, d.h, d.T, 1);
         ok = ok && tp_in(c, &d, true, out);
         ok = ok && mem(out, "final_layernorm_bwd", d.Tn * d.h * ACT * 3);
+        ok = ok && (!own || fsdp_scatter_of(c, own, out));
     }
     return ok;
 }
@@ -1390,6 +1436,18 @@ static double mla_activations(const sc__tf_config *c, const dims *d) {
  * FFN's; a Mamba-2 mixer what mamba_split_conv1d_scan_combined saves
  * (in_proj's output zxBCdt; the conv output is recomputed) and the gated
  * output y and the norm's output (out_proj's input), d_inner each. */
+/* The s x s scores unfused attention keeps without recomputation (the
+ * 5 a s^2 b term), none with flash attention. */
+static double unfused_scores(const sc__tf_config *c, const dims *d) {
+    if (c->attention != SC__ATTN_UNFUSED || c->recompute != SC__RC_NONE) return 0;
+    return 5.0 * c->heads * d->b * (double)c->seq / c->cp * d->s_kv / d->t;
+}
+
+/* Selective recomputation of a dense MLP drops its activations. */
+static bool mlp_recomputed(const sc__tf_config *c) {
+    return c->recompute == SC__RC_SELECTIVE && (c->recompute_mods & SC__RCM_MLP) && !c->experts;
+}
+
 static double hybrid_activations(const sc__tf_config *c) {
     dims d = dims_of(c);
     double sbh = d.T * d.h, split = c->sp ? d.t : 1, sum = 0;
@@ -1399,14 +1457,16 @@ static double hybrid_activations(const sc__tf_config *c) {
             mamba_dims m = mamba_of(c);
             sum += d.T * (m.n_in + 2 * m.X) * ACT;
         } else {
-            sum += d.T * (d.q + 2 * d.kvd) * ACT / d.t + 2 * sbh / d.t;
+            sum += d.T * (d.q + 2 * d.kvd) * ACT / d.t + 2 * sbh / d.t + unfused_scores(c, &d);
         }
     }
     if (!(c->block & SC__TFK_NO_MLP)) {
         double k = c->experts ? (double)c->topk * c->etp / c->tp : 1;
         double f = c->experts ? (double)c->moe_ffn * d.t / c->etp : d.f;
-        sum += 5 * sbh / split + d.T * k * f * (d.g + 1) * ACT / d.t;
-        if (c->experts) sum += d.T * c->shared_ffn * (d.g + 1) * ACT / d.t;
+        double mlp = d.T * k * f * (d.g + 1) * ACT / d.t;
+        if (c->experts) mlp += d.T * c->shared_ffn * (d.g + 1) * ACT / d.t;
+        if (mlp_recomputed(c)) mlp = 0;
+        sum += 5 * sbh / split + mlp;
     }
     return sum;
 }
@@ -1422,11 +1482,8 @@ static double layer_activations(const sc__tf_config *c) {
     double f = c->experts ? (double)c->moe_ffn * d.t / c->etp : d.f;
     double mlp = d.T * k * f * (d.g + 1) * ACT / d.t;
     if (c->experts) mlp += d.T * c->shared_ffn * (d.g + 1) * ACT / d.t;
-    if (c->recompute == SC__RC_SELECTIVE && (c->recompute_mods & SC__RCM_MLP) && !c->experts) mlp = 0;
-    double quad = 0;
-    if (c->attention == SC__ATTN_UNFUSED && c->recompute == SC__RC_NONE)
-        quad = 5.0 * c->heads * d.b * (double)c->seq / c->cp * d.s_kv / d.t;
-    return replicated + attn + mlp + quad;
+    if (mlp_recomputed(c)) mlp = 0;
+    return replicated + attn + mlp + unfused_scores(c, &d);
 }
 
 void sc__tf_stage_memory(const sc__tf_config *c, uint32_t stage, sc__tf_memory *m) {

@@ -247,8 +247,15 @@ static void comm_coll(builder *b, uint8_t comm, const char *name, uint8_t type, 
     emit(b, &op, op_ns(b, &op));
 }
 
+/* Whether gradients are reduced by the data-parallel buffers (not FSDP's):
+ * over dp x cp, or the experts' over their group, which may be larger
+ * than one GPU where dp x cp is (tp 8, ep 2, etp 1, dp 1). */
+static bool reduces(const builder *b) {
+    return !b->c->fsdp && (b->comm_ranks[SC__COMM_DP] > 1 || b->comm_ranks[SC__COMM_EDP] > 1);
+}
+
 static void dp_coll(builder *b, const char *name, uint8_t type, double bytes, bool side) {
-    comm_coll(b, SC__COMM_DP, name, type, bytes, side);
+    if (b->comm_ranks[SC__COMM_DP] > 1) comm_coll(b, SC__COMM_DP, name, type, bytes, side);
 }
 
 /* A collective of the experts' buffer: over the expert-data-parallel
@@ -376,7 +383,7 @@ static void unit(builder *b, uint32_t s, const sc__pp_unit *u) {
         unit_fwd(b, s, u);
         return;
     }
-    bool grads = b->c->overlap_grad && !b->c->fsdp && b->comm_ranks[SC__COMM_DP] > 1 && u->micro == b->M - 1;
+    bool grads = b->c->overlap_grad && reduces(b) && u->micro == b->M - 1;
     if (g < last) b->gates[0] = p2p(b, u->micro, g + 1, 1, false);
     if (g == last) run_prog(b, &b->hbwd);
     if (g == last && grads && has_head(b, s)) grad_ready(b, emb_params(b->c), 0);
@@ -447,7 +454,7 @@ static uint32_t gather_on(builder *b, uint8_t comm, const char *name, double byt
  * then the experts' over their group, one after the other on the DP
  * stream (the later one's end is the bucket's). */
 static uint32_t side_gather(builder *b, double bytes, double expert) {
-    uint32_t t = gather_on(b, SC__COMM_DP, "dp_param_all_gather", bytes);
+    uint32_t t = b->comm_ranks[SC__COMM_DP] > 1 ? gather_on(b, SC__COMM_DP, "dp_param_all_gather", bytes) : SC__NONE;
     if (expert > 0 && b->comm_ranks[SC__COMM_EDP] > 1) t = gather_on(b, SC__COMM_EDP, "edp_param_all_gather", expert);
     return t;
 }
@@ -469,7 +476,7 @@ static void stage(builder *b, uint32_t s, sc__pp_kind kind, sc__pp_unit *units) 
     b->last_comp = b->first_task = b->gates[0] = b->gates[1] = b->mark[0] = b->mark[1] = SC__NONE;
     b->pend.len = b->opt_join.len = 0;
     b->grad_acc = b->grad_acc_e = 0;
-    bool dp = b->comm_ranks[SC__COMM_DP] > 1 && !c->fsdp;
+    bool dp = reduces(b);
     double params = sc__tf_stage_trainable(c, s), expert = sc__tf_stage_expert_params(c, s);
     for (uint32_t k = 0; k < b->V; k++) {
         double e, bytes = dp && c->dist_opt && c->overlap_param ? bucket_gather_bytes(b, s, k, 0, &e) : 0;

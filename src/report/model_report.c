@@ -9,6 +9,15 @@
 
 static double gb(double bytes) { return bytes * 1e-9; }
 
+/* s as a JSON string literal (a name or a path may hold quotes). */
+static void json_str(FILE *out, const char *s) {
+    sc__buf b;
+    sc__buf_init(&b);
+    sc__buf_json_cstr(&b, s);
+    if (!b.oom) fwrite(b.data, 1, b.len, out);
+    sc__buf_free(&b);
+}
+
 /* Megatron's names of the selectively recomputed modules, comma-separated. */
 static const char *recompute_mods(uint8_t bits, char *buf, size_t n) {
     static const char *const names[] = {"core_attn", "mla_up_proj", "mlp"};
@@ -34,18 +43,21 @@ static void config_json_extra(const sc__tf_config *c, FILE *out) {
 }
 
 static void config_json(const sc__tf_config *c, FILE *out) {
+    fputs("\"config\":{\"name\":", out);
+    json_str(out, c->name);
+    fputc(',', out);
     fprintf(out,
-            "\"config\":{\"name\":\"%s\",\"layers\":%u,\"hidden\":%u,\"ffn\":%u,\"heads\":%u,\"kv_heads\":%u,\"vocab\":%u,"
-            "\"seq\":%u,\"dtype\":\"%s\",\"experts\":%u,\"topk\":%u,\"dense_layers\":%u,\"window\":%u,\"window_skip\":%u,\"gated\":%s,\"rope\":%s,\"attention\":\"%s\",\"tp\":%u,\"sp\":%s,"
+            "\"layers\":%u,\"hidden\":%u,\"ffn\":%u,\"heads\":%u,\"kv_heads\":%u,\"vocab\":%u,"
+            "\"seq\":%u,\"dtype\":\"%s\",\"experts\":%u,\"topk\":%u,\"head_dim\":%u,\"moe_ffn\":%u,\"shared_ffn\":%u,\"etp\":%u,\"tied\":%s,\"dense_layers\":%u,\"window\":%u,\"window_skip\":%u,\"gated\":%s,\"rope\":%s,\"attention\":\"%s\",\"tp\":%u,\"sp\":%s,"
             "\"pp\":%u,\"pp_first_layers\":%u,\"pp_last_layers\":%u,\"pp_embedding\":%s,\"vp\":%u,\"dp\":%u,\"cp\":%u,\"ep\":%u,\"fsdp\":%s,\"distributed_optimizer\":%s,\"mbs\":%u,\"gbs\":%u,"
             "\"micro_batches\":%u,\"recompute\":\"%s\",\"overlap_grad_reduce\":%s,\"overlap_param_gather\":%s,"
-            "\"tp_comm_overlap\":%s,\"gpu\":\"%s\",\"gpus\":%u,\"gpus_per_node\":%u,\"host_us\":%.3f",
-            c->name, c->layers, c->hidden, c->ffn, c->heads, c->kv_heads, c->vocab, c->seq, sc__dtype_name(c->dtype),
-            c->experts, c->topk, c->dense_layers, c->window, c->window_skip, c->gated ? "true" : "false", c->rope ? "true" : "false", c->attention ? "unfused" : "flash", c->tp,
+            "\"tp_comm_overlap\":%s,\"gpu\":\"%s\",\"gpus\":%u,\"gpus_per_node\":%u,\"net_gbps\":%.3f,\"host_us\":%.3f",
+            c->layers, c->hidden, c->ffn, c->heads, c->kv_heads, c->vocab, c->seq, sc__dtype_name(c->dtype),
+            c->experts, c->topk, c->head_dim ? c->head_dim : c->hidden / c->heads, c->moe_ffn, c->shared_ffn, c->etp, c->tied ? "true" : "false", c->dense_layers, c->window, c->window_skip, c->gated ? "true" : "false", c->rope ? "true" : "false", c->attention ? "unfused" : "flash", c->tp,
             c->sp ? "true" : "false", c->pp, sc__tf_stage_layers(c, 0), sc__tf_stage_layers(c, c->pp - 1), c->pp_embedding ? "true" : "false", c->vp, c->dp, c->cp, c->ep, c->fsdp ? "true" : "false",
             c->dist_opt ? "true" : "false", c->mbs, c->gbs, sc__tf_micro(c), sc__tf_recompute_name(c->recompute),
             c->overlap_grad ? "true" : "false", c->overlap_param ? "true" : "false", c->tp_overlap ? "true" : "false",
-            c->gpu, sc__tf_gpus(c), c->gpus_per_node, c->host_us);
+            c->gpu, sc__tf_gpus(c), c->gpus_per_node, c->net_gbps, c->host_us);
     /* only when set, so that the JSON of a model without adapters is unchanged */
     if (c->lora_rank) fprintf(out, ",\"lora_rank\":%u", c->lora_rank);
     config_json_extra(c, out);
@@ -96,19 +108,22 @@ static void write_json(const sc_model *m, FILE *out) {
             m->roof.gemm_from, m->roof.attn_from, m->roof.hbm_from, m->calib.host ? "calibrated" : "default",
             m->calib.gap ? "calibrated" : "default", m->calib.nsamples ? "calibrated" : "profile");
     const sc__model_calib *cal = &m->calib;
-    if (cal->host)
+    if (cal->host) {
+        fputs("\"calibration\":{\"traces\":", out);
+        json_str(out, cal->trace);
         fprintf(out,
-                "\"calibration\":{\"traces\":\"%s\",\"ranks\":%zu,\"traced_step_s\":%.6f,\"traced_gpu_busy_s\":%.6f,"
+                ",\"ranks\":%zu,\"traced_step_s\":%.6f,\"traced_gpu_busy_s\":%.6f,"
                 "\"traced_host_s\":%.6f,\"traced_launches\":%llu,\"traced_layers\":%u,\"modelled_launches\":%llu,"
                 "\"launches_per_kernel\":%.4f,\"host_per_traced_launch_us\":%.3f,\"launch_call_us\":%.3f,"
                 "\"host_per_launch_us\":%.3f,\"gemm_efficiency\":%.4f,\"gemm_ops\":%llu,\"hbm_efficiency\":%.4f,"
                 "\"memory_ops\":%llu,\"dispatch_gap_us\":%.3f,\"launch_latency_us\":%.3f,\"collectives_fitted\":%zu},",
-                cal->trace, cal->ranks, cal->traced_step_ms * 1e-3, cal->traced_gpu_ms * 1e-3, cal->traced_host_ms * 1e-3,
+                cal->ranks, cal->traced_step_ms * 1e-3, cal->traced_gpu_ms * 1e-3, cal->traced_host_ms * 1e-3,
                 (unsigned long long)cal->traced_launches, cal->traced_layers, (unsigned long long)cal->modelled_launches,
                 cal->launches_per_kernel, cal->host_per_traced_us, cal->launch_api_us, cal->host_us,
                 m->roof.gemm_eff[SC__DT_BF16], (unsigned long long)cal->gemm_ops, m->roof.hbm_eff,
                 (unsigned long long)cal->mem_ops, (double)cal->dispatch_gap_ns * 1e-3, (double)cal->launch_latency_ns * 1e-3,
                 cal->nsamples);
+    }
     fprintf(out, "\"gpu_busy_s\":%.6f,", s->gpu_busy_s);
     fputs("\"stages\":[", out);
     const sc_replay *r = m->r;
@@ -233,8 +248,10 @@ sc_status sc_model_sweep_write(const sc_model_sweep *s, FILE *out, int json, sc_
         fprintf(out, "{\"tried\":%zu,\"invalid\":%zu,\"not_fitting\":%zu,\"rows\":[", s->tried, s->invalid, s->not_fitting);
         for (size_t i = 0; i < s->nrows; i++) {
             const sweep_row *r = &s->rows[i];
-            fprintf(out, "%s{\"config\":\"%s\",\"step_s\":%.6f,\"tokens_per_s_per_gpu\":%.1f,\"mfu\":%.4f,\"bubble\":%.4f,\"memory_gb\":%.2f}",
-                    i ? "," : "", r->desc, (double)r->sum.step_ns * 1e-9, r->sum.tokens_per_s_per_gpu, r->sum.mfu,
+            fprintf(out, "%s{\"config\":", i ? "," : "");
+            json_str(out, r->desc);
+            fprintf(out, ",\"step_s\":%.6f,\"tokens_per_s_per_gpu\":%.1f,\"mfu\":%.4f,\"bubble\":%.4f,\"memory_gb\":%.2f}",
+                    (double)r->sum.step_ns * 1e-9, r->sum.tokens_per_s_per_gpu, r->sum.mfu,
                     r->sum.bubble, r->sum.memory_gb);
         }
         fprintf(out, "]}\n");
