@@ -15,6 +15,7 @@
 #include "models/shape_edit.h"
 #include "pipeline/replay.h"
 
+#include <ctype.h>
 #include <math.h>
 
 static void test_classify(void **state) {
@@ -50,6 +51,44 @@ static void test_classify(void **state) {
                      SC__KC_COLLECTIVE);
     assert_int_equal(sc__kcost_classify("triton__0d1d2d3de", NULL, SC_T_KERNEL), SC__KC_ELEMENTWISE);
     assert_int_equal(sc__kcost_classify("mystery_kernel", NULL, SC_T_KERNEL), SC__KC_OTHER);
+}
+
+/* Kernel names are matched folded to lower case, and a name too long for
+ * the fold's buffer (2 KiB) key by key: either way, in any case, to the
+ * same class (NCCL's own names are told case-sensitively, by trace.c). */
+static void test_classify_case_and_length(void **state) {
+    (void)state;
+    static const struct {
+        const char *kernel, *op;
+        uint8_t kind, cls;
+    } cases[] = {
+        {"ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_stages_32x5_tn", "aten::mm", SC_T_KERNEL, SC__KC_GEMM},
+        {"fmha_cutlassF_f16_aligned_64x64_rf_sm80", "aten::_scaled_dot_product_efficient_attention", SC_T_KERNEL,
+         SC__KC_ATTENTION},
+        {"flash_bwd_dot_do_o_kernel<Flash_bwd_kernel_traits>", "FlashAttnFuncBackward", SC_T_KERNEL,
+         SC__KC_ELEMENTWISE},
+        {"void cuApplyLayerNorm<c10::Half, float, c10::Half>(...)", NULL, SC_T_KERNEL, SC__KC_NORM},
+        {"void splitKreduce_kernel<32, 16, int, float>", "aten::mm", SC_T_KERNEL, SC__KC_REDUCTION},
+        {"rcclGenericKernel<1, float>", NULL, SC_T_KERNEL, SC__KC_COLLECTIVE},
+        {"triton__0d1d2d3de", NULL, SC_T_KERNEL, SC__KC_ELEMENTWISE},
+        {"mystery_kernel", "aten::softmax", SC_T_KERNEL, SC__KC_SOFTMAX},
+        {"mystery_kernel", NULL, SC_T_KERNEL, SC__KC_OTHER},
+    };
+    enum { PAD = 2100 };
+    static char buf[PAD + 128];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *k = cases[i].kernel;
+        size_t n = strlen(k);
+        assert_true(n < 128);
+        assert_int_equal(sc__kcost_classify(k, cases[i].op, cases[i].kind), cases[i].cls);
+        for (size_t j = 0; j <= n; j++) buf[j] = (char)toupper((unsigned char)k[j]);
+        assert_int_equal(sc__kcost_classify(buf, cases[i].op, cases[i].kind), cases[i].cls);
+        memset(buf, '.', PAD);
+        memcpy(buf + PAD, k, n + 1);
+        assert_int_equal(sc__kcost_classify(buf, cases[i].op, cases[i].kind), cases[i].cls);
+        for (size_t j = PAD; j < PAD + n; j++) buf[j] = (char)toupper((unsigned char)buf[j]);
+        assert_int_equal(sc__kcost_classify(buf, cases[i].op, cases[i].kind), cases[i].cls);
+    }
 }
 
 static sc__kshape parse(uint8_t cls, const char *op, const char *dims, const char *types) {
@@ -470,6 +509,7 @@ static void test_korthikanti_layer(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_classify_case_and_length),
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_no_trace),
         cmocka_unit_test(test_one_vocabulary),

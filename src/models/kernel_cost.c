@@ -12,6 +12,7 @@
  */
 #include "kernel_cost.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -19,10 +20,16 @@
 
 /* Case-insensitive substring test. */
 static bool has(const char *s, const char *key) { return sc__contains_ci(s, key); }
+/* The same on a name already folded to lower case (the keys are lower
+ * case): strstr, much faster than a fold per byte and key on the long
+ * template names of kernels. */
+static bool has_folded(const char *s, const char *key) { return strstr(s, key) != NULL; }
 
-static bool has_any(const char *s, const char *const *keys) {
+typedef bool (*matcher)(const char *s, const char *key);
+
+static bool has_any(const char *s, const char *const *keys, matcher match) {
     for (; *keys; keys++)
-        if (has(s, *keys)) return true;
+        if (match(s, *keys)) return true;
     return false;
 }
 
@@ -38,15 +45,15 @@ static const char *const k_reduce[] = {"reduce_kernel", "splitkreduce", "reducti
 static const char *const k_copy[] = {"copy", "memcpy", "gather", "scatter", "index", "cat_", "catarray", NULL};
 static const char *const k_elem[] = {"elementwise", "triton", "fill", "pointwise", NULL};
 
-static sc__kclass from_kernel(const char *k) {
-    if (has_any(k, k_attn)) return SC__KC_ATTENTION;
-    if (has_any(k, k_gemm)) return SC__KC_GEMM;
-    if (has(k, "softmax")) return SC__KC_SOFTMAX;
-    if (has_any(k, k_norm)) return SC__KC_NORM;
-    if (has_any(k, k_optim)) return SC__KC_OPTIMIZER;
-    if (has_any(k, k_reduce)) return SC__KC_REDUCTION;
-    if (has_any(k, k_copy)) return SC__KC_COPY;
-    if (has_any(k, k_elem)) return SC__KC_ELEMENTWISE;
+static sc__kclass from_kernel(const char *k, matcher match) {
+    if (has_any(k, k_attn, match)) return SC__KC_ATTENTION;
+    if (has_any(k, k_gemm, match)) return SC__KC_GEMM;
+    if (match(k, "softmax")) return SC__KC_SOFTMAX;
+    if (has_any(k, k_norm, match)) return SC__KC_NORM;
+    if (has_any(k, k_optim, match)) return SC__KC_OPTIMIZER;
+    if (has_any(k, k_reduce, match)) return SC__KC_REDUCTION;
+    if (has_any(k, k_copy, match)) return SC__KC_COPY;
+    if (has_any(k, k_elem, match)) return SC__KC_ELEMENTWISE;
     return SC__KC_OTHER;
 }
 
@@ -75,7 +82,7 @@ static sc__kclass from_op(const char *op) {
         has(op, "flash_attention") || has(op, "efficient_attention") || has(op, "cudnn_attention"))
         return SC__KC_ATTENTION;
     if (has(op, "softmax")) return SC__KC_SOFTMAX;
-    if (has_any(op, k_norm)) return SC__KC_NORM;
+    if (has_any(op, k_norm, has)) return SC__KC_NORM;
     if (has(op, "optimizer") || has(op, "_foreach_") || has(op, "adam") || has(op, "sgd")) return SC__KC_OPTIMIZER;
     if (op_is(op, o_reduce)) return SC__KC_REDUCTION;
     if (op_is(op, o_copy)) return SC__KC_COPY;
@@ -83,21 +90,47 @@ static sc__kclass from_op(const char *op) {
     return SC__KC_OTHER;
 }
 
-sc__kclass sc__kcost_classify(const char *kernel, const char *op, uint8_t task_kind) {
-    if (sc__task_is_comm(task_kind) || sc__is_nccl_kernel_name(kernel ? kernel : "") || has(kernel, "rccl"))
-        return SC__KC_COLLECTIVE;
+/* sc__kcost_name_facts's bits above the class's four */
+#define NAME_COLLECTIVE 0x10u  /* an NCCL or RCCL kernel */
+#define NAME_ATTN_HELPER 0x20u /* fused attention's o . dO or dQ conversion */
+_Static_assert(SC__KC_COUNT <= 16, "a class fits the name facts' low four bits");
+
+uint8_t sc__kcost_name_facts(const char *kernel) {
+    char folded[2048];
+    size_t n = kernel ? strlen(kernel) : 0;
+    const char *k = kernel;
+    matcher match = has;
+    if (kernel && n < sizeof folded) { /* a longer one folds per key */
+        for (size_t i = 0; i <= n; i++) folded[i] = (char)tolower((unsigned char)kernel[i]);
+        k = folded;
+        match = has_folded;
+    }
+    unsigned f = (unsigned)from_kernel(k, match);
+    if (sc__is_nccl_kernel_name(kernel ? kernel : "") || match(k, "rccl")) f |= NAME_COLLECTIVE;
+    if (match(k, "dot_do_o") || match(k, "convert_dq")) f |= NAME_ATTN_HELPER;
+    return (uint8_t)f;
+}
+
+sc__kclass sc__kcost_op_class(const char *op) { return from_op(op); }
+
+sc__kclass sc__kcost_classify_facts(uint8_t name_facts, sc__kclass o, uint8_t task_kind) {
+    if (sc__task_is_comm(task_kind) || (name_facts & NAME_COLLECTIVE)) return SC__KC_COLLECTIVE;
     if (task_kind == SC_T_MEMSET) return SC__KC_MEMSET;
     if (task_kind == SC_T_MEMCPY) return SC__KC_COPY;
-    sc__kclass k = from_kernel(kernel), o = from_op(op);
+    sc__kclass k = (sc__kclass)(name_facts & 0x0fu);
     /* fused attention's backward helpers (o . dO, dQ's conversion) only
      * stream a tensor: they are not its FLOPs */
-    if ((k == SC__KC_ATTENTION || o == SC__KC_ATTENTION) && (has(kernel, "dot_do_o") || has(kernel, "convert_dq")))
+    if ((k == SC__KC_ATTENTION || o == SC__KC_ATTENTION) && (name_facts & NAME_ATTN_HELPER))
         return SC__KC_ELEMENTWISE;
     if (k == SC__KC_GEMM || k == SC__KC_ATTENTION) return k == SC__KC_GEMM && o == SC__KC_ATTENTION ? o : k;
     if (o == SC__KC_GEMM || o == SC__KC_ATTENTION)
         return k == SC__KC_ELEMENTWISE || k == SC__KC_REDUCTION || k == SC__KC_COPY ? k : o;
     if (o != SC__KC_OTHER && (k == SC__KC_OTHER || k == SC__KC_ELEMENTWISE)) return o;
     return k != SC__KC_OTHER ? k : o;
+}
+
+sc__kclass sc__kcost_classify(const char *kernel, const char *op, uint8_t task_kind) {
+    return sc__kcost_classify_facts(sc__kcost_name_facts(kernel), from_op(op), task_kind);
 }
 
 /* ------------------------------------------------------------ shapes */

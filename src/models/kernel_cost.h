@@ -67,6 +67,16 @@ typedef struct sc__kshape {
  * SC_T_MEMSET, or a communication kind). */
 sc__kclass sc__kcost_classify(const char *kernel, const char *op, uint8_t task_kind);
 
+/* The same class in two halves, for a caller with many kernels of few
+ * distinct names (kernel_shapes.c, by trace string id): what a kernel's
+ * name says (its class as a name and two flags, below 0x40) and the class
+ * its operator's name gives, each worked out once per distinct name, then
+ * joined with the task kind: sc__kcost_classify(k, op, kind) ==
+ * sc__kcost_classify_facts(sc__kcost_name_facts(k), sc__kcost_op_class(op), kind). */
+uint8_t sc__kcost_name_facts(const char *kernel);
+sc__kclass sc__kcost_op_class(const char *op);
+sc__kclass sc__kcost_classify_facts(uint8_t name_facts, sc__kclass op_class, uint8_t task_kind);
+
 /* Reads an operator's "Input Dims" and "Input type" JSON text (either may
  * be NULL) into out, whose cls the caller has set: the form follows from
  * the operator's name and the class. False (out->form SC__KF_NONE) when

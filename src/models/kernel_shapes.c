@@ -12,6 +12,11 @@
  * them. The records feed `stepcast kernels` and the shape edits of
  * `predict`, which read them by the GPU event's index (a graph task's
  * `event`).
+ *
+ * Classes come from names (long C++ template names, matched without case
+ * against some fifty keys): a trace's kernels share a few hundred distinct
+ * names, so what each kernel name and operator name says is worked out
+ * once per interned string and kept by its id (name_memo).
  */
 #include "kernel_cost.h"
 
@@ -84,12 +89,38 @@ static uint8_t task_kind(const sc__event *e) {
     return e->kind == SC_K_MEMCPY ? SC_T_MEMCPY : e->kind == SC_K_MEMSET ? SC_T_MEMSET : SC_T_KERNEL;
 }
 
-static void shape_record(const sc_trace *t, const sc__event *e, sc__krec *r) {
+/* What each trace string says as a kernel name and as an operator name
+ * (kernel_cost.h's two halves of a class), by string id: 1 + the value,
+ * 0 while not yet asked. */
+typedef struct name_memo {
+    uint8_t *kernel, *op;
+    uint32_t n;
+} name_memo;
+
+static bool memo_init(name_memo *m, const sc_trace *t) {
+    m->n = t->strings.count;
+    m->kernel = calloc(2 * (size_t)m->n + 2, 1);
+    m->op = m->kernel ? m->kernel + m->n + 1 : NULL;
+    return m->kernel != NULL;
+}
+
+/* What string `id` says as a kernel name (sc__kcost_name_facts) or, with
+ * as_op, as an operator name (sc__kcost_op_class). */
+static uint8_t memo_get(name_memo *m, const sc_trace *t, uint32_t id, bool as_op) {
+    uint8_t *slot = id < m->n ? &(as_op ? m->op : m->kernel)[id] : NULL;
+    if (slot && *slot) return (uint8_t)(*slot - 1);
+    const char *s = sc__trace_str(t, id);
+    uint8_t v = as_op ? (uint8_t)sc__kcost_op_class(s) : sc__kcost_name_facts(s);
+    if (slot) *slot = (uint8_t)(v + 1);
+    return v;
+}
+
+static void shape_record(const sc_trace *t, name_memo *memo, const sc__event *e, sc__krec *r) {
     const sc__event *ev = sc__trace_events(t);
     const sc__event *op = r->op_event != SC__NONE ? &ev[r->op_event] : NULL;
-    const char *op_name = op ? sc__trace_str(t, op->name) : NULL;
     uint8_t kind = task_kind(e);
-    r->shape.cls = (uint8_t)sc__kcost_classify(sc__trace_str(t, e->name), op_name, kind);
+    sc__kclass op_class = op ? (sc__kclass)memo_get(memo, t, op->name, true) : sc__kcost_op_class(NULL);
+    r->shape.cls = (uint8_t)sc__kcost_classify_facts(memo_get(memo, t, e->name, false), op_class, kind);
     if (kind == SC_T_MEMCPY || kind == SC_T_MEMSET) {
         /* a copy or fill moves what its event says, whatever its operator */
         const sc__event_ext *x = sc__trace_ext(t, e);
@@ -103,7 +134,7 @@ static void shape_record(const sc_trace *t, const sc__event *e, sc__krec *r) {
     if (!sh) return;
     const char *dims = sh->dims != SC__NONE ? sc__trace_str(t, sh->dims) : NULL;
     const char *types = sh->types != SC__NONE ? sc__trace_str(t, sh->types) : NULL;
-    sc__kshape_parse(op_name, dims, types, &r->shape);
+    sc__kshape_parse(sc__trace_str(t, op->name), dims, types, &r->shape);
 }
 
 bool sc__krecs_collect(const sc_trace *t, sc__krecs *out) {
@@ -114,8 +145,10 @@ bool sc__krecs_collect(const sc_trace *t, sc__krecs *out) {
         if ((ev[i].flags & SC_EF_GPU) && ev[i].ph == 'X') ngpu++;
     sc__idmap corr;
     if (!sc__idmap_init(&corr, ngpu + 16)) return false;
+    name_memo memo;
     out->recs = sc__alloc_array(ngpu ? ngpu : 1, sizeof *out->recs);
-    if (!out->recs || !link_launches(t, &corr)) {
+    if (!memo_init(&memo, t) || !out->recs || !link_launches(t, &corr)) {
+        free(memo.kernel);
         sc__idmap_free(&corr);
         sc__krecs_free(out);
         return false;
@@ -127,8 +160,9 @@ bool sc__krecs_collect(const sc_trace *t, sc__krecs *out) {
         memset(r, 0, sizeof *r);
         r->event = (uint32_t)i;
         r->op_event = e->correlation >= 0 ? sc__idmap_get(&corr, e->correlation) : SC__NONE;
-        shape_record(t, e, r);
+        shape_record(t, &memo, e, r);
     }
+    free(memo.kernel);
     sc__idmap_free(&corr);
     return true;
 }

@@ -172,20 +172,9 @@ static void segments(const sc__graph *g, const sc__structure *s, const span *sp,
 }
 
 /* A segment and layer as its place in the iteration's order: HEAD, PRE,
- * the forward layers up, FMID, BMID, the backward layers down, POST, TAIL. */
-static uint32_t place_of(uint8_t seg, uint32_t layer, uint32_t L) {
-    uint32_t k = layer < L ? layer : 0;
-    switch (seg) {
-    case SC__SEG_HEAD: return 0;
-    case SC__SEG_PRE: return 1;
-    case SC__SEG_FWD: return 2 + k;
-    case SC__SEG_FMID: return 2 + L;
-    case SC__SEG_BMID: return 3 + L;
-    case SC__SEG_BWD: return 4 + L + (L - 1 - k);
-    case SC__SEG_POST: return 4 + 2 * L;
-    default: return 5 + 2 * L;
-    }
-}
+ * the forward layers up, FMID, BMID, the backward layers down, POST, TAIL
+ * (unplace is its inverse). */
+static uint32_t place_of(uint8_t seg, uint32_t layer, uint32_t L) { return sc__pp_seg_key(seg, layer, L, true); }
 
 static void unplace(uint32_t p, uint32_t L, uint8_t *seg, uint32_t *layer) {
     static const uint8_t fixed[] = {SC__SEG_HEAD, SC__SEG_PRE};

@@ -34,19 +34,22 @@ typedef struct pw {
     uint32_t pp_name_send, pp_name_recv, pp_comm;
 } pw;
 
-static uint32_t key_of(const pw *w, uint8_t seg, uint32_t layer) {
-    uint32_t L = w->L, k = layer < L ? layer : 0;
+uint32_t sc__pp_seg_key(uint8_t seg, uint32_t layer, uint32_t L, bool bwd_down) {
+    uint32_t k = layer < L ? layer : 0;
     switch (seg) {
     case SC__SEG_HEAD: return 0;
     case SC__SEG_PRE: return 1;
     case SC__SEG_FWD: return 2 + k;
     case SC__SEG_FMID: return 2 + L;
     case SC__SEG_BMID: return 3 + L;
-    case SC__SEG_BWD: return 4 + L + k;
+    case SC__SEG_BWD: return 4 + L + (bwd_down ? L - 1 - k : k);
     case SC__SEG_POST: return 4 + 2 * L;
     default: return 5 + 2 * L;
     }
 }
+
+/* A task's bucket: backward layers by layer, as the schedule's units ask. */
+static uint32_t key_of(const pw *w, uint8_t seg, uint32_t layer) { return sc__pp_seg_key(seg, layer, w->L, false); }
 
 static uint32_t rank_of(const sc__graph *g, uint32_t t) {
     return sc__graph_procs(g)[sc__graph_tasks(g)[t].proc].rank;

@@ -43,6 +43,13 @@ typedef enum sc__pp_seg {
     SC__SEG_COUNT
 } sc__pp_seg;
 
+/* A segment and layer as one index in [0, 6 + 2L): HEAD, PRE, the forward
+ * layers up, FMID, BMID, the backward layers, POST, TAIL; a layer outside
+ * [0, L) counts as 0. The backward layers count up (by layer: the
+ * rewrite's buckets) or, with bwd_down, down from L - 1 (the iteration's
+ * order, in which the last layer's backward runs first). */
+uint32_t sc__pp_seg_key(uint8_t seg, uint32_t layer, uint32_t L, bool bwd_down);
+
 typedef struct sc__pp_spec {
     const uint8_t *seg;     /* per task: sc__pp_seg */
     const uint32_t *layer;  /* per task: its layer for FWD / BWD */
