@@ -40,23 +40,18 @@ static double optimizer_op(const sc__tf_config *c, double params, const char *na
     return b;
 }
 
-static double layer_op(const sc__tf_config *c, sc__tf_phase ph, const char *name) {
+/* The bytes of op `name` among a phase's ops of one layer or the head. */
+typedef bool (*phase_ops)(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out);
+static double phase_op(phase_ops ops, const sc__tf_config *c, sc__tf_phase ph, const char *name) {
     sc__vec v;
     sc__vec_init(&v, sizeof(sc__tf_op));
-    assert_true(sc__tf_layer_ops(c, ph, &v));
+    assert_true(ops(c, ph, &v));
     double b = op_bytes(&v, name);
     sc__vec_free(&v);
     return b;
 }
-
-static double head_op(const sc__tf_config *c, sc__tf_phase ph, const char *name) {
-    sc__vec v;
-    sc__vec_init(&v, sizeof(sc__tf_op));
-    assert_true(sc__tf_head_ops(c, ph, &v));
-    double b = op_bytes(&v, name);
-    sc__vec_free(&v);
-    return b;
-}
+#define layer_op(c, ph, name) phase_op(sc__tf_layer_ops, c, ph, name)
+#define head_op(c, ph, name) phase_op(sc__tf_head_ops, c, ph, name)
 
 /* The summed message sizes of the collectives named `name` in the graph
  * of kv's model, and how many there are. */
