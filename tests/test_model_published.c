@@ -25,7 +25,7 @@ typedef struct row {
     const char *name;
     double measured_s;
     double bar;
-    const char *kv[44];
+    const char *kv[48];
 } row;
 
 /* Prints and checks a table; returns the sum of |error| and counts rows. */
@@ -100,6 +100,28 @@ static const row mcore_rows[] = {
 };
 
 #define FP8 H100, "dtype", "fp8"
+/* Every Megatron-Bridge performance recipe of these rows reduces the
+ * gradients in bf16 and fuses the loss with TransformerEngine's kernels:
+ * each model's perf config sets cfg.ddp.grad_reduce_in_fp32 (and
+ * cfg.mixed_precision's) False (scripts/performance/configs/llama/
+ * llama3_llm_pretrain.py set_llama3_common_configs, llama31_llm_pretrain.py,
+ * llama3_llm_finetune.py set_llama3_common_peft_configs, qwen/
+ * qwen3_llm_pretrain.py, gpt_oss/gpt_oss_llm_pretrain.py, deepseek/
+ * deepseek_llm_pretrain.py, nemotronh/nemotron_3_nano_llm_pretrain.py;
+ * the older configs/llama3/ layout the same), and the common overrides
+ * every recipe passes through set cross_entropy_fusion_impl "te"
+ * (utils/helpers.py set_common_perf_overrides, later utils/overrides.py
+ * _set_common_perf_overrides) on the providers' cross_entropy_loss_fusion
+ * True (src/megatron/bridge/models/gpt_provider.py). */
+#define BRIDGE_RECIPE "grad-reduce-in-fp32", "false", "cross-entropy-fusion", "te"
+#define BF8 FP8, BRIDGE_RECIPE
+/* NeMo 24.07 (NeMo 1, the Framework Launcher's training configs): the
+ * stored launcher config (conf/training/gpt3/175b.yaml) states neither the
+ * gradient reduction's dtype (distributed_fused_adam without
+ * grad_sync_dtype) nor a cross-entropy fusion: the model's defaults, fp32
+ * gradients and the unfused loss, as for the Megatron-core rows (Megatron-LM
+ * forces fp32 reduction for bf16; its --cross-entropy-loss-fusion is off by
+ * default). */
 static const row nemo_rows[] = {
     {"NeMo GPT3-5B", 2.8, 15, {FP8, "preset", "gpt3-5b", "tp", "1", "dp", "64", "mbs", "4", "gbs", "2048", NULL}},
     {"NeMo GPT3-20B", 1.4, 15, {FP8, "preset", "gpt3-20b", "tp", "2", "dp", "32", "mbs", "2", "gbs", "256", NULL}},
@@ -118,12 +140,12 @@ static const row nemo_rows[] = {
 /* Megatron-Bridge: 405B with the embedding and loss counted as pipeline
  * layers (its recipe's account_for_*_in_pipeline_split), 126 layers on
  * PP 8 x VP 8; 70B 80 layers on PP 8 x VP 5; 8B with FSDP over all 8. */
-#define B405(gbs) {FP8, "preset", "llama3-405b", "tp", "8", "pp", "8", "vp", "8", "cp", "2", "dp", "8", "mbs", "1", "gbs", gbs, "pp-embedding", "true", NULL}
-#define B70(gbs) {FP8, "preset", "llama3-70b", "tp", "4", "pp", "8", "vp", "5", "dp", "2", "mbs", "1", "gbs", gbs, NULL}
-#define B8 {FP8, "preset", "llama3-8b", "tp", "1", "sp", "false", "dp", "8", "fsdp", "true", "mbs", "1", "gbs", "128", NULL}
+#define B405(gbs) {BF8, "preset", "llama3-405b", "tp", "8", "pp", "8", "vp", "8", "cp", "2", "dp", "8", "mbs", "1", "gbs", gbs, "pp-embedding", "true", NULL}
+#define B70(gbs) {BF8, "preset", "llama3-70b", "tp", "4", "pp", "8", "vp", "5", "dp", "2", "mbs", "1", "gbs", gbs, NULL}
+#define B8 {BF8, "preset", "llama3-8b", "tp", "1", "sp", "false", "dp", "8", "fsdp", "true", "mbs", "1", "gbs", "128", NULL}
 static const row bridge_rows[] = {
     {"Bridge 26.06 405B", 37.693, 15, B405("1536")},
-    {"Bridge 26.06 SFT 70B", 2.501, 15, {FP8, "preset", "llama3-70b", "seq", "4096", "tp", "4", "pp", "4", "vp", "5", "dp", "2", "mbs", "1", "gbs", "32", NULL}},
+    {"Bridge 26.06 SFT 70B", 2.501, 15, {BF8, "preset", "llama3-70b", "seq", "4096", "tp", "4", "pp", "4", "vp", "5", "dp", "2", "mbs", "1", "gbs", "32", NULL}},
     {"Bridge 26.04.01 70B", 19.692, 15, B70("256")},
     {"Bridge 26.04.01 405B", 37.463, 15, B405("1536")},
     {"Bridge 26.04 70B", 20.066, 15, B70("256")},
@@ -148,16 +170,16 @@ static const row bridge_rows[] = {
  * rows are not in the 8% mean of the dense rows: their bars are each row's
  * error today (rounded up) plus 2 points, so a change that makes one worse
  * fails; README ("Every published row") lists them and what they miss. */
-#define Q30(pp, vp, dp, ep, mbs, gbs) {FP8, "preset", "qwen3-30b-a3b", "tp", "1", "pp", pp, "vp", vp, "dp", dp, "ep", ep, "mbs", mbs, "gbs", gbs, NULL}
-#define Q235(gbs) {FP8, "preset", "qwen3-235b-a22b", "tp", "2", "etp", "1", "pp", "8", "vp", "4", "pp-embedding", "true", "dp", "16", "ep", "32", "mbs", "1", "gbs", gbs, NULL}
+#define Q30(pp, vp, dp, ep, mbs, gbs) {BF8, "preset", "qwen3-30b-a3b", "tp", "1", "pp", pp, "vp", vp, "dp", dp, "ep", ep, "mbs", mbs, "gbs", gbs, NULL}
+#define Q235(gbs) {BF8, "preset", "qwen3-235b-a22b", "tp", "2", "etp", "1", "pp", "8", "vp", "4", "pp-embedding", "true", "dp", "16", "ep", "32", "mbs", "1", "gbs", gbs, NULL}
 static const row moe_rows[] = {
     {"Bridge 26.06 Qwen3-30B", 29.701, 15, Q30("1", "1", "16", "16", "1", "1024")},
     {"Bridge 26.04.01 Qwen3-30B", 29.257, 15, Q30("1", "1", "16", "16", "1", "1024")},
     {"Bridge 26.04 Qwen3-30B", 29.451, 15, Q30("1", "1", "16", "16", "1", "1024")},
-    {"Bridge 26.02.01 Qwen3-30B", 28.941, 39, Q30("2", "12", "8", "8", "1", "1024")},
-    {"Bridge 26.02 Qwen3-30B", 51.27, 67, Q30("2", "12", "8", "8", "1", "1024")},
-    {"Bridge 25.11 Qwen3-30B", 24.848, 66, Q30("2", "24", "8", "8", "2", "512")},
-    {"Bridge 25.09 Qwen3-30B drop", 12.49, 30, Q30("2", "24", "8", "8", "2", "512")},
+    {"Bridge 26.02.01 Qwen3-30B", 28.941, 43, Q30("2", "12", "8", "8", "1", "1024")},
+    {"Bridge 26.02 Qwen3-30B", 51.27, 69, Q30("2", "12", "8", "8", "1", "1024")},
+    {"Bridge 25.11 Qwen3-30B", 24.848, 68, Q30("2", "24", "8", "8", "2", "512")},
+    {"Bridge 25.09 Qwen3-30B drop", 12.49, 34, Q30("2", "24", "8", "8", "2", "512")},
     {"Bridge 26.04.01 Qwen3-235B", 76.561, 19, Q235("8192")},
     {"Bridge 26.04 Qwen3-235B", 77.741, 15, Q235("8192")},
     {"Bridge 26.02.01 Qwen3-235B", 81.361, 15, Q235("8192")},
@@ -174,16 +196,17 @@ static const row moe_rows[] = {
  * overlapped gradient reduce and parameter gather; V1 (25.11) GBS 512 mbs
  * 4, V2 GBS 1280). Not modelled: its recompute of the norms and the expert
  * activation (recompute_modules layernorm, moe_act: memory-bound kernels
- * run again, about 1% of a layer), bf16 gradient reduction
- * (grad_reduce_in_fp32 false: our reduce-scatter moves fp32). All rows miss low (README "Every published row" says
+ * run again, about 1% of a layer), the precision-aware optimizer its bf16
+ * recipe turns on (reads the 16-bit gradient shard without the fp32 copy
+ * counted here). All rows miss low (README "Every published row" says
  * what is thought missing); each is held at its error rounded up + 2. */
-#define OSS(mbs, gbs) {H100, "dtype", "bf16", "preset", "gpt-oss-120b", "tp", "1", "pp", "4", "ep", "8", "etp", "1", "dp", "16", "mbs", mbs, "gbs", gbs, NULL}
+#define OSS(mbs, gbs) {H100, BRIDGE_RECIPE, "dtype", "bf16", "preset", "gpt-oss-120b", "tp", "1", "pp", "4", "ep", "8", "etp", "1", "dp", "16", "mbs", mbs, "gbs", gbs, NULL}
 static const row oss_rows[] = {
-    {"Bridge 26.04.01 GPT-OSS 120B", 14.066, 42, OSS("1", "1280")},
-    {"Bridge 26.04 GPT-OSS 120B", 14.1, 42, OSS("1", "1280")},
-    {"Bridge 26.02.01 GPT-OSS 120B", 13.69, 40, OSS("1", "1280")},
-    {"Bridge 26.02 GPT-OSS 120B", 13.669, 40, OSS("1", "1280")},
-    {"Bridge 25.11 GPT-OSS 120B", 5.82, 33, OSS("4", "512")},
+    {"Bridge 26.04.01 GPT-OSS 120B", 14.066, 47, OSS("1", "1280")},
+    {"Bridge 26.04 GPT-OSS 120B", 14.1, 47, OSS("1", "1280")},
+    {"Bridge 26.02.01 GPT-OSS 120B", 13.69, 46, OSS("1", "1280")},
+    {"Bridge 26.02 GPT-OSS 120B", 13.669, 46, OSS("1", "1280")},
+    {"Bridge 25.11 GPT-OSS 120B", 5.82, 39, OSS("4", "512")},
 };
 
 /* Megatron-Bridge LoRA of Llama3 70B (fp8, 8 GPUs: the H100 FP8_CS
@@ -195,7 +218,7 @@ static const row oss_rows[] = {
  * above; attention within each example would cost less. Held at its error
  * rounded up + 2. */
 static const row lora_rows[] = {
-    {"Bridge 26.06 LoRA 70B", 6.199, 33, {FP8, "preset", "llama3-70b", "seq", "4096", "tp", "2", "pp", "4", "vp", "20", "dp", "1", "mbs", "1", "gbs", "32", "lora-rank", "16", NULL}},
+    {"Bridge 26.06 LoRA 70B", 6.199, 31, {BF8, "preset", "llama3-70b", "seq", "4096", "tp", "2", "pp", "4", "vp", "20", "dp", "1", "mbs", "1", "gbs", "32", "lora-rank", "16", NULL}},
 };
 
 /* Megatron-Bridge DeepSeek-V3 (25.09, 1024 H100s; precision not stated,
@@ -211,13 +234,13 @@ static const row lora_rows[] = {
  * for the other), tp_comm_overlap off (the recipe's default), forced
  * balanced routing (moe_router_force_load_balancing). The dispatcher is
  * DeepEP / HybridEP there; here a plain all-to-all over the 64 GPUs.
- * The row misses (+32.2% today, the four all-to-alls of each MoE layer
+ * The row misses (+31.9% today, the four all-to-alls of each MoE layer
  * about 19 s of the 33 s critical path): its bar is that error rounded up
  * plus 2 points; README ("Every published row") says what is thought to
  * be missing. */
 static const row dsv3_rows[] = {
-    {"Bridge 25.09 DeepSeek-V3", 25.264, 35,
-     {FP8, "preset", "deepseek-v3", "tp", "2", "etp", "1", "pp", "8", "vp", "4", "pp-embedding", "true", "dp", "64", "ep", "64",
+    {"Bridge 25.09 DeepSeek-V3", 25.264, 34,
+     {BF8, "preset", "deepseek-v3", "tp", "2", "etp", "1", "pp", "8", "vp", "4", "pp-embedding", "true", "dp", "64", "ep", "64",
       "mbs", "1", "gbs", "8192", "recompute", "selective", "recompute-modules", "mla_up_proj,mlp", "overlap-grad-reduce", "false",
       "overlap-param-gather", "false", "tp-comm-overlap", "false", NULL}},
 };
@@ -230,19 +253,17 @@ static const row dsv3_rows[] = {
  * recipe (recipes/nemotronh/nemotron_3_nano.py) is silent or not modelled:
  * no recomputation (its recompute_granularity None), its flex (DeepEP)
  * dispatcher as the all-to-all, balanced routing, etp 1, every overlap on
- * (its comm_overlap and ddp settings), the unfused cross-entropy of the
- * other rows (the recipe fuses it), gradients reduced in fp32 (the perf
- * script reduces them in bf16), every layer's GEMMs in fp8 (the provider's
+ * (its comm_overlap and ddp settings), every layer's GEMMs in fp8 (the provider's
  * first_last_layers_bf16 keeps the first and last in bf16). The four rows
  * share one configuration; each is held at its present error rounded up
  * plus 2 points (README, "Every published row", says what is thought
  * missing). */
-#define NANO {FP8, "preset", "nemotron-3-nano", "tp", "1", "pp", "1", "ep", "8", "dp", "16", "mbs", "1", "gbs", "1024", NULL}
+#define NANO {BF8, "preset", "nemotron-3-nano", "tp", "1", "pp", "1", "ep", "8", "dp", "16", "mbs", "1", "gbs", "1024", NULL}
 static const row hybrid_rows[] = {
-    {"Bridge 26.06 Nemotron3 Nano", 35.62, 39, NANO},
-    {"Bridge 26.04.01 Nemotron3 Nano", 36.571, 41, NANO},
-    {"Bridge 26.04 Nemotron3 Nano", 36.14, 40, NANO},
-    {"Bridge 26.02.01 Nemotron3 Nano", 35.211, 39, NANO},
+    {"Bridge 26.06 Nemotron3 Nano", 35.62, 42, NANO},
+    {"Bridge 26.04.01 Nemotron3 Nano", 36.571, 43, NANO},
+    {"Bridge 26.04 Nemotron3 Nano", 36.14, 43, NANO},
+    {"Bridge 26.02.01 Nemotron3 Nano", 35.211, 41, NANO},
 };
 
 static void test_published_every_row(void **state) {
@@ -255,8 +276,10 @@ static void test_published_every_row(void **state) {
     sum += run_rows("H100: Megatron-Bridge (fp8)", bridge_rows, sizeof bridge_rows / sizeof *bridge_rows, &n, &misses);
     size_t nm = 0, mmiss = 0;
     double msum = run_rows("H100: Megatron-Bridge mixture of experts (fp8)", moe_rows, sizeof moe_rows / sizeof *moe_rows, &nm, &mmiss);
-    /* Today 23.7% over 13 rows, 6 over 15%: held there. */
-    assert_true(msum / (double)nm <= 24.0);
+    /* Today 24.3% over 13 rows, 6 over 15% (23.7% before the recipes' bf16
+     * gradients and TransformerEngine cross-entropy: the EP 8 rows, already
+     * predicted fast, got faster): held there. */
+    assert_true(msum / (double)nm <= 25.0);
     assert_true(mmiss <= 6);
     printf("  mixture of experts: mean |error| %.1f%% over %zu rows, %zu over 15%%; all rows: %.1f%% over %zu\n",
            msum / (double)nm, nm, mmiss, (sum + msum) / (double)(n + nm), n + nm);
@@ -269,10 +292,12 @@ static void test_published_every_row(void **state) {
     size_t nh = 0, hmiss = 0;
     double hsum = run_rows("H100: Megatron-Bridge hybrid Mamba-2 / MoE (fp8)", hybrid_rows, sizeof hybrid_rows / sizeof *hybrid_rows, &nh, &hmiss);
     printf("  hybrid: mean |error| %.1f%% over %zu rows, %zu over 15%%\n", hsum / (double)nh, nh, hmiss);
-    /* Today 37.2% over the 4 rows, all under-predicted: held there. */
-    assert_true(hsum / (double)nh <= 38.0);
+    /* Today 39.6% over the 4 rows, all under-predicted (36.5% before the
+     * recipe's bf16 gradients and TransformerEngine cross-entropy were
+     * modelled): held there. */
+    assert_true(hsum / (double)nh <= 40.0);
     printf("  mean |error| %.1f%% over %zu rows, %zu over 15%%\n", sum / (double)n, n, misses);
-    /* The bar is 8%; the 54 rows are at 7.5% today (README). */
+    /* The bar is 8%; the 54 rows are at 7.2% today (README). */
     assert_true(sum / (double)n <= 8.0);
     assert_true(misses <= 3);
 }

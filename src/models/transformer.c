@@ -31,6 +31,7 @@ void sc__tf_defaults(sc__tf_config *c) {
     c->dist_opt = 1;
     snprintf(c->gpu, sizeof c->gpu, "h100");
     c->host_us = 4.0;
+    c->grad_fp32 = 1;
 }
 
 const char *sc__tf_recompute_name(uint8_t r) {
@@ -788,7 +789,7 @@ static double mla_params_split(const sc__tf_config *c, double t) {
  * before each use, its gradients reduce-scattered after its backward. */
 static bool fsdp_scatter_of(const sc__tf_config *c, double params, sc__vec *out) {
     if (!c->fsdp || c->dp * c->cp < 2) return true;
-    return coll(out, "fsdp_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_DP, params * 4, 255);
+    return coll(out, "fsdp_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_DP, params * sc__tf_grad_bytes(c), 255);
 }
 
 static bool fsdp_gather_of(const sc__tf_config *c, double params, sc__vec *out) {
@@ -1064,16 +1065,37 @@ bool sc__tf_embed_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
     return true;
 }
 
-/* Megatron-core's vocab-parallel cross-entropy (tensor_parallel/
- * cross_entropy.py, unfused: --cross-entropy-loss-fusion is off by default)
- * runs in fp32 over the b s x V/t logits, one pass each, bytes an element:
- * forward .float() (read 2, write 4), max (read 4), the max subtracted in
- * place (8), exp (8), its sum (read 4), exp divided by the sum in place for
- * the backward (8): 38; backward the saved softmax times the loss gradient
- * in place (8), then autograd's cast to the 16-bit gradient of the output
- * GEMM (read 4, write 2): 14. The one-hot subtraction touches b s elements. */
-#define CE_FWD_BYTES 38.0
-#define CE_BWD_BYTES 14.0
+/* The loss's bytes an element of the b s x V/t logits, forward and
+ * backward, by implementation (models/common/language_module/
+ * language_module.py, compute_language_model_loss, picks one); the
+ * one-hot work touches b s elements and is not counted.
+ * - none: Megatron-core's vocab-parallel cross-entropy (tensor_parallel/
+ *   cross_entropy.py; --cross-entropy-loss-fusion is off by default) runs
+ *   in fp32, one pass each: forward .float() (read 2, write 4), max (read
+ *   4), the max subtracted in place (8), exp (8), its sum (read 4), exp
+ *   divided by the sum in place for the backward (8): 38; backward the
+ *   saved softmax times the loss gradient in place (8), then autograd's
+ *   cast to the 16-bit gradient of the output GEMM (read 4, write 2): 14.
+ * - native: fusions/fused_cross_entropy.py, the same steps in three
+ *   jit_fuser (torch.compile, core/jit.py) graphs: the cast fused with the
+ *   max (read 2, write 4: 6); the max subtracted, exp and its sum in place
+ *   (read 4, write 4) plus, because that graph also reduces over the
+ *   tensor it mutates, Inductor's fresh copy written back to the input
+ *   (read 4, write 4: the file's own note on in-place semantics, added
+ *   when the later version split the graphs): 16; the division in place
+ *   (8): 30. Backward one graph: the softmax read (4), scaled in place (4)
+ *   and returned as a bf16 gradient (2), plus the copy-back of the
+ *   scattered one-hot update (8): 18.
+ * - te: TransformerEngine's parallel_cross_entropy (pytorch/triton/
+ *   cross_entropy.py): online_softmax_kernel reads the 16-bit logits once
+ *   (2), cross_entropy_kernel reads them again and writes the gradient in
+ *   their place and dtype (4): 6; backward element_mul_kernel scales it in
+ *   place by the per-token loss gradient (read 2, write 2): 4 (Megatron
+ *   passes the unreduced loss, so the skip for a gradient of 1.0 does not
+ *   apply). */
+static const double ce_bytes[3][2] = {{38.0, 14.0}, {30.0, 18.0}, {6.0, 4.0}};
+
+double sc__tf_ce_bytes(const sc__tf_config *c, bool backward) { return ce_bytes[c->ce_fusion < 3 ? c->ce_fusion : 0][backward]; }
 
 bool sc__tf_head_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
     dims d = dims_of(c);
@@ -1085,11 +1107,11 @@ bool sc__tf_head_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
         ok = ok && mem(out, "final_layernorm", d.Tn * d.h * ACT * 2);
         ok = ok && tp_in(c, &d, false, out);
         ok = ok && gemm(out, c, "output_head", d.T, V / d.t, d.h, 1);
-        ok = ok && mem(out, "cross_entropy", d.T * V / d.t * CE_FWD_BYTES);
+        ok = ok && mem(out, "cross_entropy", d.T * V / d.t * sc__tf_ce_bytes(c, false));
         if (c->tp > 1) ok = ok && coll(out, "tp_loss_all_reduce", SC_C_ALL_REDUCE, SC__COMM_TP, d.T * 4 * 3, 0);
     } else if (ph == SC__PH_BWD) {
         ok = ok && (!own || fsdp_gather_of(c, own, out));
-        ok = ok && mem(out, "cross_entropy_bwd", d.T * V / d.t * CE_BWD_BYTES);
+        ok = ok && mem(out, "cross_entropy_bwd", d.T * V / d.t * sc__tf_ce_bytes(c, true));
         ok = ok && gemm(out, c, "output_head_dgrad", d.T, d.h, V / d.t, 1);
         ok = ok && wgrad(out, c, "output_head_wgrad", V / d.t, d.h, d.T, 1);
         ok = ok && tp_in(c, &d, true, out);
@@ -1146,6 +1168,13 @@ bool sc__tf_mtp_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
 }
 
 /* The step's end on this GPU, in Megatron-core's order:
+ * - with 16-bit main grads (grad_reduce_in_fp32 off: distributed/
+ *   distributed_data_parallel.py builds the buffer in the parameters'
+ *   dtype), the optimizer's fp32 copy of its shard's gradients
+ *   (optimizer/distrib_optimizer.py _copy_model_grads_to_main_grads:
+ *   shard_main_param.grad = shard_model_grad.float(), a no-op on an fp32
+ *   buffer; optimizer.py's Float16Optimizer does the same with
+ *   main_grad.float()): read 2, write 4 a parameter;
  * - the gradient norm for clipping (optimizer/clip_grads.py,
  *   clip_grad_norm_fp32: apex's multi_tensor_l2norm reads each fp32 main
  *   gradient of the optimizer's shard once, 4 bytes a parameter; the
@@ -1158,18 +1187,20 @@ bool sc__tf_mtp_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
  *   distributed_data_parallel.py builds the expert buffers over the
  *   expert-data-parallel group, and the optimizer shards each buffer over
  *   its own group);
- * - the zeroing of the fp32 gradient buffer before the next step's first
+ * - the zeroing of the gradient buffer before the next step's first
  *   micro-batch (distributed/param_and_grad_buffer.py: reset() runs
  *   grad_data.zero_() over the whole local buffer, not the shard; with
- *   FSDP the buffer is the shard): 4 bytes written a parameter. On the one
- *   compute stream its place at the step's start or end is the same. */
+ *   FSDP the buffer is the shard): 4 bytes written a parameter, 2 with
+ *   16-bit main grads. On the one compute stream its place at the step's
+ *   start or end is the same. */
 bool sc__tf_optimizer_ops(const sc__tf_config *c, double params, double expert, sc__vec *out) {
     double shard = (c->dist_opt || c->fsdp) ? (double)c->dp * c->cp : 1;
     double buffer = c->fsdp ? params / ((double)c->dp * c->cp) : params;
     double local = params / shard;
     if (expert > 0 && c->dist_opt && !c->fsdp) local = (params - expert) / shard + expert / sc__tf_edp(c);
-    return mem(out, "grad_norm", local * 4) && mem(out, "adam", local * 30) &&
-           mem(out, "zero_grad_buffer", buffer * 4);
+    bool ok = c->grad_fp32 || mem(out, "main_grad_cast", local * (2 + 4));
+    return ok && mem(out, "grad_norm", local * 4) && mem(out, "adam", local * 30) &&
+           mem(out, "zero_grad_buffer", buffer * sc__tf_grad_bytes(c));
 }
 
 /* ------------------------------------------------------------ counts */
@@ -1491,11 +1522,11 @@ void sc__tf_stage_memory(const sc__tf_config *c, uint32_t stage, sc__tf_memory *
     double p = sc__tf_stage_params(c, stage);
     double shard = (double)c->dp * c->cp;
     if (c->lora_rank) {
-        /* the frozen base in 16 bits, beside the adapters; gradients (fp32
-         * main grads) and Adam's state for the adapters only */
+        /* the frozen base in 16 bits, beside the adapters; gradients (main
+         * grads) and Adam's state for the adapters only */
         double a = sc__tf_stage_trainable(c, stage);
         m->weights = (p + a) * 2;
-        m->grads = a * 4;
+        m->grads = a * sc__tf_grad_bytes(c);
         m->optimizer = a * 12 / (c->dist_opt ? shard : 1);
     } else if (c->fsdp) {
         double layer = 0; /* the largest layer: two of them gathered */
@@ -1505,11 +1536,14 @@ void sc__tf_stage_memory(const sc__tf_config *c, uint32_t stage, sc__tf_memory *
             layer = fmax(layer, sc__tf_layer_params(&kc));
         }
         m->weights = p * 2 / shard + layer / c->tp * 2 * 2;
-        m->grads = p * 4 / shard;
+        m->grads = p * sc__tf_grad_bytes(c) / shard;
         m->optimizer = p * 12 / shard;
     } else {
+        /* with 16-bit main grads the optimizer's fp32 copy of its shard
+         * lives only through the step, when no activations are held: not
+         * counted beside them */
         m->weights = p * 2;
-        m->grads = p * 4;
+        m->grads = p * sc__tf_grad_bytes(c);
         m->optimizer = p * 12 / (c->dist_opt ? shard : 1);
         double e = c->dist_opt ? sc__tf_stage_expert_params(c, stage) : 0;
         if (e > 0) m->optimizer = (p - e) * 12 / shard + e * 12 / sc__tf_edp(c);

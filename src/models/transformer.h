@@ -19,6 +19,10 @@
 
 typedef enum sc__recompute { SC__RC_NONE = 0, SC__RC_SELECTIVE, SC__RC_FULL } sc__recompute;
 typedef enum sc__attn_impl { SC__ATTN_FLASH = 0, SC__ATTN_UNFUSED } sc__attn_impl;
+/* The loss over the vocab-parallel logits (Megatron-core's
+ * cross_entropy_loss_fusion off, or on with cross_entropy_fusion_impl
+ * "native" or "te"). */
+typedef enum sc__ce_impl { SC__CE_NONE = 0, SC__CE_NATIVE, SC__CE_TE } sc__ce_impl;
 /* Megatron's --recompute-modules (selective granularity): core_attn, the
  * MLA up projections with their rope (mla_up_proj), the MLP of dense
  * layers (mlp: Megatron-core leaves MoE layers out of it). */
@@ -79,6 +83,10 @@ typedef struct sc__tf_config {
     uint32_t mbs, gbs;
     uint8_t recompute;        /* sc__recompute */
     uint8_t overlap_grad, overlap_param, tp_overlap;
+    uint8_t grad_fp32;        /* gradients buffered and reduced in fp32 (Megatron-core's
+                                 DistributedDataParallelConfig.grad_reduce_in_fp32); 0: in
+                                 the 16-bit parameter dtype. Default 1 */
+    uint8_t ce_fusion;        /* sc__ce_impl */
     /* hardware */
     char gpu[48];
     uint32_t nodes, gpus_per_node;
@@ -144,6 +152,10 @@ static inline uint32_t sc__tf_edp(const sc__tf_config *c) {
     return (uint32_t)((uint64_t)c->tp * c->dp * c->cp / ((uint64_t)c->ep * c->etp));
 }
 
+/* Bytes of one gradient in the main-grad buffer, its reduction and its
+ * zeroing: 4 with grad_reduce_in_fp32, else 2 (the parameters' bf16). */
+static inline double sc__tf_grad_bytes(const sc__tf_config *c) { return c->grad_fp32 ? 4.0 : 2.0; }
+
 /* One step of a layer's program: a kernel, or a collective (coll is an
  * sc__coll_type, 0xff for a kernel). side: the collective runs on a side
  * stream beside the compute that follows (overlap), joined `side` ops
@@ -168,6 +180,10 @@ bool sc__tf_layer_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out);
 bool sc__tf_embed_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out);
 /* The output head and loss, on the last stage. */
 bool sc__tf_head_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out);
+/* Bytes the loss moves an element of the logits (forward or backward) by
+ * c->ce_fusion: each implementation's passes over b s x V/t, counted from
+ * its source (transformer.c). */
+double sc__tf_ce_bytes(const sc__tf_config *c, bool backward);
 /* The optimizer step of a stage holding `params` parameters on this GPU,
  * `expert` of them in the experts (sharded over the expert-data-parallel
  * group by the distributed optimizer, the others over dp x cp). */

@@ -328,14 +328,14 @@ static uint32_t side_gather(builder *b, double bytes, double expert);
 static void grad_flush_e(builder *b) {
     if (b->grad_acc_e <= 0) return;
     edp_coll(b, b->c->dist_opt ? "edp_grad_reduce_scatter" : "edp_grad_all_reduce",
-             b->c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE, b->grad_acc_e * 4, true);
+             b->c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE, b->grad_acc_e * sc__tf_grad_bytes(b->c), true);
     b->grad_acc_e = 0;
 }
 
 static void grad_flush_dense(builder *b) {
     if (b->grad_acc <= 0) return;
     dp_coll(b, b->c->dist_opt ? "dp_grad_reduce_scatter" : "dp_grad_all_reduce",
-            b->c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE, b->grad_acc * 4, true);
+            b->c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE, b->grad_acc * sc__tf_grad_bytes(b->c), true);
     b->grad_acc = 0;
 }
 
@@ -345,8 +345,9 @@ static void grad_flush(builder *b) {
 }
 
 /* Gradients of `params` parameters are ready, `expert` of them the
- * experts': each buffer's bucket is reduced once full (fp32 main grads, 4
- * bytes a parameter). */
+ * experts': each buffer's bucket is reduced once full, in the main grads'
+ * dtype (sc__tf_grad_bytes: 4 bytes a parameter, 2 without
+ * grad_reduce_in_fp32). */
 static void grad_ready(builder *b, double params, double expert) {
     b->grad_acc += params - expert;
     b->grad_acc_e += expert;
@@ -407,11 +408,11 @@ static void unit(builder *b, uint32_t s, const sc__pp_unit *u) {
  * MTP, the first stage's embedding and the MTP block's copy on the last:
  * Megatron's _allreduce_word_embedding_grads takes both cases): their
  * gradients are all-reduced between the two stages (Megatron's
- * _allreduce_embedding_grads, fp32 main grads) before the optimizer, on
+ * _allreduce_embedding_grads, on the main grads) before the optimizer, on
  * the compute stream. */
 static void tied_allreduce(builder *b) {
     const sc__tf_config *c = b->c;
-    double bytes = (double)c->vocab * c->hidden / c->tp * 4;
+    double bytes = (double)c->vocab * c->hidden / c->tp * sc__tf_grad_bytes(c);
     int64_t ns = sc__comm_time_ns(b->cm[SC__COMM_PP], SC_C_ALL_REDUCE, (int64_t)bytes, 2);
     if (ns < 0) ns = 0;
     uint32_t launch = add_task(b, PR_CPU, SC_T_LAUNCH, (int64_t)llround(c->host_us * 1e3), "cudaLaunchKernel");
@@ -486,9 +487,9 @@ static void stage(builder *b, uint32_t s, sc__pp_kind kind, sc__pp_unit *units) 
     for (size_t i = 0; i < n && !b->oom; i++) unit(b, s, &units[i]);
     if (dp && !c->overlap_grad) {
         dp_coll_now(b, c->dist_opt ? "dp_grad_reduce_scatter" : "dp_grad_all_reduce",
-                    c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE, (params - expert) * 4);
+                    c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE, (params - expert) * sc__tf_grad_bytes(c));
         edp_coll(b, c->dist_opt ? "edp_grad_reduce_scatter" : "edp_grad_all_reduce",
-                 c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE, expert * 4, false);
+                 c->dist_opt ? SC_C_REDUCE_SCATTER : SC_C_ALL_REDUCE, expert * sc__tf_grad_bytes(c), false);
     }
     /* LoRA: the embedding and its copies are frozen */
     if ((c->tied || c->mtp_layers) && !c->lora_rank && b->P > 1 && (s == 0 || s == b->P - 1)) tied_allreduce(b);

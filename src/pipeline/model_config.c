@@ -121,7 +121,7 @@ sc_status sc_model_config_calibrate(sc_model_config *c, const char *const *paths
     return st;
 }
 
-typedef enum { K_U32, K_BOOL, K_NUM, K_DTYPE, K_RECOMPUTE, K_ATTN, K_GPU, K_NAME, K_RECORD, K_RCMODS, K_PATTERN } kkind;
+typedef enum { K_U32, K_BOOL, K_NUM, K_DTYPE, K_RECOMPUTE, K_ATTN, K_GPU, K_NAME, K_RECORD, K_RCMODS, K_PATTERN, K_CE } kkind;
 #define U(f) offsetof(sc__tf_config, f)
 static const struct key {
     const char *name;
@@ -154,6 +154,7 @@ static const struct key {
     {"hybrid-pattern", K_PATTERN, U(hybrid), 0}, {"mamba-heads", K_U32, U(mamba_heads), 1},
     {"mamba-head-dim", K_U32, U(mamba_head_dim), 1}, {"mamba-state", K_U32, U(mamba_state), 1},
     {"mamba-groups", K_U32, U(mamba_groups), 1}, {"mamba-chunk", K_U32, U(mamba_chunk), 1},
+    {"grad-reduce-in-fp32", K_BOOL, U(grad_fp32), 0}, {"cross-entropy-fusion", K_CE, U(ce_fusion), 0},
     /* The names of the config.json recorded beside a trace
      * (scripts/record_gpu_traces.py): aliases, and what the recording
      * noted about itself (read, not used: the model derives them). */
@@ -222,6 +223,7 @@ static sc_status set_one(sc__tf_config *c, const struct key *k, const char *v, s
     static const uint8_t dtype_ids[] = {SC__DT_BF16, SC__DT_FP16, SC__DT_FP8};
     static const char *const rcs[] = {"none", "selective", "full", NULL};
     static const char *const attns[] = {"flash", "unfused", NULL};
+    static const char *const ces[] = {"none", "native", "te", NULL}; /* sc__ce_impl */
     int i;
     switch (k->kind) {
     case K_U32: {
@@ -262,6 +264,10 @@ static sc_status set_one(sc__tf_config *c, const struct key *k, const char *v, s
         return SC_OK;
     case K_ATTN:
         if ((i = choice(v, attns)) < 0) break;
+        *(uint8_t *)p = (uint8_t)i;
+        return SC_OK;
+    case K_CE:
+        if ((i = choice(v, ces)) < 0) break;
         *(uint8_t *)p = (uint8_t)i;
         return SC_OK;
     case K_RCMODS:
