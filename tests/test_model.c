@@ -692,6 +692,17 @@ static void test_review_findings(void **state) {
     assert_non_null(strstr(json, "\"name\":\"a \\\"quoted\\\" model\""));
     free(json);
     sc_model_config_free(q);
+    /* a config file's value too long for the field is an error, not a shorter value */
+    char big[400];
+    int at = snprintf(big, sizeof big, "{\"layers\":\"");
+    for (int i = 0; i < 330; i++) big[at++] = '0';
+    snprintf(big + at, sizeof big - (size_t)at, "12\"}");
+    const char *path = sc_test_tmpfile(big, strlen(big), ".json");
+    sc_model_config *lc = sc_test_model_cfg((const char *[]){NULL});
+    sc_error err;
+    assert_int_equal(sc_model_config_load(lc, path, &err), SC_E_FORMAT);
+    assert_non_null(strstr(err.message, "too long"));
+    sc_model_config_free(lc);
     sc_test_model_bad((const char *[]){MOE_BASE, "q-lora-rank", "512", NULL}, "need --multi-latent-attention");
     sc_test_model_bad((const char *[]){MOE_BASE, "mamba-heads", "8", NULL}, "need a hybrid pattern with Mamba-2");
     sc_test_model_bad((const char *[]){MOE_BASE, "recompute-modules", "mlp", NULL}, "need --recompute selective");

@@ -323,9 +323,10 @@ static int load_member(void *ctx, sc__jp *jp, sc__jstr key) {
     char val[320]; /* a hybrid pattern: up to 255 */
     sc__jstr v;
     SC__JTRY(sc__jp_peek(jp) == '"' ? sc__jp_string(jp, &v) : sc__jp_raw(jp, &v));
-    size_t n = v.n < sizeof val - 1 ? v.n : sizeof val - 1;
-    memcpy(val, v.s, n);
-    val[n] = '\0';
+    if (v.n >= sizeof val) /* cut short, "000...12" would read as another number */
+        return sc__jp_error_at(jp, at, SC_E_FORMAT, "value of field '%s' is too long (%zu characters)", k->name, v.n);
+    memcpy(val, v.s, v.n);
+    val[v.n] = '\0';
     sc_error e;
     if (set_one(&c->c, k, val, &e) != SC_OK)
         return sc__jp_error_at(jp, at, SC_E_FORMAT, "bad value '%s' for field '%s'", val, k->name);
