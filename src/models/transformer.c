@@ -302,6 +302,20 @@ static double per_kind(const sc__tf_config *c, const uint32_t n[SC__TF_KINDS], d
     return sum;
 }
 
+/* The sum of f over layers [l0, l1), each read as its kind's configuration. */
+static double over_layers(const sc__tf_config *c, uint32_t l0, uint32_t l1, double (*f)(const sc__tf_config *)) {
+    uint32_t n[SC__TF_KINDS] = {0};
+    count_kinds(c, l0, l1, n);
+    return per_kind(c, n, f);
+}
+
+/* The same over a stage's layers (all its chunks). */
+static double over_stage(const sc__tf_config *c, uint32_t stage, double (*f)(const sc__tf_config *)) {
+    uint32_t n[SC__TF_KINDS];
+    stage_kinds(c, stage, n);
+    return per_kind(c, n, f);
+}
+
 /* ------------------------------------------------------------ op programs */
 
 typedef struct dims {
@@ -1262,9 +1276,7 @@ double sc__tf_layer_params(const sc__tf_config *c) {
 
 double sc__tf_model_params(const sc__tf_config *c) {
     double emb = (double)c->vocab * c->hidden;
-    uint32_t n[SC__TF_KINDS] = {0};
-    count_kinds(c, 0, c->layers, n);
-    double p = per_kind(c, n, sc__tf_layer_params) + emb * (c->tied ? 1 : 2) + 2.0 * c->hidden;
+    double p = over_layers(c, 0, c->layers, sc__tf_layer_params) + emb * (c->tied ? 1 : 2) + 2.0 * c->hidden;
     return c->mtp_layers ? p + sc__tf_mtp_params(c) : p;
 }
 
@@ -1289,9 +1301,7 @@ static double expert_params_gpu(const sc__tf_config *c) {
 }
 
 double sc__tf_layers_expert_params_gpu(const sc__tf_config *c, uint32_t l0, uint32_t l1) {
-    uint32_t n[SC__TF_KINDS] = {0};
-    count_kinds(c, l0, l1, n);
-    return per_kind(c, n, expert_params_gpu);
+    return over_layers(c, l0, l1, expert_params_gpu);
 }
 
 double sc__tf_mtp_expert_params_gpu(const sc__tf_config *c) {
@@ -1302,9 +1312,7 @@ double sc__tf_mtp_expert_params_gpu(const sc__tf_config *c) {
 }
 
 double sc__tf_stage_expert_params(const sc__tf_config *c, uint32_t stage) {
-    uint32_t n[SC__TF_KINDS];
-    stage_kinds(c, stage, n);
-    double p = per_kind(c, n, expert_params_gpu);
+    double p = over_stage(c, stage, expert_params_gpu);
     return stage == c->pp - 1 ? p + sc__tf_mtp_expert_params_gpu(c) : p;
 }
 
@@ -1323,9 +1331,7 @@ double sc__tf_layer_params_gpu(const sc__tf_config *c) {
 }
 
 double sc__tf_layers_params_gpu(const sc__tf_config *c, uint32_t l0, uint32_t l1) {
-    uint32_t n[SC__TF_KINDS] = {0};
-    count_kinds(c, l0, l1, n);
-    return per_kind(c, n, sc__tf_layer_params_gpu);
+    return over_layers(c, l0, l1, sc__tf_layer_params_gpu);
 }
 
 /* LoRA adapters: r x (in + out) a linear layer, split by TP (A and B each
@@ -1353,22 +1359,16 @@ static double adapter_params_gpu(const sc__tf_config *c) {
 
 double sc__tf_layers_trainable_gpu(const sc__tf_config *c, uint32_t l0, uint32_t l1) {
     if (!c->lora_rank) return sc__tf_layers_params_gpu(c, l0, l1);
-    uint32_t n[SC__TF_KINDS] = {0};
-    count_kinds(c, l0, l1, n);
-    return per_kind(c, n, adapter_params_gpu);
+    return over_layers(c, l0, l1, adapter_params_gpu);
 }
 
 double sc__tf_stage_trainable(const sc__tf_config *c, uint32_t stage) {
     if (!c->lora_rank) return sc__tf_stage_params(c, stage);
-    uint32_t n[SC__TF_KINDS];
-    stage_kinds(c, stage, n);
-    return per_kind(c, n, adapter_params_gpu);
+    return over_stage(c, stage, adapter_params_gpu);
 }
 
 double sc__tf_stage_params(const sc__tf_config *c, uint32_t stage) {
-    uint32_t n[SC__TF_KINDS];
-    stage_kinds(c, stage, n);
-    double p = per_kind(c, n, sc__tf_layer_params_gpu);
+    double p = over_stage(c, stage, sc__tf_layer_params_gpu);
     double emb = (double)c->vocab * c->hidden / c->tp;
     if (stage == 0) p += emb;
     if (stage == c->pp - 1 && (!c->tied || c->pp > 1)) p += emb;
@@ -1552,9 +1552,7 @@ void sc__tf_stage_memory(const sc__tf_config *c, uint32_t stage, sc__tf_memory *
     double inflight = P - stage < M ? P - stage : M;
     if (c->vp > 1) inflight *= 1.0 + (double)(P - 1) / ((double)P * c->vp);
     m->inflight = inflight;
-    uint32_t n[SC__TF_KINDS];
-    stage_kinds(c, stage, n);
-    m->activations = per_kind(c, n, layer_activations) * inflight;
+    m->activations = over_stage(c, stage, layer_activations) * inflight;
     dims d = dims_of(c);
     if (stage == c->pp - 1) m->activations += d.T * c->vocab / d.t * 4; /* fp32 logits */
     if (stage == c->pp - 1 && c->mtp_layers) {
