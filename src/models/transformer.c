@@ -559,13 +559,21 @@ static const char *const shared_names[] = {"shared_fc1",       "shared_fc2",    
  * grouped GEMM is timed as a batched one of the per-expert shape: the
  * kernel cost model's thin-operand term (kernel_cost.h) is what charges an
  * expert that sees few tokens. */
+/* An FFN's two adapter sites: fc1 (column-parallel) and fc2 (row-parallel),
+ * over the whole FFN (f of its columns on each of t GPUs). */
+static void ffn_sites(const sc__tf_config *c, const dims *d, double M, double f, double batch, const char *const *nm,
+                      lora_site *fc1, lora_site *fc2) {
+    bool expert = nm == expert_names;
+    double t = expert ? c->etp : c->tp;
+    *fc1 = lora_at(c, M, batch, d->h, f * t * d->g, false, expert);
+    *fc2 = lora_at(c, M, batch, f * t, d->h, true, expert);
+}
+
 static bool ffn_fwd(const sc__tf_config *c, const dims *d, double M, double f, double batch,
                     const char *const *nm, sc__vec *out) {
     double X = M * batch;
-    bool expert = nm == expert_names;
-    double t = expert ? c->etp : c->tp;
-    lora_site fc1 = lora_at(c, M, batch, d->h, f * t * d->g, false, expert);
-    lora_site fc2 = lora_at(c, M, batch, f * t, d->h, true, expert);
+    lora_site fc1, fc2;
+    ffn_sites(c, d, M, f, batch, nm, &fc1, &fc2);
     bool ok = fp8_cast(out, c, X * d->h);
     ok = ok && gemm(out, c, nm[0], M, f * d->g, d->h, batch);
     ok = ok && lora_fwd(c, &fc1, out);
@@ -578,10 +586,8 @@ static bool ffn_fwd(const sc__tf_config *c, const dims *d, double M, double f, d
 static bool ffn_bwd(const sc__tf_config *c, const dims *d, double M, double f, double batch,
                     const char *const *nm, sc__vec *out) {
     double X = M * batch;
-    bool expert = nm == expert_names;
-    double t = expert ? c->etp : c->tp;
-    lora_site fc1 = lora_at(c, M, batch, d->h, f * t * d->g, false, expert);
-    lora_site fc2 = lora_at(c, M, batch, f * t, d->h, true, expert);
+    lora_site fc1, fc2;
+    ffn_sites(c, d, M, f, batch, nm, &fc1, &fc2);
     bool ok = lora_bwd(c, &fc2, out);
     ok = ok && fp8_cast(out, c, X * d->h);
     ok = ok && gemm(out, c, nm[2], M, f, d->h, batch);
@@ -814,10 +820,6 @@ static bool fsdp_gather_of(const sc__tf_config *c, double params, sc__vec *out) 
 static bool fsdp_scatter(const sc__tf_config *c, sc__vec *out) { return fsdp_scatter_of(c, sc__tf_layer_params(c) / c->tp, out); }
 static bool fsdp_gather(const sc__tf_config *c, sc__vec *out) { return fsdp_gather_of(c, sc__tf_layer_params(c) / c->tp, out); }
 
-/* The embedding's (and an untied head's) parameters on one GPU. */
-static double vocab_params(const sc__tf_config *c) { return (double)c->vocab * c->hidden / c->tp; }
-/* The head has its own weights unless tied to the embedding on one stage. */
-static bool own_head(const sc__tf_config *c) { return !c->tied || c->pp > 1; }
 
 /* ------------------------------------------------------------ Mamba-2 */
 
@@ -1071,11 +1073,11 @@ bool sc__tf_layer_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
 
 bool sc__tf_embed_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
     dims d = dims_of(c);
-    if (ph == SC__PH_FWD) return fsdp_gather_of(c, vocab_params(c), out) && mem(out, "embedding", d.Tn * d.h * ACT * 2);
+    if (ph == SC__PH_FWD) return fsdp_gather_of(c, sc__tf_vocab_params(c), out) && mem(out, "embedding", d.Tn * d.h * ACT * 2);
     if (ph == SC__PH_BWD && c->lora_rank) return true; /* frozen: none */
     if (ph == SC__PH_BWD)
-        return fsdp_gather_of(c, vocab_params(c), out) && mem(out, "embedding_bwd", d.Tn * d.h * (ACT + 4) * 2) &&
-               fsdp_scatter_of(c, vocab_params(c), out);
+        return fsdp_gather_of(c, sc__tf_vocab_params(c), out) && mem(out, "embedding_bwd", d.Tn * d.h * (ACT + 4) * 2) &&
+               fsdp_scatter_of(c, sc__tf_vocab_params(c), out);
     return true;
 }
 
@@ -1115,7 +1117,7 @@ bool sc__tf_head_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
     dims d = dims_of(c);
     double V = c->vocab;
     bool ok = true;
-    double own = own_head(c) ? vocab_params(c) : 0;
+    double own = sc__tf_own_head(c) ? sc__tf_vocab_params(c) : 0;
     if (ph == SC__PH_FWD) {
         ok = ok && (!own || fsdp_gather_of(c, own, out));
         ok = ok && mem(out, "final_layernorm", d.Tn * d.h * ACT * 2);
@@ -1369,9 +1371,9 @@ double sc__tf_stage_trainable(const sc__tf_config *c, uint32_t stage) {
 
 double sc__tf_stage_params(const sc__tf_config *c, uint32_t stage) {
     double p = over_stage(c, stage, sc__tf_layer_params_gpu);
-    double emb = (double)c->vocab * c->hidden / c->tp;
+    double emb = sc__tf_vocab_params(c);
     if (stage == 0) p += emb;
-    if (stage == c->pp - 1 && (!c->tied || c->pp > 1)) p += emb;
+    if (stage == c->pp - 1 && sc__tf_own_head(c)) p += emb;
     if (stage == c->pp - 1 && c->mtp_layers) {
         p += sc__tf_mtp_params_gpu(c);
         if (c->pp > 1 && !c->tied) p += emb; /* the MTP block's copy of the embedding */

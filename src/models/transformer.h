@@ -116,6 +116,12 @@ bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy);
 uint32_t sc__tf_chunk_layers(const sc__tf_config *c, uint32_t stage, uint32_t chunk);
 uint32_t sc__tf_stage_layers(const sc__tf_config *c, uint32_t stage);
 
+/* The embedding's (or an untied head's) parameters on one GPU, and
+ * whether the head has its own weights (untied, or tied across stages:
+ * the last stage keeps a copy). */
+static inline double sc__tf_vocab_params(const sc__tf_config *c) { return (double)c->vocab * c->hidden / c->tp; }
+static inline bool sc__tf_own_head(const sc__tf_config *c) { return !c->tied || c->pp > 1; }
+
 /* Micro-batches per step per data-parallel replica: gbs / (dp mbs). */
 static inline uint32_t sc__tf_micro(const sc__tf_config *c) { return c->gbs / (c->dp * c->mbs); }
 static inline uint32_t sc__tf_gpus(const sc__tf_config *c) { return c->tp * c->pp * c->cp * c->dp; }

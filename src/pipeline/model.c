@@ -292,8 +292,8 @@ static uint32_t bucket_layers(const builder *b) {
 
 /* The embedding's (or the untied head's) trainable parameters on one GPU
  * (none when LoRA freezes them). */
-static double emb_params(const sc__tf_config *c) { return c->lora_rank ? 0 : (double)c->vocab * c->hidden / c->tp; }
-static bool has_head(const builder *b, uint32_t s) { return s == b->P - 1 && (!b->c->tied || b->P > 1); }
+static double emb_params(const sc__tf_config *c) { return c->lora_rank ? 0 : sc__tf_vocab_params(c); }
+static bool has_head(const builder *b, uint32_t s) { return s == b->P - 1 && sc__tf_own_head(b->c); }
 /* The MTP block's parameters on a GPU of the last stage, with its copy of
  * the embedding where the first stage holds the model's; the experts'
  * share of them. */
@@ -412,7 +412,7 @@ static void unit(builder *b, uint32_t s, const sc__pp_unit *u) {
  * the compute stream. */
 static void tied_allreduce(builder *b) {
     const sc__tf_config *c = b->c;
-    double bytes = (double)c->vocab * c->hidden / c->tp * sc__tf_grad_bytes(c);
+    double bytes = sc__tf_vocab_params(c) * sc__tf_grad_bytes(c);
     int64_t ns = sc__comm_time_ns(b->cm[SC__COMM_PP], SC_C_ALL_REDUCE, (int64_t)bytes, 2);
     if (ns < 0) ns = 0;
     uint32_t launch = add_task(b, PR_CPU, SC_T_LAUNCH, (int64_t)llround(c->host_us * 1e3), "cudaLaunchKernel");
