@@ -464,6 +464,133 @@ static bool tp_out(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *out
                  : coll(out, "tp_all_reduce", SC_C_ALL_REDUCE, SC__COMM_TP, bytes, side);
 }
 
+/* ------------------------------------------------------------ tensor-parallel linears */
+
+/* The transformer layer's four linears (qkv and fc1 column-parallel, proj
+ * and fc2 row-parallel) and the output head, with their tensor-parallel
+ * communication where Megatron and Transformer Engine put it:
+ *
+ * - column-parallel forward: with sequence parallelism the input's
+ *   sequence shards are gathered before the GEMM;
+ * - row-parallel forward: the output is reduce-scattered (all-reduced
+ *   without sp);
+ * - row-parallel backward: with sp the output's gradient is gathered
+ *   before dgrad, and wgrad uses it;
+ * - column-parallel backward: the input's gradient (dgrad's output) is
+ *   reduce-scattered (all-reduced) beside the wgrad GEMM, and with sp
+ *   wgrad needs the whole input again, whose gather starts before dgrad
+ *   and is awaited by wgrad. Megatron and Transformer Engine keep only the
+ *   shard (Megatron's LinearWithGradAccumulationAndAsyncCommunication,
+ *   TE's Linear and LayerNormLinear backward both issue the two async).
+ *   Without sp and without --tp-comm-overlap the all-reduce stays on the
+ *   compute stream (an assumption: whether the 2021 code of the SC'21
+ *   rows issued it asynchronously is not known).
+ *
+ * With --tp-comm-overlap the four linears use TE's userbuffers, with the
+ * defaults of initialize_ub (transformer_engine/pytorch/module/base.py):
+ * - ring_exchange (qkv and fc1 forward, proj and fc2 dgrad): the gather in
+ *   tp - 1 point-to-point steps over copy engines, the GEMM in tp chunks
+ *   of the sequence, chunk i waiting for step i (chunk 0 is local); no SMs
+ *   taken from the GEMM;
+ * - pipeline (proj and fc2 forward): the GEMM in 4 chunks, each chunk's
+ *   reduce-scatter beside the next chunk, on 16 SMs the GEMM gives up
+ *   (set_sm_margin);
+ * - bulk (qkv and fc1 dgrad and wgrad): the gather beside dgrad and the
+ *   reduce-scatter beside wgrad, each on 16 SMs taken from the GEMM.
+ * With fp8 a gathered GEMM input is quantised on its shard first and
+ * travels one byte an element (TE's all-gather buffers are fp8). The head
+ * is Megatron's own ColumnParallelLinear: no userbuffers, no fp8 cast. */
+enum { UB_SMS = 16, UB_PIPELINE_SPLITS = 4, UB_MAX_TP = 200 };
+
+static bool userbuffers(const sc__tf_config *c) { return c->tp > 1 && c->sp && c->tp_overlap && c->tp <= UB_MAX_TP; }
+
+/* Bytes an element of a gathered GEMM input travels in. */
+static double gathered_bytes(const sc__tf_config *c, bool te) { return te && c->dtype == SC__DT_FP8 ? 1.0 : ACT; }
+
+static bool tp_piece(sc__vec *out, const char *name, uint8_t type, double bytes, uint32_t side, uint32_t split) {
+    sc__tf_op op = {.name = name, .coll = type, .comm = SC__COMM_TP, .side = (uint8_t)side, .split = (uint8_t)split,
+                    .bytes = (int64_t)bytes};
+    return push(out, &op);
+}
+
+static bool gemm_beside(sc__vec *out, const sc__tf_config *c, const char *name, double m, double n, double k, uint8_t sms) {
+    size_t at = out->len;
+    if (!gemm(out, c, name, m, n, k, 1)) return false;
+    ((sc__tf_op *)out->data)[at].sm_taken = sms;
+    return true;
+}
+
+/* ring_exchange: the gather of `bytes` beside the GEMM (m x n x k) in tp
+ * chunks; the steps are queued first, step j joined at chunk j. */
+static bool ring_gemm(sc__vec *out, const sc__tf_config *c, const char *name, double m, double n, double k, double bytes) {
+    uint32_t t = c->tp;
+    bool ok = true;
+    for (uint32_t j = 1; j < t && ok; j++) ok = tp_piece(out, "tp_all_gather", SC_C_ALL_GATHER, bytes, j + 1, t - 1);
+    for (uint32_t i = 0; i < t && ok; i++) ok = gemm(out, c, name, m / t, n, k, 1);
+    return ok;
+}
+
+/* pipeline: each chunk's reduce-scatter joined where the output is next
+ * used, after the last chunk. */
+static bool gemm_pipelined_rs(sc__vec *out, const sc__tf_config *c, const char *name, double m, double n, double k,
+                              double bytes) {
+    bool ok = true;
+    for (uint32_t i = 0; i < UB_PIPELINE_SPLITS && ok; i++) {
+        ok = gemm_beside(out, c, name, m / UB_PIPELINE_SPLITS, n, k, UB_SMS);
+        ok = ok && tp_piece(out, "tp_reduce_scatter", SC_C_REDUCE_SCATTER, bytes, UB_PIPELINE_SPLITS - i, UB_PIPELINE_SPLITS);
+    }
+    return ok;
+}
+
+/* A column-parallel linear's forward, n of its output columns on this GPU. */
+static bool col_fwd(sc__vec *out, const sc__tf_config *c, const dims *d, const char *name, double n) {
+    if (c->tp < 2 || !c->sp) return fp8_cast(out, c, d->T * d->h) && gemm(out, c, name, d->T, n, d->h, 1);
+    bool ok = fp8_cast(out, c, d->T / d->t * d->h);
+    double bytes = d->T * d->h * gathered_bytes(c, true);
+    if (userbuffers(c)) return ok && ring_gemm(out, c, name, d->T, n, d->h, bytes);
+    ok = ok && coll(out, "tp_all_gather", SC_C_ALL_GATHER, SC__COMM_TP, bytes, 0);
+    return ok && gemm(out, c, name, d->T, n, d->h, 1);
+}
+
+/* A row-parallel linear's forward, k of its input columns on this GPU. */
+static bool row_fwd(sc__vec *out, const sc__tf_config *c, const dims *d, const char *name, double k) {
+    bool ok = fp8_cast(out, c, d->T * k);
+    if (userbuffers(c)) return ok && gemm_pipelined_rs(out, c, name, d->T, d->h, k, d->T * d->h * ACT);
+    return ok && gemm(out, c, name, d->T, d->h, k, 1) && tp_out(c, d, false, out);
+}
+
+/* A row-parallel linear's backward (dgrad, wgrad), k input columns here. */
+static bool row_bwd(sc__vec *out, const sc__tf_config *c, const dims *d, const char *dname, const char *wname, double k) {
+    bool ok = true;
+    if (c->tp > 1 && c->sp) {
+        ok = fp8_cast(out, c, d->T / d->t * d->h);
+        double bytes = d->T * d->h * gathered_bytes(c, true);
+        if (userbuffers(c)) return ok && ring_gemm(out, c, dname, d->T, k, d->h, bytes) && wgrad(out, c, wname, k, d->h, d->T, 1);
+        ok = ok && coll(out, "tp_all_gather", SC_C_ALL_GATHER, SC__COMM_TP, bytes, 0);
+    } else {
+        ok = fp8_cast(out, c, d->T * d->h);
+    }
+    return ok && gemm(out, c, dname, d->T, k, d->h, 1) && wgrad(out, c, wname, k, d->h, d->T, 1);
+}
+
+/* A column-parallel linear's backward, n output columns here (the width of
+ * the gradient it takes). te: one of the layer's TE linears (cast to fp8,
+ * userbuffers), not the head. */
+static bool col_bwd(sc__vec *out, const sc__tf_config *c, const dims *d, const char *dname, const char *wname, double n,
+                    bool te) {
+    bool w = !c->lora_rank, tp = c->tp > 1;
+    uint8_t sms = te && userbuffers(c) ? UB_SMS : 0;
+    bool ok = !te || fp8_cast(out, c, d->T * n);
+    if (tp && c->sp && w)
+        ok = ok && coll(out, "tp_all_gather", SC_C_ALL_GATHER, SC__COMM_TP, d->T * d->h * gathered_bytes(c, te), 2);
+    ok = ok && gemm_beside(out, c, dname, d->T, d->h, n, sms);
+    uint8_t side = c->sp || c->tp_overlap ? (w ? 2 : 1) : 0;
+    if (tp)
+        ok = ok && (c->sp ? coll(out, "tp_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_TP, d->T * d->h * ACT, side)
+                          : coll(out, "tp_all_reduce", SC_C_ALL_REDUCE, SC__COMM_TP, d->T * d->h * ACT, side));
+    return ok && (!w || gemm_beside(out, c, wname, n, d->h, d->T, sms));
+}
+
 /* ------------------------------------------------------------ LoRA */
 
 /* A LoRA adapter beside a frozen linear layer (Megatron-Bridge's
@@ -569,31 +696,34 @@ static void ffn_sites(const sc__tf_config *c, const dims *d, double M, double f,
     *fc2 = lora_at(c, M, batch, f * t, d->h, true, expert);
 }
 
+/* tp: the dense MLP, whose fc1 and fc2 carry the layer's tensor-parallel
+ * communication (col_fwd .. col_bwd; M is then every token, batch 1); the
+ * experts and the shared experts have theirs around them (mlp_fwd). */
 static bool ffn_fwd(const sc__tf_config *c, const dims *d, double M, double f, double batch,
-                    const char *const *nm, sc__vec *out) {
+                    const char *const *nm, bool tp, sc__vec *out) {
     double X = M * batch;
     lora_site fc1, fc2;
     ffn_sites(c, d, M, f, batch, nm, &fc1, &fc2);
-    bool ok = fp8_cast(out, c, X * d->h);
-    ok = ok && gemm(out, c, nm[0], M, f * d->g, d->h, batch);
+    bool ok = tp ? col_fwd(out, c, d, nm[0], f * d->g)
+                 : fp8_cast(out, c, X * d->h) && gemm(out, c, nm[0], M, f * d->g, d->h, batch);
     ok = ok && lora_fwd(c, &fc1, out);
     ok = ok && mem(out, c->gated ? "swiglu" : "bias_gelu", X * f * ACT * (d->g + 1));
-    ok = ok && fp8_cast(out, c, X * f);
-    ok = ok && gemm(out, c, nm[1], M, d->h, f, batch);
+    ok = ok && (tp ? row_fwd(out, c, d, nm[1], f) : fp8_cast(out, c, X * f) && gemm(out, c, nm[1], M, d->h, f, batch));
     return ok && lora_fwd(c, &fc2, out);
 }
 
 static bool ffn_bwd(const sc__tf_config *c, const dims *d, double M, double f, double batch,
-                    const char *const *nm, sc__vec *out) {
+                    const char *const *nm, bool tp, sc__vec *out) {
     double X = M * batch;
     lora_site fc1, fc2;
     ffn_sites(c, d, M, f, batch, nm, &fc1, &fc2);
     bool ok = lora_bwd(c, &fc2, out);
-    ok = ok && fp8_cast(out, c, X * d->h);
-    ok = ok && gemm(out, c, nm[2], M, f, d->h, batch);
-    ok = ok && wgrad(out, c, nm[3], f, d->h, M, batch);
+    ok = ok && (tp ? row_bwd(out, c, d, nm[2], nm[3], f)
+                   : fp8_cast(out, c, X * d->h) && gemm(out, c, nm[2], M, f, d->h, batch) &&
+                         wgrad(out, c, nm[3], f, d->h, M, batch));
     ok = ok && mem(out, c->gated ? "swiglu_bwd" : "bias_gelu_bwd", X * f * ACT * (d->g + 2));
     ok = ok && lora_bwd(c, &fc1, out);
+    if (tp) return ok && col_bwd(out, c, d, nm[4], nm[5], f * d->g, true);
     ok = ok && fp8_cast(out, c, X * f * d->g);
     ok = ok && gemm(out, c, nm[4], M, d->h, f * d->g, batch);
     return ok && wgrad(out, c, nm[5], f * d->g, d->h, M, batch);
@@ -632,7 +762,7 @@ static bool moe_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     ok = ok && mem(out, "moe_topk", m.R * E * 4 * 3);
     ok = ok && mem(out, "moe_permute", m.R * k * d->h * ACT * 2);
     if (c->ep > 1) ok = ok && coll(out, "ep_dispatch_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, m.a2a, 0);
-    ok = ok && ffn_fwd(c, d, m.M, m.f, m.local, expert_names, out);
+    ok = ok && ffn_fwd(c, d, m.M, m.f, m.local, expert_names, false, out);
     if (c->ep > 1) ok = ok && coll(out, "ep_combine_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, m.a2a, 0);
     return ok && mem(out, "moe_unpermute", m.R * k * d->h * ACT * 2);
 }
@@ -642,7 +772,7 @@ static bool moe_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     double k = c->topk, E = c->experts;
     bool ok = mem(out, "moe_unpermute_bwd", m.R * k * d->h * ACT * 2);
     if (c->ep > 1) ok = ok && coll(out, "ep_combine_all_to_all_bwd", SC_C_ALL_TO_ALL, SC__COMM_EP, m.a2a, 0);
-    ok = ok && ffn_bwd(c, d, m.M, m.f, m.local, expert_names, out);
+    ok = ok && ffn_bwd(c, d, m.M, m.f, m.local, expert_names, false, out);
     if (c->ep > 1) ok = ok && coll(out, "ep_dispatch_all_to_all_bwd", SC_C_ALL_TO_ALL, SC__COMM_EP, m.a2a, 0);
     ok = ok && mem(out, "moe_permute_bwd", m.R * k * d->h * ACT * 2);
     ok = ok && mem(out, "moe_topk_bwd", m.R * E * 4 * 3);
@@ -653,11 +783,10 @@ static bool moe_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
  * (tensor-parallel like a dense MLP). */
 static bool mlp_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     if (!c->experts)
-        return tp_in(c, d, false, out) && ffn_fwd(c, d, d->T, d->f / d->t, 1, dense_names, out) &&
-               tp_out(c, d, false, out);
+        return ffn_fwd(c, d, d->T, d->f / d->t, 1, dense_names, true, out);
     bool gathered = c->etp > 1, ok = true;
     if (gathered || c->shared_ffn) ok = tp_in(c, d, false, out);
-    if (c->shared_ffn) ok = ok && ffn_fwd(c, d, d->T, c->shared_ffn / d->t, 1, shared_names, out);
+    if (c->shared_ffn) ok = ok && ffn_fwd(c, d, d->T, c->shared_ffn / d->t, 1, shared_names, false, out);
     if (c->shared_ffn && !gathered) ok = ok && tp_out(c, d, false, out);
     ok = ok && moe_fwd(c, d, out);
     return ok && (!gathered || tp_out(c, d, false, out));
@@ -665,13 +794,12 @@ static bool mlp_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
 
 static bool mlp_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     if (!c->experts)
-        return tp_out(c, d, true, out) && ffn_bwd(c, d, d->T, d->f / d->t, 1, dense_names, out) &&
-               tp_in(c, d, true, out);
+        return ffn_bwd(c, d, d->T, d->f / d->t, 1, dense_names, true, out);
     bool gathered = c->etp > 1, ok = true;
     if (gathered) ok = tp_out(c, d, true, out);
     ok = ok && moe_bwd(c, d, out);
     if (c->shared_ffn && !gathered) ok = ok && tp_out(c, d, true, out);
-    if (c->shared_ffn) ok = ok && ffn_bwd(c, d, d->T, c->shared_ffn / d->t, 1, shared_names, out);
+    if (c->shared_ffn) ok = ok && ffn_bwd(c, d, d->T, c->shared_ffn / d->t, 1, shared_names, false, out);
     return ok && (!(gathered || c->shared_ffn) || tp_in(c, d, true, out));
 }
 
@@ -968,18 +1096,14 @@ static bool mamba_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
  * their LoRA adapters; or latent attention. */
 static bool attn_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     if (c->mla) return mla_fwd(c, d, out);
-    bool ok = tp_in(c, d, false, out);
-    ok = ok && fp8_cast(out, c, d->T * d->h);
-    ok = ok && gemm(out, c, "qkv", d->T, (d->q + 2 * d->kvd) / d->t, d->h, 1);
+    bool ok = col_fwd(out, c, d, "qkv", (d->q + 2 * d->kvd) / d->t);
     lora_site qkv = lora_at(c, d->T, 1, d->h, d->q + 2 * d->kvd, false, false);
     ok = ok && lora_fwd(c, &qkv, out);
     if (c->cp > 1)
         ok = ok && coll(out, "cp_kv_all_gather", SC_C_ALL_GATHER, SC__COMM_CP, (double)c->mbs * c->seq * 2 * d->kvd / d->t * ACT, 2);
     ok = ok && rope(out, c, d, false);
     ok = ok && attn_core(c, d, false, out);
-    ok = ok && fp8_cast(out, c, d->T * d->q / d->t);
-    ok = ok && gemm(out, c, "attn_proj", d->T, d->h, d->q / d->t, 1);
-    ok = ok && tp_out(c, d, false, out);
+    ok = ok && row_fwd(out, c, d, "attn_proj", d->q / d->t);
     lora_site proj = lora_at(c, d->T, 1, d->q, d->h, true, false);
     return ok && lora_fwd(c, &proj, out);
 }
@@ -988,10 +1112,7 @@ static bool attn_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     if (c->mla) return mla_bwd(c, d, out);
     lora_site proj = lora_at(c, d->T, 1, d->q, d->h, true, false);
     bool ok = lora_bwd(c, &proj, out);
-    ok = ok && tp_out(c, d, true, out);
-    ok = ok && fp8_cast(out, c, d->T * d->h);
-    ok = ok && gemm(out, c, "attn_proj_dgrad", d->T, d->q / d->t, d->h, 1);
-    ok = ok && wgrad(out, c, "attn_proj_wgrad", d->q / d->t, d->h, d->T, 1);
+    ok = ok && row_bwd(out, c, d, "attn_proj_dgrad", "attn_proj_wgrad", d->q / d->t);
     if (c->cp > 1)
         ok = ok && coll(out, "cp_dkv_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_CP,
                         (double)c->mbs * c->seq * 2 * d->kvd / d->t * ACT, 2);
@@ -999,10 +1120,7 @@ static bool attn_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     ok = ok && rope(out, c, d, true);
     lora_site qkv = lora_at(c, d->T, 1, d->h, d->q + 2 * d->kvd, false, false);
     ok = ok && lora_bwd(c, &qkv, out);
-    ok = ok && fp8_cast(out, c, d->T * (d->q + 2 * d->kvd) / d->t);
-    ok = ok && gemm(out, c, "qkv_dgrad", d->T, d->h, (d->q + 2 * d->kvd) / d->t, 1);
-    ok = ok && wgrad(out, c, "qkv_wgrad", (d->q + 2 * d->kvd) / d->t, d->h, d->T, 1);
-    return ok && tp_in(c, d, true, out);
+    return ok && col_bwd(out, c, d, "qkv_dgrad", "qkv_wgrad", (d->q + 2 * d->kvd) / d->t, true);
 }
 
 /* Selective recomputation of the modules chosen (Megatron's
@@ -1018,7 +1136,7 @@ static bool selective(const sc__tf_config *c, const dims *d, sc__vec *out) {
         ok = ok && mla_up_fwd(c, d, &m, out);
     }
     if ((mods & SC__RCM_MLP) && !c->experts && !(c->block & SC__TFK_NO_MLP))
-        ok = ok && tp_in(c, d, false, out) && ffn_fwd(c, d, d->T, d->f / d->t, 1, dense_names, out) && tp_out(c, d, false, out);
+        ok = ok && ffn_fwd(c, d, d->T, d->f / d->t, 1, dense_names, true, out);
     return ok;
 }
 
@@ -1121,16 +1239,15 @@ bool sc__tf_head_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
     if (ph == SC__PH_FWD) {
         ok = ok && (!own || fsdp_gather_of(c, own, out));
         ok = ok && mem(out, "final_layernorm", d.Tn * d.h * ACT * 2);
-        ok = ok && tp_in(c, &d, false, out);
+        /* Megatron's own linear gathers on the compute stream (no userbuffers) */
+        if (c->tp > 1 && c->sp) ok = ok && coll(out, "tp_all_gather", SC_C_ALL_GATHER, SC__COMM_TP, d.T * d.h * ACT, 0);
         ok = ok && gemm(out, c, "output_head", d.T, V / d.t, d.h, 1);
         ok = ok && mem(out, "cross_entropy", d.T * V / d.t * sc__tf_ce_bytes(c, false));
         if (c->tp > 1) ok = ok && coll(out, "tp_loss_all_reduce", SC_C_ALL_REDUCE, SC__COMM_TP, d.T * 4 * 3, 0);
     } else if (ph == SC__PH_BWD) {
         ok = ok && (!own || fsdp_gather_of(c, own, out));
         ok = ok && mem(out, "cross_entropy_bwd", d.T * V / d.t * sc__tf_ce_bytes(c, true));
-        ok = ok && gemm(out, c, "output_head_dgrad", d.T, d.h, V / d.t, 1);
-        ok = ok && wgrad(out, c, "output_head_wgrad", V / d.t, d.h, d.T, 1);
-        ok = ok && tp_in(c, &d, true, out);
+        ok = ok && col_bwd(out, c, &d, "output_head_dgrad", "output_head_wgrad", V / d.t, false);
         ok = ok && mem(out, "final_layernorm_bwd", d.Tn * d.h * ACT * 3);
         ok = ok && (!own || fsdp_scatter_of(c, own, out));
     }

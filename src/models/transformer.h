@@ -165,14 +165,17 @@ static inline double sc__tf_grad_bytes(const sc__tf_config *c) { return c->grad_
 /* One step of a layer's program: a kernel, or a collective (coll is an
  * sc__coll_type, 0xff for a kernel). side: the collective runs on a side
  * stream beside the compute that follows (overlap), joined `side` ops
- * later. */
+ * later. split: the collective is one of that many equal pieces of the
+ * transfer of `bytes` (a pipelined overlap), each taking 1/split of its
+ * time. sm_taken: a kernel runs beside a communication kernel that holds
+ * that many SMs, on the rest (Transformer Engine's set_sm_margin). */
 #define SC__TF_KERNEL 0xff
 typedef struct sc__tf_op {
     const char *name;     /* static */
     sc__kernel_shape k;
     uint8_t coll, comm, side;
-    uint8_t unused;
-    int64_t bytes;        /* nccl-tests size of a collective */
+    uint8_t split, sm_taken;
+    int64_t bytes;        /* nccl-tests size of a collective (the whole transfer) */
 } sc__tf_op;
 
 typedef enum sc__tf_phase { SC__PH_FWD = 0, SC__PH_BWD, SC__PH_RECOMPUTE } sc__tf_phase;

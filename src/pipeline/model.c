@@ -48,6 +48,7 @@ typedef struct builder {
     const sc__tf_config *c;
     sc__graph *g;
     const sc__kernel_timer *timer;
+    uint32_t sm_count; /* the GPU's SMs, for kernels that run beside a communication kernel */
     const sc__comm_model *cm[SC__COMM_COUNT]; /* one per communicator layout */
     uint32_t comm_ranks[SC__COMM_COUNT];
     uint32_t comm_label[SC__COMM_COUNT];
@@ -76,10 +77,18 @@ typedef struct builder {
     bool oom;
 } builder;
 
+/* A kernel's time, on the SMs a communication kernel beside it leaves
+ * (compute-bound work slows in proportion); a collective's, or its piece's
+ * share. */
 static int64_t op_ns(const builder *b, const sc__tf_op *op) {
-    if (op->coll == SC__TF_KERNEL) return (int64_t)llround(b->timer->time_us(b->timer->ctx, &op->k) * 1e3);
+    if (op->coll == SC__TF_KERNEL) {
+        double us = b->timer->time_us(b->timer->ctx, &op->k);
+        if (op->sm_taken && b->sm_count > op->sm_taken) us *= (double)b->sm_count / (b->sm_count - op->sm_taken);
+        return (int64_t)llround(us * 1e3);
+    }
     uint32_t n = b->comm_ranks[op->comm];
     int64_t t = sc__comm_time_ns(b->cm[op->comm], op->coll, op->bytes, n);
+    if (op->split > 1) t /= op->split;
     return t > 0 ? t : 0;
 }
 
@@ -537,6 +546,7 @@ static sc_status build(const sc__tf_config *c, const sc__kernel_timer *timer, co
     memset(&b, 0, sizeof b);
     b.c = c;
     b.timer = timer;
+    b.sm_count = hw->sm_count;
     /* the expert-data-parallel group: Megatron's expert rank generator
      * orders tp-ep-dp, so its members are etp x ep GPUs apart */
     uint64_t strides[SC__COMM_COUNT] = {1, c->tp, (uint64_t)c->tp * c->cp, (uint64_t)c->tp * c->cp,
