@@ -22,7 +22,7 @@ static const char *const fields[] = {
     "shared-ffn", "etp", "dense-layers", "window", "window-skip", "lora-rank", "multi-latent-attention", "q-lora-rank",
     "kv-lora-rank", "qk-head-dim", "qk-pos-emb-head-dim", "v-head-dim", "mtp-layers", "recompute-modules",
     "hybrid-pattern", "mamba-heads", "mamba-head-dim", "mamba-state", "mamba-groups", "mamba-chunk",
-    "grad-reduce-in-fp32", "cross-entropy-fusion"};
+    "grad-reduce-in-fp32", "cross-entropy-fusion", "moe-dispatcher", "moe-router-num-groups", "moe-router-group-topk"};
 #define NFIELDS (sizeof fields / sizeof *fields)
 
 static sc_status model_chrome(const void *ctx, FILE *f, sc_error *err) { return sc_replay_write_chrome(ctx, f, err); }

@@ -39,7 +39,7 @@ static const sc_cli_command commands[] = {
      "[--tp N] [--sp true|false] [--pp N] [--vp N] [--dp N] [--cp N] [--ep N] [--fsdp true|false] [--mbs N] [--gbs N] "
      "[--recompute none|selective|full] [--gpu NAME] [--nodes N] [--gpus-per-node N] [--net-gbps X] [--gated B] "
      "[--tied B] [--rope B] [--attention flash|unfused] [--distributed-optimizer B] [--overlap-grad-reduce B] "
-     "[--overlap-param-gather B] [--tp-comm-overlap B] [--grad-reduce-in-fp32 B] [--cross-entropy-fusion none|native|te] [--host-us X] [--pp-first-layers N] [--pp-last-layers N] "
+     "[--overlap-param-gather B] [--tp-comm-overlap B] [--grad-reduce-in-fp32 B] [--cross-entropy-fusion none|native|te] [--moe-dispatcher alltoall|deepep|hybridep] [--moe-router-num-groups N] [--moe-router-group-topk N] [--host-us X] [--pp-first-layers N] [--pp-last-layers N] "
      "[--pp-embedding B] [--multi-latent-attention B] [--q-lora-rank N] [--kv-lora-rank N] [--qk-head-dim N] "
      "[--qk-pos-emb-head-dim N] [--v-head-dim N] [--mtp-layers N] [--recompute-modules LIST] [--calibrate TRACE...]",
      sc_cmd_model},

@@ -260,6 +260,17 @@ int64_t sc__comm_explain(const sc__comm_model *m, uint8_t type, int64_t bytes, u
     return ns;
 }
 
+int64_t sc__comm_two_level_ns(const sc__comm_model *m, double near, double far, uint32_t ranks) {
+    if (ranks <= 1) return 0;
+    shape s = shape_of(m, ranks);
+    bool net = s.m > 1;
+    double t_near = near / s.intra, t_far = net ? far / s.net_gpu : 0;
+    double t = m->base_ns + lat(m, net ? SC__LINK_NET : SC__LINK_INTRA, SC__PROTO_SIMPLE) + (t_near > t_far ? t_near : t_far);
+    return t >= 0 && t < 9.2e18 ? (int64_t)llround(t) : -1;
+}
+
+uint32_t sc__comm_nodes(const sc__comm_model *m, uint32_t ranks) { return shape_of(m, ranks).m; }
+
 int64_t sc__comm_time_ns(const sc__comm_model *m, uint8_t type, int64_t bytes, uint32_t ranks) {
     return sc__comm_explain(m, type, bytes, ranks, NULL);
 }

@@ -76,6 +76,15 @@ int64_t sc__comm_explain(const sc__comm_model *m, uint8_t coll_type, int64_t byt
                          sc__comm_choice *out);
 
 
+/* A deduplicating all-to-all (DeepEP, HybridEP) over `ranks` ranks:
+ * `near` bytes leave this GPU over the intra-node link and `far` over the
+ * network, pipelined (a token crosses the network to a node's proxy GPU,
+ * which forwards it over NVLink): the slower of the two, after the
+ * network's latency when the group spans nodes. */
+int64_t sc__comm_two_level_ns(const sc__comm_model *m, double near, double far, uint32_t ranks);
+/* Nodes a group of `ranks` ranks spans. */
+uint32_t sc__comm_nodes(const sc__comm_model *m, uint32_t ranks);
+
 /* nccl-tests' bus bandwidth factor: busbw = algbw x factor (all-reduce
  * 2(n-1)/n; all-gather, reduce-scatter, all-to-all, gather, scatter
  * (n-1)/n; broadcast, reduce, send/recv 1); 0 for what is not modelled. */

@@ -38,6 +38,10 @@ const char *sc__tf_recompute_name(uint8_t r) {
     return r == SC__RC_FULL ? "full" : r == SC__RC_SELECTIVE ? "selective" : "none";
 }
 
+const char *sc__tf_dispatcher_name(uint8_t d) {
+    return d == SC__DISP_DEEPEP ? "deepep" : d == SC__DISP_HYBRIDEP ? "hybridep" : "alltoall";
+}
+
 static bool fail(char *why, size_t n, const char *fmt, uint64_t a, uint64_t b) {
     snprintf(why, n, fmt, (unsigned long long)a, (unsigned long long)b);
     return false;
@@ -147,6 +151,24 @@ static bool hybrid_resolve(sc__tf_config *c, char *why, size_t nwhy) {
     return true;
 }
 
+/* Group-limited routing: Megatron's TopKRouter asserts experts divisible
+ * by the groups and enough experts in the chosen groups for top-k. */
+static bool routing_groups_ok(const sc__tf_config *c, char *why, size_t nwhy) {
+    if (!c->experts) return fail(why, nwhy, "moe-router-num-groups %llu needs experts (got %llu)", c->router_groups, 0);
+    if (!c->router_groups || !c->router_group_topk)
+        return fail(why, nwhy, "moe-router-num-groups (%llu) and moe-router-group-topk (%llu) go together",
+                    c->router_groups, c->router_group_topk);
+    if (c->experts % c->router_groups)
+        return fail(why, nwhy, "experts %llu are not divisible by moe-router-num-groups %llu", c->experts, c->router_groups);
+    if (c->router_group_topk > c->router_groups)
+        return fail(why, nwhy, "moe-router-group-topk %llu exceeds moe-router-num-groups %llu", c->router_group_topk,
+                    c->router_groups);
+    if ((uint64_t)c->router_group_topk * (c->experts / c->router_groups) < c->topk)
+        return fail(why, nwhy, "topk %llu exceeds the %llu experts of the chosen groups", c->topk,
+                    (uint64_t)c->router_group_topk * (c->experts / c->router_groups));
+    return true;
+}
+
 bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
     if (c->hybrid[0] && !c->layers) c->layers = (uint32_t)strlen(c->hybrid);
     if (!c->layers || !c->hidden || !c->heads || !c->seq || !c->vocab) {
@@ -194,6 +216,12 @@ bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
     if (c->experts && c->experts % c->ep) return fail(why, nwhy, "experts %llu are not divisible by ep %llu", c->experts, c->ep);
     if (!c->experts && c->ep > 1) return fail(why, nwhy, "ep %llu needs experts (got %llu)", c->ep, c->experts);
     if (c->topk > c->experts) return fail(why, nwhy, "topk %llu exceeds experts %llu", c->topk, c->experts);
+    if (c->dispatcher && c->ep < 2) {
+        snprintf(why, nwhy, "moe-dispatcher %s needs expert parallelism (ep %u): there is nothing to dispatch between GPUs",
+                 sc__tf_dispatcher_name(c->dispatcher), c->ep);
+        return false;
+    }
+    if ((c->router_groups || c->router_group_topk) && !routing_groups_ok(c, why, nwhy)) return false;
     if (c->dense_layers && !c->experts) return fail(why, nwhy, "dense-layers %llu need experts (got %llu)", c->dense_layers, c->experts);
     if (c->dense_layers >= c->layers)
         return fail(why, nwhy, "dense-layers %llu must leave some of the %llu layers to the experts", c->dense_layers, c->layers);
@@ -752,6 +780,57 @@ static moe_dims moe_of(const sc__tf_config *c, const dims *d) {
     return m;
 }
 
+/* ------------------------------------------------------------ token dispatch */
+
+/* The chance that none of k experts drawn without replacement from a pool
+ * of `pool` falls among `bin` of them. */
+static double miss_all(double pool, double bin, double k) {
+    double q = 1;
+    for (double i = 0; i < k; i++) {
+        if (pool - bin - i <= 0) return 0;
+        q *= (pool - bin - i) / (pool - i);
+    }
+    return q;
+}
+
+/* The chance that a bin of `bin` consecutive experts holds one of a
+ * token's experts. Without groups the k are drawn from all E. With
+ * groups (G of E/G experts, gk of them chosen at random, the k drawn from
+ * the chosen), a bin inside one group is hit if its group is chosen and an
+ * expert falls in it; a bin of j whole groups sums over how many of them
+ * were chosen (hypergeometric). Bins that straddle groups are taken as
+ * holding bin / (E/G) groups, rounded. */
+static double bin_hit(const sc__tf_config *c, double bin) {
+    double E = c->experts, k = c->topk;
+    if (!c->router_groups) return 1 - miss_all(E, bin, k);
+    double G = c->router_groups, gk = c->router_group_topk, per = E / G, pool = gk * per;
+    if (bin <= per) return gk / G * (1 - miss_all(pool, bin, k));
+    double j0 = floor(bin / per + 0.5), hit = 0;
+    for (double j = 1; j <= j0 && j <= gk; j++) {
+        if (G - j0 < gk - j) continue; /* too few groups outside the bin */
+        /* P(j of the bin's j0 groups among the gk chosen of G) */
+        double p = exp(lgamma(j0 + 1) - lgamma(j + 1) - lgamma(j0 - j + 1) + lgamma(G - j0 + 1) - lgamma(gk - j + 1) -
+                       lgamma(G - j0 - gk + j + 1) - (lgamma(G + 1) - lgamma(gk + 1) - lgamma(G - gk + 1)));
+        hit += p * (1 - miss_all(pool, j * per, k));
+    }
+    return hit;
+}
+
+void sc__tf_dispatch_fanout(const sc__tf_config *c, uint32_t nodes, double *nodes_hit, double *gpus_hit) {
+    double E = c->experts, M = nodes ? nodes : 1;
+    *nodes_hit = M * bin_hit(c, E / M);
+    *gpus_hit = c->ep * bin_hit(c, E / c->ep);
+}
+
+/* An all-to-all of the dispatch or combine: DeepEP and HybridEP mark it
+ * deduplicating (timed in model.c from sc__tf_dispatch_fanout). */
+static bool ep_a2a(sc__vec *out, const sc__tf_config *c, const char *name, double bytes) {
+    if (c->ep < 2) return true;
+    sc__tf_op op = {.name = name, .coll = SC_C_ALL_TO_ALL, .comm = SC__COMM_EP, .dedup = c->dispatcher != SC__DISP_ALLTOALL,
+                    .bytes = (int64_t)bytes};
+    return push(out, &op);
+}
+
 /* Router (logits GEMM, softmax and top-k over fp32 logits), permutation
  * into expert order, the all-to-all dispatch, the experts, the all-to-all
  * combine and the weighted unpermutation. */
@@ -761,9 +840,9 @@ static bool moe_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     bool ok = gemm(out, c, "moe_router", m.R, E, d->h, 1);
     ok = ok && mem(out, "moe_topk", m.R * E * 4 * 3);
     ok = ok && mem(out, "moe_permute", m.R * k * d->h * ACT * 2);
-    if (c->ep > 1) ok = ok && coll(out, "ep_dispatch_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, m.a2a, 0);
+    ok = ok && ep_a2a(out, c, "ep_dispatch_all_to_all", m.a2a);
     ok = ok && ffn_fwd(c, d, m.M, m.f, m.local, expert_names, false, out);
-    if (c->ep > 1) ok = ok && coll(out, "ep_combine_all_to_all", SC_C_ALL_TO_ALL, SC__COMM_EP, m.a2a, 0);
+    ok = ok && ep_a2a(out, c, "ep_combine_all_to_all", m.a2a);
     return ok && mem(out, "moe_unpermute", m.R * k * d->h * ACT * 2);
 }
 
@@ -771,9 +850,9 @@ static bool moe_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     moe_dims m = moe_of(c, d);
     double k = c->topk, E = c->experts;
     bool ok = mem(out, "moe_unpermute_bwd", m.R * k * d->h * ACT * 2);
-    if (c->ep > 1) ok = ok && coll(out, "ep_combine_all_to_all_bwd", SC_C_ALL_TO_ALL, SC__COMM_EP, m.a2a, 0);
+    ok = ok && ep_a2a(out, c, "ep_combine_all_to_all_bwd", m.a2a);
     ok = ok && ffn_bwd(c, d, m.M, m.f, m.local, expert_names, false, out);
-    if (c->ep > 1) ok = ok && coll(out, "ep_dispatch_all_to_all_bwd", SC_C_ALL_TO_ALL, SC__COMM_EP, m.a2a, 0);
+    ok = ok && ep_a2a(out, c, "ep_dispatch_all_to_all_bwd", m.a2a);
     ok = ok && mem(out, "moe_permute_bwd", m.R * k * d->h * ACT * 2);
     ok = ok && mem(out, "moe_topk_bwd", m.R * E * 4 * 3);
     return ok && gemm(out, c, "moe_router_bwd", m.R, d->h, E, c->lora_rank ? 1 : 2); /* dgrad (+ wgrad) */

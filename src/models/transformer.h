@@ -23,6 +23,12 @@ typedef enum sc__attn_impl { SC__ATTN_FLASH = 0, SC__ATTN_UNFUSED } sc__attn_imp
  * cross_entropy_loss_fusion off, or on with cross_entropy_fusion_impl
  * "native" or "te"). */
 typedef enum sc__ce_impl { SC__CE_NONE = 0, SC__CE_NATIVE, SC__CE_TE } sc__ce_impl;
+/* How MoE tokens reach their experts' GPUs (Megatron-core's
+ * moe_token_dispatcher_type alltoall, or flex with moe_flex_dispatcher_
+ * backend deepep or hybridep): the all-to-all sends a copy per expert;
+ * DeepEP and HybridEP send a token once to each destination node over the
+ * network and once to each destination GPU over NVLink. */
+typedef enum sc__moe_dispatcher { SC__DISP_ALLTOALL = 0, SC__DISP_DEEPEP, SC__DISP_HYBRIDEP } sc__moe_dispatcher;
 /* Megatron's --recompute-modules (selective granularity): core_attn, the
  * MLA up projections with their rope (mla_up_proj), the MLP of dense
  * layers (mlp: Megatron-core leaves MoE layers out of it). */
@@ -37,6 +43,11 @@ typedef struct sc__tf_config {
     uint32_t moe_ffn;         /* one expert's FFN size; 0: ffn */
     uint32_t shared_ffn;      /* FFN size of the shared experts together; 0: none */
     uint32_t etp;             /* expert tensor parallelism: 1 or tp; 0: tp */
+    uint8_t dispatcher;       /* sc__moe_dispatcher */
+    uint32_t router_groups, router_group_topk; /* group-limited routing (Megatron's
+                                 moe_router_num_groups, moe_router_group_topk; DeepSeek's
+                                 n_group, topk_group): a token's experts come from
+                                 router_group_topk of the router_groups groups; 0: none */
     uint32_t dense_layers;    /* with experts, the first dense_layers layers have a dense
                                  MLP of ffn instead (DeepSeek's first_k_dense_replace) */
     uint32_t window;          /* sliding-window attention: keys a query sees (0: all) */
@@ -175,8 +186,17 @@ typedef struct sc__tf_op {
     sc__kernel_shape k;
     uint8_t coll, comm, side;
     uint8_t split, sm_taken;
+    uint8_t dedup;        /* an all-to-all of a deduplicating dispatcher (DeepEP, HybridEP):
+                             bytes / topk a token copy, sent once a destination node over
+                             the network and once a destination GPU over NVLink */
     int64_t bytes;        /* nccl-tests size of a collective (the whole transfer) */
 } sc__tf_op;
+
+/* A token's destinations under balanced routing (experts drawn uniformly,
+ * within router_group_topk random groups where routing is group-limited),
+ * the expert-parallel group spread over `nodes` nodes: the expected
+ * number of distinct nodes and of distinct GPUs its top-k experts are on. */
+void sc__tf_dispatch_fanout(const sc__tf_config *c, uint32_t nodes, double *nodes_hit, double *gpus_hit);
 
 typedef enum sc__tf_phase { SC__PH_FWD = 0, SC__PH_BWD, SC__PH_RECOMPUTE } sc__tf_phase;
 
@@ -259,5 +279,7 @@ typedef struct sc__tf_memory {
 void sc__tf_stage_memory(const sc__tf_config *c, uint32_t stage, sc__tf_memory *m);
 
 const char *sc__tf_recompute_name(uint8_t r);
+/* "alltoall", "deepep" or "hybridep" (the names --moe-dispatcher takes). */
+const char *sc__tf_dispatcher_name(uint8_t d);
 
 #endif /* SC_TRANSFORMER_H */

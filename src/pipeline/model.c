@@ -87,7 +87,18 @@ static int64_t op_ns(const builder *b, const sc__tf_op *op) {
         return (int64_t)llround(us * 1e3);
     }
     uint32_t n = b->comm_ranks[op->comm];
-    int64_t t = sc__comm_time_ns(b->cm[op->comm], op->coll, op->bytes, n);
+    int64_t t;
+    if (op->dedup) {
+        /* a token copy to each destination node over the network (not its
+         * own), and to each destination GPU over NVLink */
+        const sc__comm_model *cm = b->cm[op->comm];
+        uint32_t M = sc__comm_nodes(cm, n);
+        double nodes, gpus, token = (double)op->bytes / b->c->topk;
+        sc__tf_dispatch_fanout(b->c, M, &nodes, &gpus);
+        t = sc__comm_two_level_ns(cm, token * gpus * (n - 1) / n, token * nodes * (M - 1) / M, n);
+    } else {
+        t = sc__comm_time_ns(b->cm[op->comm], op->coll, op->bytes, n);
+    }
     if (op->split > 1) t /= op->split;
     return t > 0 ? t : 0;
 }

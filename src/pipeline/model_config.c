@@ -65,11 +65,13 @@ static const struct preset {
      * (first_k_dense_replace), the others 256 routed experts of 2048, top 8,
      * one shared expert of 2048, latent attention q_lora_rank 1536,
      * kv_lora_rank 512, qk_nope_head_dim 128, qk_rope_head_dim 64,
-     * v_head_dim 128, vocab 129280, untied, num_nextn_predict_layers 1).
+     * v_head_dim 128, vocab 129280, untied, num_nextn_predict_layers 1;
+     * routing limited to topk_group 4 of n_group 8 expert groups).
      * seq is the one the Megatron-Bridge table measured. */
     {"deepseek-v3", "layers=61 hidden=7168 ffn=18432 heads=128 vocab=129280 seq=4096 gated=true rope=true "
                     "experts=256 topk=8 moe-ffn=2048 shared-ffn=2048 dense-layers=3 multi-latent-attention=true "
-                    "q-lora-rank=1536 kv-lora-rank=512 qk-head-dim=128 qk-pos-emb-head-dim=64 v-head-dim=128 mtp-layers=1"},
+                    "q-lora-rank=1536 kv-lora-rank=512 qk-head-dim=128 qk-pos-emb-head-dim=64 v-head-dim=128 mtp-layers=1 "
+                    "moe-router-num-groups=8 moe-router-group-topk=4"},
     /* Nemotron 3 Nano 30B-A3B, a Megatron-core hybrid (Megatron-Bridge's
      * Nemotron3NanoProvider and Megatron-LM's examples/post_training/
      * modelopt/conf/nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.sh): 52
@@ -121,7 +123,7 @@ sc_status sc_model_config_calibrate(sc_model_config *c, const char *const *paths
     return st;
 }
 
-typedef enum { K_U32, K_BOOL, K_NUM, K_DTYPE, K_RECOMPUTE, K_ATTN, K_GPU, K_NAME, K_RECORD, K_RCMODS, K_PATTERN, K_CE } kkind;
+typedef enum { K_U32, K_BOOL, K_NUM, K_DTYPE, K_RECOMPUTE, K_ATTN, K_GPU, K_NAME, K_RECORD, K_RCMODS, K_PATTERN, K_CE, K_DISP } kkind;
 #define U(f) offsetof(sc__tf_config, f)
 static const struct key {
     const char *name;
@@ -155,6 +157,8 @@ static const struct key {
     {"mamba-head-dim", K_U32, U(mamba_head_dim), 1}, {"mamba-state", K_U32, U(mamba_state), 1},
     {"mamba-groups", K_U32, U(mamba_groups), 1}, {"mamba-chunk", K_U32, U(mamba_chunk), 1},
     {"grad-reduce-in-fp32", K_BOOL, U(grad_fp32), 0}, {"cross-entropy-fusion", K_CE, U(ce_fusion), 0},
+    {"moe-dispatcher", K_DISP, U(dispatcher), 0}, {"moe-router-num-groups", K_U32, U(router_groups), 0},
+    {"moe-router-group-topk", K_U32, U(router_group_topk), 0},
     /* The names of the config.json recorded beside a trace
      * (scripts/record_gpu_traces.py): aliases, and what the recording
      * noted about itself (read, not used: the model derives them). */
@@ -224,6 +228,7 @@ static sc_status set_one(sc__tf_config *c, const struct key *k, const char *v, s
     static const char *const rcs[] = {"none", "selective", "full", NULL};
     static const char *const attns[] = {"flash", "unfused", NULL};
     static const char *const ces[] = {"none", "native", "te", NULL}; /* sc__ce_impl */
+    static const char *const disps[] = {"alltoall", "deepep", "hybridep", NULL}; /* sc__moe_dispatcher */
     int i;
     switch (k->kind) {
     case K_U32: {
@@ -268,6 +273,10 @@ static sc_status set_one(sc__tf_config *c, const struct key *k, const char *v, s
         return SC_OK;
     case K_CE:
         if ((i = choice(v, ces)) < 0) break;
+        *(uint8_t *)p = (uint8_t)i;
+        return SC_OK;
+    case K_DISP:
+        if ((i = choice(v, disps)) < 0) break;
         *(uint8_t *)p = (uint8_t)i;
         return SC_OK;
     case K_RCMODS:

@@ -62,6 +62,9 @@ static void config_json(const sc__tf_config *c, FILE *out) {
     if (c->lora_rank) fprintf(out, ",\"lora_rank\":%u", c->lora_rank);
     if (!c->grad_fp32) fputs(",\"grad_reduce_in_fp32\":false", out);
     if (c->ce_fusion) fprintf(out, ",\"cross_entropy_fusion\":\"%s\"", c->ce_fusion == SC__CE_TE ? "te" : "native");
+    if (c->dispatcher) fprintf(out, ",\"moe_dispatcher\":\"%s\"", sc__tf_dispatcher_name(c->dispatcher));
+    if (c->router_groups)
+        fprintf(out, ",\"moe_router_num_groups\":%u,\"moe_router_group_topk\":%u", c->router_groups, c->router_group_topk);
     config_json_extra(c, out);
     if (c->hybrid[0])
         fprintf(out, ",\"hybrid_pattern\":\"%s\",\"mamba_heads\":%u,\"mamba_head_dim\":%u,\"mamba_state\":%u,\"mamba_groups\":%u,\"mamba_chunk\":%u",
@@ -186,6 +189,9 @@ static void write_text(const sc_model *m, FILE *out) {
     if (!c->grad_fp32 || c->ce_fusion)
         fprintf(out, "  (gradients reduced in %s, cross-entropy %s)\n", c->grad_fp32 ? "fp32" : "bf16",
                 c->ce_fusion == SC__CE_TE ? "fused (TransformerEngine)" : c->ce_fusion ? "fused (native)" : "unfused");
+    if (c->dispatcher)
+        fprintf(out, "  (tokens dispatched by %s: once a destination node over the network, once a GPU over NVLink)\n",
+                c->dispatcher == SC__DISP_DEEPEP ? "DeepEP" : "HybridEP");
     fprintf(out, "step: %.3f s   %.0f tokens/s/GPU   %.1f model TFLOP/s/GPU   MFU %.1f%%   bubble %.1f%%\n",
             (double)s->step_ns * 1e-9, s->tokens_per_s_per_gpu, s->model_tflops_per_gpu, 100 * s->mfu, 100 * s->bubble);
     fprintf(out, "  (MFU: Megatron's model FLOPs, %s and no recomputation, over %.1f TFLOP/s dense bf16)\n",
