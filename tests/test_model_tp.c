@@ -227,11 +227,18 @@ static void test_overlap_helps(void **state) {
     assert_true(step[1] < step[0]);
 }
 
+/* Megatron asserts sequence parallelism under the TP overlap. */
+static void test_overlap_needs_sp(void **state) {
+    (void)state;
+    sc_test_model_bad((const char *[]){"preset", "llama3-8b", "tp", "2", "sp", "false", "tp-comm-overlap", "true", NULL},
+                      "tp-comm-overlap needs sequence parallelism (--sp true) with tp 2");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_userbuffers_program), cmocka_unit_test(test_plain_program),
         cmocka_unit_test(test_fp8_and_frozen),      cmocka_unit_test(test_korthikanti_layer_times),
-        cmocka_unit_test(test_overlap_helps),
+        cmocka_unit_test(test_overlap_helps),       cmocka_unit_test(test_overlap_needs_sp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -216,6 +216,11 @@ bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
     if (c->experts && c->experts % c->ep) return fail(why, nwhy, "experts %llu are not divisible by ep %llu", c->experts, c->ep);
     if (!c->experts && c->ep > 1) return fail(why, nwhy, "ep %llu needs experts (got %llu)", c->ep, c->experts);
     if (c->topk > c->experts) return fail(why, nwhy, "topk %llu exceeds experts %llu", c->topk, c->experts);
+    /* Megatron's arguments.py: "Tensor parallel communication/GEMM overlap
+     * can happen only when sequence parallelism is enabled" */
+    if (c->tp_overlap && c->tp > 1 && !c->sp)
+        return fail(why, nwhy, "tp-comm-overlap needs sequence parallelism (--sp true) with tp %llu, as Megatron requires",
+                    c->tp, 0);
     if (c->dispatcher && c->ep < 2) {
         snprintf(why, nwhy, "moe-dispatcher %s needs expert parallelism (ep %u): there is nothing to dispatch between GPUs",
                  sc__tf_dispatcher_name(c->dispatcher), c->ep);
@@ -510,9 +515,10 @@ static bool tp_out(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *out
  *   and is awaited by wgrad. Megatron and Transformer Engine keep only the
  *   shard (Megatron's LinearWithGradAccumulationAndAsyncCommunication,
  *   TE's Linear and LayerNormLinear backward both issue the two async).
- *   Without sp and without --tp-comm-overlap the all-reduce stays on the
- *   compute stream (an assumption: whether the 2021 code of the SC'21
- *   rows issued it asynchronously is not known).
+ *   Without sp the all-reduce stays on the compute stream (an
+ *   assumption: whether the 2021 code of the SC'21 rows issued it
+ *   asynchronously is not known). --tp-comm-overlap needs sp, as in
+ *   Megatron.
  *
  * With --tp-comm-overlap the four linears use TE's userbuffers, with the
  * defaults of initialize_ub (transformer_engine/pytorch/module/base.py):
@@ -612,7 +618,7 @@ static bool col_bwd(sc__vec *out, const sc__tf_config *c, const dims *d, const c
     if (tp && c->sp && w)
         ok = ok && coll(out, "tp_all_gather", SC_C_ALL_GATHER, SC__COMM_TP, d->T * d->h * gathered_bytes(c, te), 2);
     ok = ok && gemm_beside(out, c, dname, d->T, d->h, n, sms);
-    uint8_t side = c->sp || c->tp_overlap ? (w ? 2 : 1) : 0;
+    uint8_t side = c->sp ? (w ? 2 : 1) : 0;
     if (tp)
         ok = ok && (c->sp ? coll(out, "tp_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_TP, d->T * d->h * ACT, side)
                           : coll(out, "tp_all_reduce", SC_C_ALL_REDUCE, SC__COMM_TP, d->T * d->h * ACT, side));
