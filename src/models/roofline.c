@@ -28,11 +28,19 @@
  *              A training step runs GEMMs back to back for seconds; the
  *              bursts above are what a short benchmark sees. No such
  *              measurement exists here for the A100: it keeps the burst.
- *   shape      x k/(k + 175) x d/(d + 72), d = min(m, n): from the same
- *              H100 sweep, K = 512 and 2048 at M = N = 8192 run at 0.747
- *              and 0.920 of the best (k0 = 170, 178), N = 256 at
- *              M = K = 8192 at 0.78 after the k factor (d0 = 72); taken for
- *              every GPU (an assumption where no sweep exists).
+ *   shape      x k/(k + k0) x d/(d + d0), d = min(m, n). 16-bit: k0 175,
+ *              d0 72, from the same H100 sweep: K = 512 and 2048 at M = N =
+ *              8192 run at 0.747 and 0.920 of the best (k0 = 170, 178),
+ *              N = 256 at M = K = 8192 at 0.78 after the k factor (d0 =
+ *              72). fp8: k0 640, d0 26, the least-squares fit (in log) of
+ *              the form to the Azure H100 cuBLASLt fp8 table's 7 products
+ *              of 2048^3 or more, each over its best (32768^3, 1382.2):
+ *              2048^3 0.732 (fitted 0.752), 4096^3 0.880 (0.859), 8192^3
+ *              0.933 (0.925), 16384^3 0.996 (0.961), 6144 x 12288 x 12288
+ *              0.978 (0.946), 802816 x 192 x 768 0.480 (0.480): fp8 math
+ *              runs twice as fast, so a product's fixed costs along K
+ *              weigh more (the 16-bit form would give 2048^3 0.890). Both
+ *              taken for every GPU (an assumption where no sweep exists).
  *   attn_eff   Flash Attention 2 on the Azure nodes: H100 327.9 TFLOP/s
  *              (0.331 of 989.5, head dim 128, seq 8192), A100 179.5 (0.575 of
  *              312, head dim 64).
@@ -48,6 +56,8 @@
 
 #define SHAPE_K0 175.0
 #define SHAPE_D0 72.0
+#define SHAPE_K0_FP8 640.0
+#define SHAPE_D0_FP8 26.0
 #define SUSTAINED_16 0.873
 #define SUSTAINED_FP8 0.880
 #define HBM_EFF 0.90
@@ -64,8 +74,10 @@ void sc__roofline_init(sc__roofline *r, const sc__hw_profile *p) {
     r->gemm_eff[SC__DT_BF16] = r->gemm_eff[SC__DT_FP16] = e16 * (hopper ? SUSTAINED_16 : 1);
     r->gemm_eff[SC__DT_FP8] = p->fp8_tflops > 0 ? 0.698 * (hopper ? SUSTAINED_FP8 : 1) : r->gemm_eff[SC__DT_BF16];
     r->gemm_eff[SC__DT_FP32] = 0.9;
-    r->gemm_k0 = SHAPE_K0;
-    r->gemm_d0 = SHAPE_D0;
+    for (int t = 0; t < SC__DT_COUNT; t++) {
+        r->gemm_k0[t] = t == SC__DT_FP8 ? SHAPE_K0_FP8 : SHAPE_K0;
+        r->gemm_d0[t] = t == SC__DT_FP8 ? SHAPE_D0_FP8 : SHAPE_D0;
+    }
     r->attn_eff = ampere ? 0.575 : 0.331;
     r->hbm_GBps = g.hbm_GBps;
     r->hbm_eff = HBM_EFF;
@@ -73,9 +85,10 @@ void sc__roofline_init(sc__roofline *r, const sc__hw_profile *p) {
     r->gemm_from = r->attn_from = r->hbm_from = "profile";
 }
 
-double sc__roofline_gemm_shape(const sc__roofline *r, uint64_t m, uint64_t n, uint64_t k) {
+double sc__roofline_gemm_shape(const sc__roofline *r, uint8_t dtype, uint64_t m, uint64_t n, uint64_t k) {
     double d = (double)(m < n ? m : n);
-    return (double)k / ((double)k + r->gemm_k0) * d / (d + r->gemm_d0);
+    uint8_t t = dtype < SC__DT_COUNT ? dtype : SC__DT_BF16;
+    return (double)k / ((double)k + r->gemm_k0[t]) * d / (d + r->gemm_d0[t]);
 }
 
 double sc__roofline_time_us(const void *ctx, const sc__kernel_shape *k) {
@@ -85,7 +98,7 @@ double sc__roofline_time_us(const void *ctx, const sc__kernel_shape *k) {
     uint8_t dt = k->dtype != SC__DT_UNKNOWN && k->dtype < SC__DT_COUNT ? k->dtype : SC__DT_BF16;
     if (k->cls == SC__KC_GEMM) {
         double flops = k->flops > 0 ? k->flops : 2.0 * (k->batch ? k->batch : 1) * (double)k->m * (double)k->n * (double)k->k;
-        double rate = r->peak_tflops[dt] * r->gemm_eff[dt] * sc__roofline_gemm_shape(r, k->m, k->n, k->k);
+        double rate = r->peak_tflops[dt] * r->gemm_eff[dt] * sc__roofline_gemm_shape(r, dt, k->m, k->n, k->k);
         double c = rate > 0 ? flops / (rate * 1e6) : 0;
         if (c > us) us = c;
     } else if (k->cls == SC__KC_ATTENTION) {

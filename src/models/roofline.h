@@ -37,7 +37,8 @@ typedef struct sc__kernel_timer {
 typedef struct sc__roofline {
     double peak_tflops[SC__DT_COUNT]; /* dense tensor peaks (fp32: the non-tensor rate) */
     double gemm_eff[SC__DT_COUNT];    /* best large-GEMM throughput / peak (bf16, fp16, fp8, fp32) */
-    double gemm_k0, gemm_d0;          /* shape: x k/(k+k0) x min(m,n)/(min(m,n)+d0) */
+    double gemm_k0[SC__DT_COUNT], gemm_d0[SC__DT_COUNT]; /* shape per dtype: x k/(k+k0) x d/(d+d0),
+                                         d = min(m,n) */
     double attn_eff;                  /* fused attention FLOP/s / bf16 peak */
     double hbm_GBps, hbm_eff;         /* achieved = hbm_GBps x hbm_eff */
     double min_us;                    /* the shortest kernel */
@@ -51,7 +52,8 @@ void sc__roofline_init(sc__roofline *r, const sc__hw_profile *p);
 /* The roofline as a timer (r must outlive it). */
 sc__kernel_timer sc__roofline_timer(const sc__roofline *r);
 double sc__roofline_time_us(const void *ctx, const sc__kernel_shape *k);
-/* The shape factor of a GEMM (1 for a large, square one). */
-double sc__roofline_gemm_shape(const sc__roofline *r, uint64_t m, uint64_t n, uint64_t k);
+/* The shape factor of a GEMM in dtype (sc__kdtype; 1 for a large,
+ * square one). */
+double sc__roofline_gemm_shape(const sc__roofline *r, uint8_t dtype, uint64_t m, uint64_t n, uint64_t k);
 
 #endif /* SC_ROOFLINE_H */

@@ -150,7 +150,7 @@ static double gemm_work(const sc__roofline *r, const char *name, const argdims *
     uint64_t b = batched ? (uint64_t)a->d[x][0] : 1, m = (uint64_t)a->d[x][o], k = (uint64_t)a->d[x][o + 1],
              n = (uint64_t)a->d[y][o + 1];
     if ((uint64_t)a->d[y][o] != k || !m || !n || !k) return 0;
-    return 2.0 * (double)b * (double)m * (double)n * (double)k / sc__roofline_gemm_shape(r, m, n, k);
+    return 2.0 * (double)b * (double)m * (double)n * (double)k / sc__roofline_gemm_shape(r, SC__DT_BF16, m, n, k);
 }
 
 /* A memory-bound op's bytes (0 when not one of the ops measured). */
