@@ -167,6 +167,7 @@ static void write_text(const sc_model *m, FILE *out) {
     if (c->head_dim) fprintf(out, ", head dim %u", c->head_dim);
     if (c->experts) fprintf(out, ", %u experts top-%u (expert ffn %u, shared ffn %u, etp %u)", c->experts, c->topk, c->moe_ffn,
                             c->shared_ffn, c->etp);
+    if (c->router_groups) fprintf(out, ", routed within %u of %u expert groups", c->router_group_topk, c->router_groups);
     if (c->dense_layers) fprintf(out, ", the first %u layers dense", c->dense_layers);
     if (c->lora_rank) fprintf(out, ", LoRA rank %u on qkv, proj, fc1, fc2 (base frozen)", c->lora_rank);
     if (c->window && c->window_skip) fprintf(out, ", window %u (every %u%s layer full)", c->window, c->window_skip,
