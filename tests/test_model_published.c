@@ -91,7 +91,7 @@ static const row mcore_rows[] = {
     {"MCore 1.7B (TP1)", 0.45, 22, MCORE("2048", "16", "24", "1", "1", "6", "192")},
     {"MCore 7.1B (TP2)", 0.80, 15, MCORE("4096", "32", "30", "2", "1", "12", "192")},
     {"MCore 16B (TP4)", 0.85, 15, MCORE("6144", "48", "32", "4", "1", "24", "192")},
-    {"MCore 32B (TP8)", 0.89, 33, MCORE("7168", "56", "48", "8", "1", "48", "192")},
+    {"MCore 32B (TP8)", 0.89, 34, MCORE("7168", "56", "48", "8", "1", "48", "192")},
     {"MCore 70B (TP8 PP2)", 2.18, 15, MCORE("8192", "64", "84", "8", "2", "96", "384")},
     {"MCore 119B (TP8 PP4)", 3.65, 15, MCORE("10240", "80", "92", "8", "4", "192", "768")},
     {"MCore 177B (TP8 PP6)", 5.26, 15, MCORE("12288", "96", "96", "8", "6", "288", "1152")},
@@ -178,13 +178,13 @@ static const row bridge_rows[] = {
  * tp_comm_overlap off, the alltoall dispatcher */
 #define Q235(gbs) {BF8, "preset", "qwen3-235b-a22b", "tp", "2", "etp", "1", "pp", "8", "vp", "4", "pp-embedding", "true", "dp", "16", "ep", "32", "mbs", "1", "gbs", gbs, "tp-comm-overlap", "false", NULL}
 static const row moe_rows[] = {
-    {"Bridge 26.06 Qwen3-30B", 29.701, 42, Q30H("1024")},
-    {"Bridge 26.04.01 Qwen3-30B", 29.257, 41, Q30H("1024")},
-    {"Bridge 26.04 Qwen3-30B", 29.451, 42, Q30H("1024")},
-    {"Bridge 26.02.01 Qwen3-30B", 28.941, 40, Q30("2", "12", "8", "8", "1", "1024")},
-    {"Bridge 26.02 Qwen3-30B", 51.27, 67, Q30("2", "12", "8", "8", "1", "1024")},
-    {"Bridge 25.11 Qwen3-30B", 24.848, 67, Q30("2", "24", "8", "8", "2", "512")},
-    {"Bridge 25.09 Qwen3-30B drop", 12.49, 31, Q30("2", "24", "8", "8", "2", "512")},
+    {"Bridge 26.06 Qwen3-30B", 29.701, 41, Q30H("1024")},
+    {"Bridge 26.04.01 Qwen3-30B", 29.257, 40, Q30H("1024")},
+    {"Bridge 26.04 Qwen3-30B", 29.451, 41, Q30H("1024")},
+    {"Bridge 26.02.01 Qwen3-30B", 28.941, 38, Q30("2", "12", "8", "8", "1", "1024")},
+    {"Bridge 26.02 Qwen3-30B", 51.27, 66, Q30("2", "12", "8", "8", "1", "1024")},
+    {"Bridge 25.11 Qwen3-30B", 24.848, 65, Q30("2", "24", "8", "8", "2", "512")},
+    {"Bridge 25.09 Qwen3-30B drop", 12.49, 29, Q30("2", "24", "8", "8", "2", "512")},
     {"Bridge 26.04.01 Qwen3-235B", 76.561, 21, Q235("8192")},
     {"Bridge 26.04 Qwen3-235B", 77.741, 19, Q235("8192")},
     {"Bridge 26.02.01 Qwen3-235B", 81.361, 15, Q235("8192")},
@@ -223,7 +223,7 @@ static const row oss_rows[] = {
  * above; attention within each example would cost less. Held at its error
  * rounded up + 2. */
 static const row lora_rows[] = {
-    {"Bridge 26.06 LoRA 70B", 6.199, 30, {BF8, "preset", "llama3-70b", "seq", "4096", "tp", "2", "pp", "4", "vp", "20", "dp", "1", "mbs", "1", "gbs", "32", "lora-rank", "16", NULL}},
+    {"Bridge 26.06 LoRA 70B", 6.199, 33, {BF8, "preset", "llama3-70b", "seq", "4096", "tp", "2", "pp", "4", "vp", "20", "dp", "1", "mbs", "1", "gbs", "32", "lora-rank", "16", NULL}},
 };
 
 /* Megatron-Bridge DeepSeek-V3 (25.09, 1024 H100s; precision not stated,
@@ -265,10 +265,10 @@ static const row dsv3_rows[] = {
  * missing). */
 #define NANO {BF8, "preset", "nemotron-3-nano", "tp", "1", "pp", "1", "ep", "8", "dp", "16", "mbs", "1", "gbs", "1024", "moe-dispatcher", "deepep", NULL}
 static const row hybrid_rows[] = {
-    {"Bridge 26.06 Nemotron3 Nano", 35.62, 41, NANO},
-    {"Bridge 26.04.01 Nemotron3 Nano", 36.571, 43, NANO},
-    {"Bridge 26.04 Nemotron3 Nano", 36.14, 42, NANO},
-    {"Bridge 26.02.01 Nemotron3 Nano", 35.211, 41, NANO},
+    {"Bridge 26.06 Nemotron3 Nano", 35.62, 39, NANO},
+    {"Bridge 26.04.01 Nemotron3 Nano", 36.571, 41, NANO},
+    {"Bridge 26.04 Nemotron3 Nano", 36.14, 40, NANO},
+    {"Bridge 26.02.01 Nemotron3 Nano", 35.211, 39, NANO},
 };
 
 static void test_published_every_row(void **state) {
@@ -281,11 +281,11 @@ static void test_published_every_row(void **state) {
     sum += run_rows("H100: Megatron-Bridge (fp8)", bridge_rows, sizeof bridge_rows / sizeof *bridge_rows, &n, &misses);
     size_t nm = 0, mmiss = 0;
     double msum = run_rows("H100: Megatron-Bridge mixture of experts (fp8)", moe_rows, sizeof moe_rows / sizeof *moe_rows, &nm, &mmiss);
-    /* Today 30.5% over 13 rows, 10 over 15% (23.8% before HybridEP was
-     * modelled on the EP 16 rows: they lost their cross-node all-to-all
-     * time and now sit with the EP 8 rows, as measured, ~39% fast): held
-     * there. */
-    assert_true(msum / (double)nm <= 31.0);
+    /* Today 29.8% over 13 rows, 10 over 15% (24.3% at the start of the
+     * round that modelled HybridEP on the EP 16 rows: they lost their
+     * cross-node all-to-all time and now sit with the EP 8 rows, as
+     * measured, ~38% fast): held there. */
+    assert_true(msum / (double)nm <= 30.0);
     assert_true(mmiss <= 10);
     printf("  mixture of experts: mean |error| %.1f%% over %zu rows, %zu over 15%%; all rows: %.1f%% over %zu\n",
            msum / (double)nm, nm, mmiss, (sum + msum) / (double)(n + nm), n + nm);
@@ -298,8 +298,8 @@ static void test_published_every_row(void **state) {
     size_t nh = 0, hmiss = 0;
     double hsum = run_rows("H100: Megatron-Bridge hybrid Mamba-2 / MoE (fp8)", hybrid_rows, sizeof hybrid_rows / sizeof *hybrid_rows, &nh, &hmiss);
     printf("  hybrid: mean |error| %.1f%% over %zu rows, %zu over 15%%\n", hsum / (double)nh, nh, hmiss);
-    /* Today 39.2% over the 4 rows, all under-predicted: held there. */
-    assert_true(hsum / (double)nh <= 40.0);
+    /* Today 37.5% over the 4 rows, all under-predicted: held there. */
+    assert_true(hsum / (double)nh <= 38.0);
     printf("  mean |error| %.1f%% over %zu rows, %zu over 15%%\n", sum / (double)n, n, misses);
     /* The bar is 8%; the 54 rows are at 6.6% today (README). */
     assert_true(sum / (double)n <= 8.0);

@@ -227,11 +227,50 @@ static void test_overlap_helps(void **state) {
     assert_true(step[1] < step[0]);
 }
 
-/* Megatron asserts sequence parallelism under the TP overlap. */
+/* Megatron asserts sequence parallelism under the TP overlap, and
+ * userbuffers exchange within a node. */
 static void test_overlap_needs_sp(void **state) {
     (void)state;
     sc_test_model_bad((const char *[]){"preset", "llama3-8b", "tp", "2", "sp", "false", "tp-comm-overlap", "true", NULL},
                       "tp-comm-overlap needs sequence parallelism (--sp true) with tp 2");
+    sc_test_model_bad((const char *[]){"preset", "llama3-405b", "tp", "16", "sp", "true", "tp-comm-overlap", "true", NULL},
+                      "needs the tp group (16) within a node of 8 GPUs");
+}
+
+/* Only FSDP's next-layer gather may start before the op ahead of it has
+ * ended; a TP collective joined at the next op (the last pipelined
+ * reduce-scatter piece, a frozen base's input-gradient reduce-scatter)
+ * starts after the GEMM that produces its data. Regression: both used to
+ * be read as prefetches and ran before their data existed. */
+static void test_only_fsdp_prefetches(void **state) {
+    (void)state;
+    sc__tf_config cs[3];
+    layer(&cs[0], true, true, SC__DT_BF16, 0);
+    layer(&cs[1], true, false, SC__DT_BF16, 16);
+    layer(&cs[2], true, true, SC__DT_FP8, 16);
+    size_t ones = 0;
+    for (size_t i = 0; i < 3; i++)
+        for (int ph = SC__PH_FWD; ph <= SC__PH_BWD; ph++) {
+            sc__vec v;
+            ops_of(&cs[i], (sc__tf_phase)ph, &v);
+            for (size_t j = 0; j < v.len; j++) {
+                const sc__tf_op *op = op_at(&v, j);
+                assert_int_equal(op->prefetch, 0);
+                if (is_side(op) && op->side == 1) ones++;
+            }
+            sc__vec_free(&v);
+        }
+    assert_true(ones >= 3);
+    sc__tf_config f;
+    sc__tf_defaults(&f);
+    f.layers = 4, f.hidden = 1024, f.heads = 8, f.vocab = 32000, f.seq = 2048, f.dp = 4, f.fsdp = 1;
+    char why[256];
+    assert_true(sc__tf_resolve(&f, why, sizeof why));
+    sc__vec v;
+    ops_of(&f, SC__PH_FWD, &v);
+    assert_string_equal(op_at(&v, 0)->name, "fsdp_all_gather");
+    assert_int_equal(op_at(&v, 0)->prefetch, 1);
+    sc__vec_free(&v);
 }
 
 int main(void) {
@@ -239,6 +278,7 @@ int main(void) {
         cmocka_unit_test(test_userbuffers_program), cmocka_unit_test(test_plain_program),
         cmocka_unit_test(test_fp8_and_frozen),      cmocka_unit_test(test_korthikanti_layer_times),
         cmocka_unit_test(test_overlap_helps),       cmocka_unit_test(test_overlap_needs_sp),
+        cmocka_unit_test(test_only_fsdp_prefetches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

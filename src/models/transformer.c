@@ -20,6 +20,13 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Transformer Engine's userbuffers (the "tensor-parallel linears" below):
+ * the SMs its pipeline and bulk kernels hold, the pipeline's chunks, and
+ * the largest tp modelled (a ring step's join count is an op's uint8
+ * side, 255 meaning "at the optimizer"). */
+enum { UB_SMS = 16, UB_PIPELINE_SPLITS = 4, UB_MAX_TP = 200 };
+_Static_assert(UB_MAX_TP < 254, "a ring exchange's steps join at most tp ops later, in a uint8");
+
 #define ACT 2.0 /* bytes per activation element */
 
 void sc__tf_defaults(sc__tf_config *c) {
@@ -166,6 +173,12 @@ static bool routing_groups_ok(const sc__tf_config *c, char *why, size_t nwhy) {
     if ((uint64_t)c->router_group_topk * (c->experts / c->router_groups) < c->topk)
         return fail(why, nwhy, "topk %llu exceeds the %llu experts of the chosen groups", c->topk,
                     (uint64_t)c->router_group_topk * (c->experts / c->router_groups));
+    /* sc__tf_dispatch_fanout counts a GPU's experts as whole groups or a
+     * part of one */
+    uint32_t per = c->experts / c->router_groups, gpu = c->experts / c->ep;
+    if (gpu % per && per % gpu)
+        return fail(why, nwhy, "moe-router-num-groups: a GPU's %llu experts must hold whole groups of %llu or lie within one",
+                    gpu, per);
     return true;
 }
 
@@ -247,6 +260,10 @@ bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
                     c->window, c->cp);
     if (c->mla && c->window) return fail(why, nwhy, "a sliding window (%llu) with multi-latent attention is not modelled (window-skip %llu)", c->window, c->window_skip);
     if (!c->gpus_per_node) c->gpus_per_node = 8;
+    /* userbuffers exchange over the node's NVLink (CUDA IPC) */
+    if (c->tp_overlap && c->tp > 1 && (c->tp > c->gpus_per_node || c->tp > UB_MAX_TP))
+        return fail(why, nwhy, "tp-comm-overlap (Transformer Engine's userbuffers) needs the tp group (%llu) within a node of %llu GPUs",
+                    c->tp, c->gpus_per_node);
     uint64_t mp = (uint64_t)c->tp * c->pp * c->cp;
     if (c->nodes && !c->dp) {
         uint64_t gpus = (uint64_t)c->nodes * c->gpus_per_node;
@@ -475,13 +492,17 @@ static bool attn_core(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *
 
 /* Tensor-parallel communication at the entry of a column-parallel GEMM
  * (forward: all-gather with sp; backward: all-reduce without, reduce-scatter
- * with) and at the exit of a row-parallel one. */
+ * with) and at the exit of a row-parallel one, on the compute stream: the
+ * linears outside the transformer layer's four (latent attention's,
+ * Mamba-2's, the shared and tensor-parallel experts', MTP's projection)
+ * are not modelled under userbuffers or with the backward's asynchronous
+ * pair ("tensor-parallel linears" below), so their collectives stay
+ * exposed. */
 static bool tp_in_bytes(const sc__tf_config *c, double bytes, bool bwd, sc__vec *out) {
     if (c->tp < 2) return true;
-    uint8_t side = c->tp_overlap ? 2 : 0;
-    if (!bwd) return !c->sp || coll(out, "tp_all_gather", SC_C_ALL_GATHER, SC__COMM_TP, bytes, side);
-    return c->sp ? coll(out, "tp_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_TP, bytes, side)
-                 : coll(out, "tp_all_reduce", SC_C_ALL_REDUCE, SC__COMM_TP, bytes, side);
+    if (!bwd) return !c->sp || coll(out, "tp_all_gather", SC_C_ALL_GATHER, SC__COMM_TP, bytes, 0);
+    return c->sp ? coll(out, "tp_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_TP, bytes, 0)
+                 : coll(out, "tp_all_reduce", SC_C_ALL_REDUCE, SC__COMM_TP, bytes, 0);
 }
 
 static bool tp_in(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *out) {
@@ -491,10 +512,9 @@ static bool tp_in(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *out)
 static bool tp_out(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *out) {
     if (c->tp < 2) return true;
     double bytes = d->T * d->h * ACT;
-    uint8_t side = c->tp_overlap ? 2 : 0;
-    if (bwd) return !c->sp || coll(out, "tp_all_gather", SC_C_ALL_GATHER, SC__COMM_TP, bytes, side);
-    return c->sp ? coll(out, "tp_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_TP, bytes, side)
-                 : coll(out, "tp_all_reduce", SC_C_ALL_REDUCE, SC__COMM_TP, bytes, side);
+    if (bwd) return !c->sp || coll(out, "tp_all_gather", SC_C_ALL_GATHER, SC__COMM_TP, bytes, 0);
+    return c->sp ? coll(out, "tp_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_TP, bytes, 0)
+                 : coll(out, "tp_all_reduce", SC_C_ALL_REDUCE, SC__COMM_TP, bytes, 0);
 }
 
 /* ------------------------------------------------------------ tensor-parallel linears */
@@ -533,10 +553,10 @@ static bool tp_out(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *out
  *   reduce-scatter beside wgrad, each on 16 SMs taken from the GEMM.
  * With fp8 a gathered GEMM input is quantised on its shard first and
  * travels one byte an element (TE's all-gather buffers are fp8). The head
- * is Megatron's own ColumnParallelLinear: no userbuffers, no fp8 cast. */
-enum { UB_SMS = 16, UB_PIPELINE_SPLITS = 4, UB_MAX_TP = 200 };
-
-static bool userbuffers(const sc__tf_config *c) { return c->tp > 1 && c->sp && c->tp_overlap && c->tp <= UB_MAX_TP; }
+ * is Megatron's own ColumnParallelLinear (GPTModel's output_layer, not a
+ * Transformer Engine module): no userbuffers, and its GEMMs in 16 bits
+ * whatever the run's type. */
+static bool userbuffers(const sc__tf_config *c) { return c->tp > 1 && c->sp && c->tp_overlap; }
 
 /* Bytes an element of a gathered GEMM input travels in. */
 static double gathered_bytes(const sc__tf_config *c, bool te) { return te && c->dtype == SC__DT_FP8 ? 1.0 : ACT; }
@@ -547,9 +567,9 @@ static bool tp_piece(sc__vec *out, const char *name, uint8_t type, double bytes,
     return push(out, &op);
 }
 
-static bool gemm_beside(sc__vec *out, const sc__tf_config *c, const char *name, double m, double n, double k, uint8_t sms) {
+static bool gemm_beside(sc__vec *out, uint8_t dtype, const char *name, double m, double n, double k, uint8_t sms) {
     size_t at = out->len;
-    if (!gemm(out, c, name, m, n, k, 1)) return false;
+    if (!gemm_dt(out, dtype, name, m, n, k, 1)) return false;
     ((sc__tf_op *)out->data)[at].sm_taken = sms;
     return true;
 }
@@ -570,20 +590,32 @@ static bool gemm_pipelined_rs(sc__vec *out, const sc__tf_config *c, const char *
                               double bytes) {
     bool ok = true;
     for (uint32_t i = 0; i < UB_PIPELINE_SPLITS && ok; i++) {
-        ok = gemm_beside(out, c, name, m / UB_PIPELINE_SPLITS, n, k, UB_SMS);
+        ok = gemm_beside(out, c->dtype, name, m / UB_PIPELINE_SPLITS, n, k, UB_SMS);
         ok = ok && tp_piece(out, "tp_reduce_scatter", SC_C_REDUCE_SCATTER, bytes, UB_PIPELINE_SPLITS - i, UB_PIPELINE_SPLITS);
     }
     return ok;
 }
 
-/* A column-parallel linear's forward, n of its output columns on this GPU. */
-static bool col_fwd(sc__vec *out, const sc__tf_config *c, const dims *d, const char *name, double n) {
-    if (c->tp < 2 || !c->sp) return fp8_cast(out, c, d->T * d->h) && gemm(out, c, name, d->T, n, d->h, 1);
-    bool ok = fp8_cast(out, c, d->T / d->t * d->h);
-    double bytes = d->T * d->h * gathered_bytes(c, true);
-    if (userbuffers(c)) return ok && ring_gemm(out, c, name, d->T, n, d->h, bytes);
+/* The GEMM's type: the run's for a TE linear, 16-bit for the head. */
+static uint8_t linear_dtype(const sc__tf_config *c, bool te) { return te ? c->dtype : SC__DT_BF16; }
+
+/* With sp: the sequence shards of a GEMM's T x h operand (a column-parallel
+ * input, a row-parallel output's gradient), cast on the shard and
+ * gathered, then the GEMM (T x n x k): by ring exchange under userbuffers,
+ * else the gather on the compute stream first. */
+static bool gathered_gemm(sc__vec *out, const sc__tf_config *c, const dims *d, const char *name, double n, double k,
+                          bool te) {
+    bool ok = !te || fp8_cast(out, c, d->T / d->t * d->h);
+    double bytes = d->T * d->h * gathered_bytes(c, te);
+    if (te && userbuffers(c)) return ok && ring_gemm(out, c, name, d->T, n, k, bytes);
     ok = ok && coll(out, "tp_all_gather", SC_C_ALL_GATHER, SC__COMM_TP, bytes, 0);
-    return ok && gemm(out, c, name, d->T, n, d->h, 1);
+    return ok && gemm_dt(out, linear_dtype(c, te), name, d->T, n, k, 1);
+}
+
+/* A column-parallel linear's forward, n of its output columns on this GPU. */
+static bool col_fwd(sc__vec *out, const sc__tf_config *c, const dims *d, const char *name, double n, bool te) {
+    if (c->tp > 1 && c->sp) return gathered_gemm(out, c, d, name, n, d->h, te);
+    return (!te || fp8_cast(out, c, d->T * d->h)) && gemm_dt(out, linear_dtype(c, te), name, d->T, n, d->h, 1);
 }
 
 /* A row-parallel linear's forward, k of its input columns on this GPU. */
@@ -595,16 +627,9 @@ static bool row_fwd(sc__vec *out, const sc__tf_config *c, const dims *d, const c
 
 /* A row-parallel linear's backward (dgrad, wgrad), k input columns here. */
 static bool row_bwd(sc__vec *out, const sc__tf_config *c, const dims *d, const char *dname, const char *wname, double k) {
-    bool ok = true;
-    if (c->tp > 1 && c->sp) {
-        ok = fp8_cast(out, c, d->T / d->t * d->h);
-        double bytes = d->T * d->h * gathered_bytes(c, true);
-        if (userbuffers(c)) return ok && ring_gemm(out, c, dname, d->T, k, d->h, bytes) && wgrad(out, c, wname, k, d->h, d->T, 1);
-        ok = ok && coll(out, "tp_all_gather", SC_C_ALL_GATHER, SC__COMM_TP, bytes, 0);
-    } else {
-        ok = fp8_cast(out, c, d->T * d->h);
-    }
-    return ok && gemm(out, c, dname, d->T, k, d->h, 1) && wgrad(out, c, wname, k, d->h, d->T, 1);
+    bool ok = c->tp > 1 && c->sp ? gathered_gemm(out, c, d, dname, k, d->h, true)
+                                 : fp8_cast(out, c, d->T * d->h) && gemm(out, c, dname, d->T, k, d->h, 1);
+    return ok && wgrad(out, c, wname, k, d->h, d->T, 1);
 }
 
 /* A column-parallel linear's backward, n output columns here (the width of
@@ -613,16 +638,16 @@ static bool row_bwd(sc__vec *out, const sc__tf_config *c, const dims *d, const c
 static bool col_bwd(sc__vec *out, const sc__tf_config *c, const dims *d, const char *dname, const char *wname, double n,
                     bool te) {
     bool w = !c->lora_rank, tp = c->tp > 1;
-    uint8_t sms = te && userbuffers(c) ? UB_SMS : 0;
+    uint8_t dt = linear_dtype(c, te), sms = te && userbuffers(c) && w ? UB_SMS : 0; /* no wgrad: no bulk overlap */
     bool ok = !te || fp8_cast(out, c, d->T * n);
     if (tp && c->sp && w)
         ok = ok && coll(out, "tp_all_gather", SC_C_ALL_GATHER, SC__COMM_TP, d->T * d->h * gathered_bytes(c, te), 2);
-    ok = ok && gemm_beside(out, c, dname, d->T, d->h, n, sms);
+    ok = ok && gemm_beside(out, dt, dname, d->T, d->h, n, sms);
     uint8_t side = c->sp ? (w ? 2 : 1) : 0;
     if (tp)
         ok = ok && (c->sp ? coll(out, "tp_reduce_scatter", SC_C_REDUCE_SCATTER, SC__COMM_TP, d->T * d->h * ACT, side)
                           : coll(out, "tp_all_reduce", SC_C_ALL_REDUCE, SC__COMM_TP, d->T * d->h * ACT, side));
-    return ok && (!w || gemm_beside(out, c, wname, n, d->h, d->T, sms));
+    return ok && (!w || gemm_beside(out, dt, wname, n, d->h, d->T, sms));
 }
 
 /* ------------------------------------------------------------ LoRA */
@@ -738,7 +763,7 @@ static bool ffn_fwd(const sc__tf_config *c, const dims *d, double M, double f, d
     double X = M * batch;
     lora_site fc1, fc2;
     ffn_sites(c, d, M, f, batch, nm, &fc1, &fc2);
-    bool ok = tp ? col_fwd(out, c, d, nm[0], f * d->g)
+    bool ok = tp ? col_fwd(out, c, d, nm[0], f * d->g, true)
                  : fp8_cast(out, c, X * d->h) && gemm(out, c, nm[0], M, f * d->g, d->h, batch);
     ok = ok && lora_fwd(c, &fc1, out);
     ok = ok && mem(out, c->gated ? "swiglu" : "bias_gelu", X * f * ACT * (d->g + 1));
@@ -804,14 +829,16 @@ static double miss_all(double pool, double bin, double k) {
  * groups (G of E/G experts, gk of them chosen at random, the k drawn from
  * the chosen), a bin inside one group is hit if its group is chosen and an
  * expert falls in it; a bin of j whole groups sums over how many of them
- * were chosen (hypergeometric). Bins that straddle groups are taken as
- * holding bin / (E/G) groups, rounded. */
+ * were chosen (hypergeometric). A bin that straddles groups (a node's
+ * experts when its GPUs' do not add up to whole groups: the resolve
+ * refuses it for a GPU's) is counted as if routing were not limited. */
 static double bin_hit(const sc__tf_config *c, double bin) {
     double E = c->experts, k = c->topk;
-    if (!c->router_groups) return 1 - miss_all(E, bin, k);
-    double G = c->router_groups, gk = c->router_group_topk, per = E / G, pool = gk * per;
+    double G = c->router_groups, gk = c->router_group_topk, per = G > 0 ? E / G : 0, pool = gk * per;
+    bool nested = G > 0 && (fmod(per, bin) == 0 || fmod(bin, per) == 0);
+    if (!nested) return 1 - miss_all(E, bin, k);
     if (bin <= per) return gk / G * (1 - miss_all(pool, bin, k));
-    double j0 = floor(bin / per + 0.5), hit = 0;
+    double j0 = bin / per, hit = 0;
     for (double j = 1; j <= j0 && j <= gk; j++) {
         if (G - j0 < gk - j) continue; /* too few groups outside the bin */
         /* P(j of the bin's j0 groups among the gk chosen of G) */
@@ -823,9 +850,9 @@ static double bin_hit(const sc__tf_config *c, double bin) {
 }
 
 void sc__tf_dispatch_fanout(const sc__tf_config *c, uint32_t nodes, double *nodes_hit, double *gpus_hit) {
-    double E = c->experts, M = nodes ? nodes : 1;
-    *nodes_hit = M * bin_hit(c, E / M);
-    *gpus_hit = c->ep * bin_hit(c, E / c->ep);
+    double E = c->experts, M = nodes ? nodes : 1, k = c->topk;
+    *nodes_hit = fmin(M * bin_hit(c, E / M), fmin(M, k));
+    *gpus_hit = fmin(c->ep * bin_hit(c, E / c->ep), fmin(c->ep, k));
 }
 
 /* An all-to-all of the dispatch or combine: DeepEP and HybridEP mark it
@@ -1027,7 +1054,9 @@ static bool fsdp_scatter_of(const sc__tf_config *c, double params, sc__vec *out)
 
 static bool fsdp_gather_of(const sc__tf_config *c, double params, sc__vec *out) {
     if (!c->fsdp || c->dp * c->cp < 2) return true;
-    return coll(out, "fsdp_all_gather", SC_C_ALL_GATHER, SC__COMM_DP, params * ACT, 1);
+    sc__tf_op op = {.name = "fsdp_all_gather", .coll = SC_C_ALL_GATHER, .comm = SC__COMM_DP, .side = 1, .prefetch = 1,
+                    .bytes = (int64_t)(params * ACT)};
+    return push(out, &op);
 }
 
 static bool fsdp_scatter(const sc__tf_config *c, sc__vec *out) { return fsdp_scatter_of(c, sc__tf_layer_params(c) / c->tp, out); }
@@ -1181,7 +1210,7 @@ static bool mamba_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
  * their LoRA adapters; or latent attention. */
 static bool attn_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     if (c->mla) return mla_fwd(c, d, out);
-    bool ok = col_fwd(out, c, d, "qkv", (d->q + 2 * d->kvd) / d->t);
+    bool ok = col_fwd(out, c, d, "qkv", (d->q + 2 * d->kvd) / d->t, true);
     lora_site qkv = lora_at(c, d->T, 1, d->h, d->q + 2 * d->kvd, false, false);
     ok = ok && lora_fwd(c, &qkv, out);
     if (c->cp > 1)
@@ -1324,9 +1353,7 @@ bool sc__tf_head_ops(const sc__tf_config *c, sc__tf_phase ph, sc__vec *out) {
     if (ph == SC__PH_FWD) {
         ok = ok && (!own || fsdp_gather_of(c, own, out));
         ok = ok && mem(out, "final_layernorm", d.Tn * d.h * ACT * 2);
-        /* Megatron's own linear gathers on the compute stream (no userbuffers) */
-        if (c->tp > 1 && c->sp) ok = ok && coll(out, "tp_all_gather", SC_C_ALL_GATHER, SC__COMM_TP, d.T * d.h * ACT, 0);
-        ok = ok && gemm(out, c, "output_head", d.T, V / d.t, d.h, 1);
+        ok = ok && col_fwd(out, c, &d, "output_head", V / d.t, false);
         ok = ok && mem(out, "cross_entropy", d.T * V / d.t * sc__tf_ce_bytes(c, false));
         if (c->tp > 1) ok = ok && coll(out, "tp_loss_all_reduce", SC_C_ALL_REDUCE, SC__COMM_TP, d.T * 4 * 3, 0);
     } else if (ph == SC__PH_BWD) {

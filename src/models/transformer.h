@@ -176,7 +176,8 @@ static inline double sc__tf_grad_bytes(const sc__tf_config *c) { return c->grad_
 /* One step of a layer's program: a kernel, or a collective (coll is an
  * sc__coll_type, 0xff for a kernel). side: the collective runs on a side
  * stream beside the compute that follows (overlap), joined `side` ops
- * later. split: the collective is one of that many equal pieces of the
+ * later; it starts once the op before it has ended, or, a prefetch (FSDP's
+ * next-layer gather), once the previous layer has begun. split: the collective is one of that many equal pieces of the
  * transfer of `bytes` (a pipelined overlap), each taking 1/split of its
  * time. sm_taken: a kernel runs beside a communication kernel that holds
  * that many SMs, on the rest (Transformer Engine's set_sm_margin). */
@@ -186,6 +187,7 @@ typedef struct sc__tf_op {
     sc__kernel_shape k;
     uint8_t coll, comm, side;
     uint8_t split, sm_taken;
+    uint8_t prefetch;     /* a side collective that may start before the op ahead of it ends */
     uint8_t dedup;        /* an all-to-all of a deduplicating dispatcher (DeepEP, HybridEP):
                              bytes / topk a token copy, sent once a destination node over
                              the network and once a destination GPU over NVLink */

@@ -90,12 +90,14 @@ static int64_t op_ns(const builder *b, const sc__tf_op *op) {
     int64_t t;
     if (op->dedup) {
         /* a token copy to each destination node over the network (not its
-         * own), and to each destination GPU over NVLink */
+         * own), and over NVLink from the GPU it lands on (or starts from)
+         * to each destination GPU of that node but itself: g of the
+         * group's GPUs share a node */
         const sc__comm_model *cm = b->cm[op->comm];
-        uint32_t M = sc__comm_nodes(cm, n);
+        uint32_t M = sc__comm_nodes(cm, n), g = cm->gpus_per_node && cm->gpus_per_node < n ? cm->gpus_per_node : n;
         double nodes, gpus, token = (double)op->bytes / b->c->topk;
         sc__tf_dispatch_fanout(b->c, M, &nodes, &gpus);
-        t = sc__comm_two_level_ns(cm, token * gpus * (n - 1) / n, token * nodes * (M - 1) / M, n);
+        t = sc__comm_two_level_ns(cm, token * gpus * (g - 1) / g, token * nodes * (M - 1) / M, n);
     } else {
         t = sc__comm_time_ns(b->cm[op->comm], op->coll, op->bytes, n);
     }
@@ -199,7 +201,7 @@ static void emit(builder *b, const sc__tf_op *op, int64_t ns) {
     int pr = !side ? PR_COMP : !dpc ? PR_SIDE : op->coll == SC_C_ALL_GATHER && b->c->fsdp ? PR_AG : PR_DP;
     uint32_t t = add_task(b, pr, is_coll ? SC_T_COLL : SC_T_KERNEL, ns, op->name);
     edge(b, launch, t, SC_E_LAUNCH);
-    if (is_coll) solo_group(b, t, op->coll, op->bytes, op->comm, ns);
+    if (is_coll) solo_group(b, t, op->coll, op->split > 1 ? op->bytes / op->split : op->bytes, op->comm, ns);
     if (!side) {
         for (int k = 0; k < 2; k++) {
             edge(b, b->gates[k], t, SC_E_CROSS_STREAM);
@@ -209,8 +211,8 @@ static void emit(builder *b, const sc__tf_op *op, int64_t ns) {
         b->last_comp = t;
         return;
     }
-    /* 1: a prefetch, free to start once the previous layer has begun */
-    edge(b, op->side == 1 ? b->mark[0] : b->last_comp, t, SC_E_CROSS_STREAM);
+    /* a prefetch is free to start once the previous layer has begun */
+    edge(b, op->prefetch ? b->mark[0] : b->last_comp, t, SC_E_CROSS_STREAM);
     if (op->side == 255) {
         if (!SC__VEC_APPEND(&b->opt_join, &t)) b->oom = true;
         return;
