@@ -173,12 +173,6 @@ static bool routing_groups_ok(const sc__tf_config *c, char *why, size_t nwhy) {
     if ((uint64_t)c->router_group_topk * (c->experts / c->router_groups) < c->topk)
         return fail(why, nwhy, "topk %llu exceeds the %llu experts of the chosen groups", c->topk,
                     (uint64_t)c->router_group_topk * (c->experts / c->router_groups));
-    /* sc__tf_dispatch_fanout counts a GPU's experts as whole groups or a
-     * part of one */
-    uint32_t per = c->experts / c->router_groups, gpu = c->experts / c->ep;
-    if (gpu % per && per % gpu)
-        return fail(why, nwhy, "moe-router-num-groups: a GPU's %llu experts must hold whole groups of %llu or lie within one",
-                    gpu, per);
     return true;
 }
 
@@ -261,9 +255,11 @@ bool sc__tf_resolve(sc__tf_config *c, char *why, size_t nwhy) {
     if (c->mla && c->window) return fail(why, nwhy, "a sliding window (%llu) with multi-latent attention is not modelled (window-skip %llu)", c->window, c->window_skip);
     if (!c->gpus_per_node) c->gpus_per_node = 8;
     /* userbuffers exchange over the node's NVLink (CUDA IPC) */
-    if (c->tp_overlap && c->tp > 1 && (c->tp > c->gpus_per_node || c->tp > UB_MAX_TP))
+    if (c->tp_overlap && c->tp > 1 && c->tp > c->gpus_per_node)
         return fail(why, nwhy, "tp-comm-overlap (Transformer Engine's userbuffers) needs the tp group (%llu) within a node of %llu GPUs",
                     c->tp, c->gpus_per_node);
+    if (c->tp_overlap && c->tp > UB_MAX_TP)
+        return fail(why, nwhy, "tp-comm-overlap is modelled up to tp %llu (got tp %llu)", UB_MAX_TP, c->tp);
     uint64_t mp = (uint64_t)c->tp * c->pp * c->cp;
     if (c->nodes && !c->dp) {
         uint64_t gpus = (uint64_t)c->nodes * c->gpus_per_node;
@@ -596,8 +592,9 @@ static bool gemm_pipelined_rs(sc__vec *out, const sc__tf_config *c, const char *
     return ok;
 }
 
-/* The GEMM's type: the run's for a TE linear, 16-bit for the head. */
-static uint8_t linear_dtype(const sc__tf_config *c, bool te) { return te ? c->dtype : SC__DT_BF16; }
+/* The GEMM's type: the run's for a TE linear; for the head, the run's
+ * 16-bit type (fp8 autocast does not reach it). */
+static uint8_t linear_dtype(const sc__tf_config *c, bool te) { return te || c->dtype != SC__DT_FP8 ? c->dtype : SC__DT_BF16; }
 
 /* With sp: the sequence shards of a GEMM's T x h operand (a column-parallel
  * input, a row-parallel output's gradient), cast on the shard and
@@ -829,9 +826,9 @@ static double miss_all(double pool, double bin, double k) {
  * groups (G of E/G experts, gk of them chosen at random, the k drawn from
  * the chosen), a bin inside one group is hit if its group is chosen and an
  * expert falls in it; a bin of j whole groups sums over how many of them
- * were chosen (hypergeometric). A bin that straddles groups (a node's
- * experts when its GPUs' do not add up to whole groups: the resolve
- * refuses it for a GPU's) is counted as if routing were not limited. */
+ * were chosen (hypergeometric). A bin that straddles groups (a GPU's or a
+ * node's experts that neither hold whole groups nor lie within one) is
+ * counted as if routing were not limited. */
 static double bin_hit(const sc__tf_config *c, double bin) {
     double E = c->experts, k = c->topk;
     double G = c->router_groups, gk = c->router_group_topk, per = G > 0 ? E / G : 0, pool = gk * per;
