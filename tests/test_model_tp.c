@@ -273,12 +273,38 @@ static void test_only_fsdp_prefetches(void **state) {
     sc__vec_free(&v);
 }
 
+/* Mamba-2's in_proj/out_proj and the shared experts' fc1/fc2 are
+ * Transformer Engine linears too: under userbuffers they are chunked like
+ * the layer's four. */
+static void test_other_te_linears(void **state) {
+    (void)state;
+    sc__tf_config c;
+    sc__tf_defaults(&c);
+    c.hidden = 1024, c.heads = 8, c.vocab = 32000, c.seq = 2048, c.tp = 2, c.sp = 1, c.tp_overlap = 1;
+    c.experts = 8, c.topk = 2, c.shared_ffn = 2048, c.etp = 1;
+    snprintf(c.hybrid, sizeof c.hybrid, "ME");
+    char why[256];
+    assert_true(sc__tf_resolve(&c, why, sizeof why));
+    sc__tf_config kc;
+    sc__tf_kind_config(&c, sc__tf_layer_kind(&c, 0), &kc);
+    sc__vec v;
+    ops_of(&kc, SC__PH_FWD, &v);
+    assert_int_equal(count(&v, "mamba_in_proj"), 2);
+    assert_int_equal(count(&v, "mamba_out_proj"), 4);
+    sc__vec_free(&v);
+    sc__tf_kind_config(&c, sc__tf_layer_kind(&c, 1), &kc);
+    ops_of(&kc, SC__PH_BWD, &v);
+    assert_int_equal(count(&v, "shared_fc2_dgrad"), 2);
+    gemm_flops(&v, "shared_fc1_dgrad", 16);
+    sc__vec_free(&v);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_userbuffers_program), cmocka_unit_test(test_plain_program),
         cmocka_unit_test(test_fp8_and_frozen),      cmocka_unit_test(test_korthikanti_layer_times),
         cmocka_unit_test(test_overlap_helps),       cmocka_unit_test(test_overlap_needs_sp),
-        cmocka_unit_test(test_only_fsdp_prefetches),
+        cmocka_unit_test(test_only_fsdp_prefetches), cmocka_unit_test(test_other_te_linears),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

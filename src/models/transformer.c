@@ -489,11 +489,10 @@ static bool attn_core(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *
 /* Tensor-parallel communication at the entry of a column-parallel GEMM
  * (forward: all-gather with sp; backward: all-reduce without, reduce-scatter
  * with) and at the exit of a row-parallel one, on the compute stream: the
- * linears outside the transformer layer's four (latent attention's,
- * Mamba-2's, the shared and tensor-parallel experts', MTP's projection)
- * are not modelled under userbuffers or with the backward's asynchronous
- * pair ("tensor-parallel linears" below), so their collectives stay
- * exposed. */
+ * places that do not go through the "tensor-parallel linears" below
+ * (latent attention's projections, MTP's, the tokens gathered for
+ * tensor-parallel experts) are not modelled under userbuffers or with
+ * the backward's asynchronous pair, so their collectives stay exposed. */
 static bool tp_in_bytes(const sc__tf_config *c, double bytes, bool bwd, sc__vec *out) {
     if (c->tp < 2) return true;
     if (!bwd) return !c->sp || coll(out, "tp_all_gather", SC_C_ALL_GATHER, SC__COMM_TP, bytes, 0);
@@ -516,8 +515,10 @@ static bool tp_out(const sc__tf_config *c, const dims *d, bool bwd, sc__vec *out
 /* ------------------------------------------------------------ tensor-parallel linears */
 
 /* The transformer layer's four linears (qkv and fc1 column-parallel, proj
- * and fc2 row-parallel) and the output head, with their tensor-parallel
- * communication where Megatron and Transformer Engine put it:
+ * and fc2 row-parallel; Mamba-2's in_proj and out_proj and the shared
+ * experts' fc1 and fc2 alike, Transformer Engine linears too) and the
+ * output head, with their tensor-parallel communication where Megatron
+ * and Transformer Engine put it:
  *
  * - column-parallel forward: with sequence parallelism the input's
  *   sequence shards are gathered before the GEMM;
@@ -893,10 +894,11 @@ static bool moe_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
 static bool mlp_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     if (!c->experts)
         return ffn_fwd(c, d, d->T, d->f / d->t, 1, dense_names, true, out);
+    /* with etp = tp the tokens are gathered once for the shared and the
+     * routed experts; else the shared experts are a dense MLP's linears */
     bool gathered = c->etp > 1, ok = true;
-    if (gathered || c->shared_ffn) ok = tp_in(c, d, false, out);
-    if (c->shared_ffn) ok = ok && ffn_fwd(c, d, d->T, c->shared_ffn / d->t, 1, shared_names, false, out);
-    if (c->shared_ffn && !gathered) ok = ok && tp_out(c, d, false, out);
+    if (gathered) ok = tp_in(c, d, false, out);
+    if (c->shared_ffn) ok = ok && ffn_fwd(c, d, d->T, c->shared_ffn / d->t, 1, shared_names, !gathered, out);
     ok = ok && moe_fwd(c, d, out);
     return ok && (!gathered || tp_out(c, d, false, out));
 }
@@ -907,9 +909,8 @@ static bool mlp_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     bool gathered = c->etp > 1, ok = true;
     if (gathered) ok = tp_out(c, d, true, out);
     ok = ok && moe_bwd(c, d, out);
-    if (c->shared_ffn && !gathered) ok = ok && tp_out(c, d, true, out);
-    if (c->shared_ffn) ok = ok && ffn_bwd(c, d, d->T, c->shared_ffn / d->t, 1, shared_names, false, out);
-    return ok && (!(gathered || c->shared_ffn) || tp_in(c, d, true, out));
+    if (c->shared_ffn) ok = ok && ffn_bwd(c, d, d->T, c->shared_ffn / d->t, 1, shared_names, !gathered, out);
+    return ok && (!gathered || tp_in(c, d, true, out));
 }
 
 /* ------------------------------------------------------------ latent attention */
@@ -1166,17 +1167,13 @@ static bool ssd_bwd(sc__vec *out, const mamba_dims *m, double T) {
 static bool mamba_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     mamba_dims m = mamba_of(c);
     double T = d->T;
-    bool ok = tp_in(c, d, false, out);
-    ok = ok && fp8_cast(out, c, T * d->h);
-    ok = ok && gemm(out, c, "mamba_in_proj", T, m.n_in, d->h, 1);
+    bool ok = col_fwd(out, c, d, "mamba_in_proj", m.n_in, true);
     if (c->mbs > 1) ok = ok && mem(out, "mamba_transpose", T * m.n_in * ACT * 2);
     ok = ok && mem(out, "mamba_conv1d", T * m.conv * ACT * 2);
     ok = ok && ssd_fwd(out, &m, T);
     if (c->mbs > 1) ok = ok && mem(out, "mamba_transpose", T * m.X * ACT * 2);
     ok = ok && mem(out, "mamba_gated_rmsnorm", T * m.X * ACT * 2);
-    ok = ok && fp8_cast(out, c, T * m.X);
-    ok = ok && gemm(out, c, "mamba_out_proj", T, d->h, m.X, 1);
-    return ok && tp_out(c, d, false, out);
+    return ok && row_fwd(out, c, d, "mamba_out_proj", m.X);
 }
 
 /* Backward (MambaSplitConv1dScanCombinedFn.backward): out_proj's
@@ -1186,20 +1183,14 @@ static bool mamba_fwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
 static bool mamba_bwd(const sc__tf_config *c, const dims *d, sc__vec *out) {
     mamba_dims m = mamba_of(c);
     double T = d->T;
-    bool ok = tp_out(c, d, true, out);
-    ok = ok && fp8_cast(out, c, T * d->h);
-    ok = ok && gemm(out, c, "mamba_out_proj_dgrad", T, m.X, d->h, 1);
-    ok = ok && wgrad(out, c, "mamba_out_proj_wgrad", m.X, d->h, T, 1);
+    bool ok = row_bwd(out, c, d, "mamba_out_proj_dgrad", "mamba_out_proj_wgrad", m.X);
     ok = ok && mem(out, "mamba_gated_rmsnorm_bwd", T * m.X * ACT * 3);
     if (c->mbs > 1) ok = ok && mem(out, "mamba_transpose_bwd", T * m.X * ACT * 2);
     ok = ok && mem(out, "mamba_conv1d", T * m.conv * ACT * 2);
     ok = ok && ssd_bwd(out, &m, T);
     ok = ok && mem(out, "mamba_conv1d_bwd", T * m.conv * ACT * 3);
     if (c->mbs > 1) ok = ok && mem(out, "mamba_transpose_bwd", T * m.n_in * ACT * 2);
-    ok = ok && fp8_cast(out, c, T * m.n_in);
-    ok = ok && gemm(out, c, "mamba_in_proj_dgrad", T, d->h, m.n_in, 1);
-    ok = ok && wgrad(out, c, "mamba_in_proj_wgrad", m.n_in, d->h, T, 1);
-    return ok && tp_in(c, d, true, out);
+    return ok && col_bwd(out, c, d, "mamba_in_proj_dgrad", "mamba_in_proj_wgrad", m.n_in, true);
 }
 
 /* The attention block between its norm and its residual add: tensor-
