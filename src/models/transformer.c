@@ -434,8 +434,12 @@ static bool attn(sc__vec *out, const char *name, double flops, double bytes) {
 
 /* A collective of `bytes` (nccl-tests size) in communicator comm; side: run
  * beside compute, joined that many ops later (0: on the compute stream). */
+static sc__tf_op coll_op(const char *name, uint8_t type, uint8_t comm, double bytes, uint8_t side) {
+    return (sc__tf_op){.name = name, .coll = type, .comm = comm, .side = side, .bytes = (int64_t)bytes};
+}
+
 static bool coll(sc__vec *out, const char *name, uint8_t type, uint8_t comm, double bytes, uint8_t side) {
-    sc__tf_op op = {.name = name, .coll = type, .comm = comm, .side = side, .bytes = (int64_t)bytes};
+    sc__tf_op op = coll_op(name, type, comm, bytes, side);
     return push(out, &op);
 }
 
@@ -559,8 +563,8 @@ static bool userbuffers(const sc__tf_config *c) { return c->tp > 1 && c->sp && c
 static double gathered_bytes(const sc__tf_config *c, bool te) { return te && c->dtype == SC__DT_FP8 ? 1.0 : ACT; }
 
 static bool tp_piece(sc__vec *out, const char *name, uint8_t type, double bytes, uint32_t side, uint32_t split) {
-    sc__tf_op op = {.name = name, .coll = type, .comm = SC__COMM_TP, .side = (uint8_t)side, .split = (uint8_t)split,
-                    .bytes = (int64_t)bytes};
+    sc__tf_op op = coll_op(name, type, SC__COMM_TP, bytes, (uint8_t)side);
+    op.split = (uint8_t)split;
     return push(out, &op);
 }
 
@@ -857,8 +861,8 @@ void sc__tf_dispatch_fanout(const sc__tf_config *c, uint32_t nodes, double *node
  * deduplicating (timed in model.c from sc__tf_dispatch_fanout). */
 static bool ep_a2a(sc__vec *out, const sc__tf_config *c, const char *name, double bytes) {
     if (c->ep < 2) return true;
-    sc__tf_op op = {.name = name, .coll = SC_C_ALL_TO_ALL, .comm = SC__COMM_EP, .dedup = c->dispatcher != SC__DISP_ALLTOALL,
-                    .bytes = (int64_t)bytes};
+    sc__tf_op op = coll_op(name, SC_C_ALL_TO_ALL, SC__COMM_EP, bytes, 0);
+    op.dedup = c->dispatcher != SC__DISP_ALLTOALL;
     return push(out, &op);
 }
 
@@ -1052,8 +1056,8 @@ static bool fsdp_scatter_of(const sc__tf_config *c, double params, sc__vec *out)
 
 static bool fsdp_gather_of(const sc__tf_config *c, double params, sc__vec *out) {
     if (!c->fsdp || c->dp * c->cp < 2) return true;
-    sc__tf_op op = {.name = "fsdp_all_gather", .coll = SC_C_ALL_GATHER, .comm = SC__COMM_DP, .side = 1, .prefetch = 1,
-                    .bytes = (int64_t)(params * ACT)};
+    sc__tf_op op = coll_op("fsdp_all_gather", SC_C_ALL_GATHER, SC__COMM_DP, params * ACT, 1);
+    op.prefetch = 1;
     return push(out, &op);
 }
 
